@@ -1,0 +1,3 @@
+from massgen_cli.cli import main
+
+main()

@@ -1,0 +1,94 @@
+"""The one backend protocol: an async stream of typed events for one request."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call: a name, what it does, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one backend call sends.
+
+    ``messages`` are in the OpenAI chat format (roles system/user/assistant/tool). ``response_schema``
+    asks for a JSON answer that matches the schema, for backends without tool calls.
+    """
+
+    messages: list[Message]
+    tools: tuple[ToolSpec, ...] = ()
+    response_schema: dict[str, Any] | None = None
+    purpose: str = "answer"
+
+    def offers_tool(self, name: str) -> bool:
+        return any(tool.name == name for tool in self.tools)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do, so callers pick tool calls or a JSON schema for decisions."""
+
+    tool_calls: bool = True
+    json_schema: bool = True
+    reasoning: bool = False
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An LLM provider. ``stream`` yields text, reasoning, tool calls, usage and a final Finish."""
+
+    name: str
+    model: str
+    capabilities: Capabilities
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class Completion:
+    """The whole result of one call, gathered from its stream."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+    finish_reason: str = ""
+
+    def add(self, event: StreamEvent) -> None:
+        """Fold one stream event into the result."""
+        if isinstance(event, TextDelta):
+            self.text += event.text
+        elif isinstance(event, ReasoningDelta):
+            self.reasoning += event.text
+        elif isinstance(event, ToolCall):
+            self.tool_calls.append(event)
+        elif isinstance(event, Usage):
+            self.usage = Usage(
+                self.usage.input_tokens + event.input_tokens,
+                self.usage.output_tokens + event.output_tokens,
+            )
+        elif isinstance(event, Finish):
+            self.finish_reason = event.reason
+
+
+async def complete(backend: Backend, request: Request) -> Completion:
+    """The non-streaming call, derived from the stream."""
+    result = Completion()
+    async for event in backend.stream(request):
+        result.add(event)
+    return result

@@ -1,0 +1,87 @@
+"""Which backend types exist, what protocol each speaks, and where its key and server are.
+
+Pure data, imported by the config layer; no provider SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A backend type: the protocol it speaks, its default server and the variable holding its key."""
+
+    protocol: str  # openai | anthropic | local | scripted
+    base_url: str | None = None
+    api_key_env: str | None = None
+    needs_key: bool = True
+
+
+_OPENAI_COMPATIBLE_CLOUDS = {
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "together": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "cerebras": ("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
+    "nebius": ("https://api.studio.nebius.ai/v1", "NEBIUS_API_KEY"),
+    "moonshot": ("https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"),
+    "kimi": ("https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"),
+    "qwen": ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "QWEN_API_KEY"),
+    "zai": ("https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
+    "poe": ("https://api.poe.com/v1", "POE_API_KEY"),
+    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY"),
+    "grok": ("https://api.x.ai/v1", "XAI_API_KEY"),
+}
+
+_OPENAI_COMPATIBLE_LOCAL_SERVERS = {
+    "lmstudio": "http://localhost:1234/v1",
+    "ollama": "http://localhost:11434/v1",
+    "vllm": "http://localhost:8000/v1",
+    "sglang": "http://localhost:30000/v1",
+    "llamacpp": "http://localhost:8080/v1",
+}
+
+
+def _build_table() -> dict[str, Provider]:
+    table = {name: Provider("openai", url, env) for name, (url, env) in _OPENAI_COMPATIBLE_CLOUDS.items()}
+    table.update(
+        {name: Provider("openai", url, None, needs_key=False) for name, url in _OPENAI_COMPATIBLE_LOCAL_SERVERS.items()}
+    )
+    # Any OpenAI-compatible server: base_url is required, the key is optional.
+    table["chatcompletion"] = Provider("openai", None, "OPENAI_API_KEY", needs_key=False)
+    table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY")
+    table["anthropic"] = table["claude"]
+    table["local"] = Provider("local", None, None, needs_key=False)
+    table["scripted"] = Provider("scripted", None, None, needs_key=False)
+    return table
+
+
+PROVIDERS: dict[str, Provider] = _build_table()
+
+# MassGen backend types that need their own machinery (agent SDKs, Azure auth, sandboxes).
+UNSUPPORTED_TYPES = {
+    "azure_openai": "use type 'chatcompletion' with your Azure OpenAI-compatible base_url",
+    "claude_code": "use type 'claude' with the same model",
+    "ag2": "use one of the chat backends",
+    "inference": "use type 'chatcompletion' with the server's base_url",
+}
+
+_MODEL_PREFIXES: list[tuple[str, str]] = [
+    (r"^(gpt-|o\d|chatgpt-|text-davinci)", "openai"),
+    (r"^claude-", "claude"),
+    (r"^gemini-", "gemini"),
+    (r"^grok-", "grok"),
+    (r"^(smollm|local)", "local"),
+]
+
+
+def infer_backend_type(model: str) -> str | None:
+    """The backend type a model name implies (``gpt-4o`` → ``openai``), or None if it is not clear."""
+    lowered = model.lower()
+    for pattern, backend_type in _MODEL_PREFIXES:
+        if re.match(pattern, lowered):
+            return backend_type
+    return None

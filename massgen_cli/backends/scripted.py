@@ -1,0 +1,84 @@
+"""The scripted backend: deterministic responses from YAML, for tests and demos.
+
+Each call consumes one entry (the last one repeats), whether it completes, is cancelled or fails.
+A tool call in an entry is sent only when the request offers that tool; otherwise its text (or its
+``content`` argument) comes back as plain text. Every request is kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from massgen_cli.backends.base import Capabilities, Request
+from massgen_cli.config.schema import BackendConfig, ScriptEntry
+from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
+from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.tokens import count_message_tokens, count_text_tokens
+
+STREAM_CHUNK_WORDS = 3
+
+
+class ScriptedBackend:
+    """Plays back ``responses`` entries, one per call."""
+
+    capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
+
+    def __init__(self, config: BackendConfig):
+        self.name = "scripted"
+        self.model = config.model or "scripted"
+        self.entries: list[ScriptEntry] = list(config.responses)
+        self.requests: list[Request] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        entry = self.entries[min(len(self.requests), len(self.entries) - 1)]
+        self.requests.append(request)
+        return self._play(entry, request)
+
+    async def _play(self, entry: ScriptEntry, request: Request) -> AsyncIterator[StreamEvent]:
+        if entry.error is not None:
+            await asyncio.sleep(entry.delay)
+            raise _fault(entry.error)
+        if entry.reasoning:
+            yield ReasoningDelta(entry.reasoning)
+        text = entry.text or ""
+        sends_tool = entry.tool is not None and request.offers_tool(entry.tool)
+        if entry.tool is not None and not sends_tool:
+            text = text or str(entry.args.get("content", ""))
+        if entry.tool is not None and request.response_schema is not None and not request.tools:
+            text = json.dumps({"action": entry.tool, **entry.args})
+        for chunk in _chunks(text):
+            yield TextDelta(chunk)
+        await asyncio.sleep(entry.delay)
+        if sends_tool:
+            yield ToolCall(id=f"call_{len(self.requests)}", name=entry.tool or "", arguments=dict(entry.args))
+        output = text + (json.dumps(entry.args) if sends_tool else "")
+        yield Usage(count_message_tokens(request.messages, self.model), count_text_tokens(output, self.model))
+        yield Finish("tool_calls" if sends_tool else "stop")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _chunks(text: str) -> list[str]:
+    words = text.split(" ")
+    return [
+        " ".join(words[i : i + STREAM_CHUNK_WORDS]) + (" " if i + STREAM_CHUNK_WORDS < len(words) else "")
+        for i in range(0, len(words), STREAM_CHUNK_WORDS)
+        if text
+    ]
+
+
+def _fault(kind: int | str) -> Exception:
+    if kind == 429:
+        return RateLimitError("scripted rate limit (HTTP 429)", provider="scripted", retry_after=0.0)
+    if kind == 500:
+        return ServerError("scripted server error (HTTP 500)", provider="scripted", status=500)
+    if kind == "timeout":
+        return BackendTimeoutError("scripted request timed out", provider="scripted")
+    return ContextLengthError("scripted context length exceeded", provider="scripted", status=400)

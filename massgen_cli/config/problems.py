@@ -1,0 +1,59 @@
+"""Readable config problems: YAML paths like ``agents[1].backend.type`` and "did you mean" hints."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def join_path(path: str, key: str | int) -> str:
+    """``agents`` + 1 → ``agents[1]``; ``agents[1]`` + ``backend`` → ``agents[1].backend``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice, or an empty string."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{matches[0]}'?)" if matches else ""
+
+
+def path_in_document(document: Any, loc: Sequence[str | int], prefix: str = "") -> str:
+    """The YAML path of a pydantic error location, following only the parts present in the document.
+
+    Pydantic adds union branch tags and validator names to ``loc``; walking the document keeps the
+    path to what the user wrote.
+    """
+    path, node = prefix, document
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            path, node = join_path(path, part), node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            path, node = join_path(path, part), node[part]
+        elif isinstance(part, str) and isinstance(node, dict) and not _is_tag(part):
+            path, node = join_path(path, part), None
+    return path or "(top level)"
+
+
+def _is_tag(part: str) -> bool:
+    return part[:1].isupper() or "[" in part or part.startswith("function-")
+
+
+def describe_error(error: dict[str, Any]) -> str:
+    """One sentence for one pydantic error."""
+    kind, message = error["type"], error["msg"]
+    if kind == "missing":
+        return "is required"
+    if message.startswith("Value error, "):
+        return message.removeprefix("Value error, ")
+    if kind == "literal_error":
+        allowed = error.get("ctx", {}).get("expected", "")
+        got = error.get("input")
+        return f"{got!r} is not allowed; expected {allowed}{suggest(str(got), _quoted_words(allowed))}"
+    return f"{message[0].lower()}{message[1:]} (got {error.get('input')!r})"
+
+
+def _quoted_words(text: str) -> list[str]:
+    return [part.strip("' ") for part in text.replace(" or ", ",").split(",") if part.strip("' ")]

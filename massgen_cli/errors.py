@@ -1,0 +1,76 @@
+"""The exception tree. Messages are whole sentences that say what to do next."""
+
+from __future__ import annotations
+
+
+class MassGenError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class UsageError(MassGenError):
+    """The command line was used wrongly."""
+
+    exit_code = 2
+
+
+class ConfigError(MassGenError):
+    """A config could not be loaded; ``problems`` holds one readable line per problem."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class BackendError(MassGenError):
+    """A backend call failed. ``retryable`` says whether trying again may help."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None):
+        self.provider = provider
+        self.status = status
+        super().__init__(message)
+
+
+class MissingAPIKeyError(BackendError):
+    """No API key was configured; the message names the variable to set."""
+
+
+class RateLimitError(BackendError):
+    """HTTP 429. ``retry_after`` is the server's hint in seconds, when it sent one."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, provider: str = "", retry_after: float | None = None):
+        super().__init__(message, provider=provider, status=429)
+        self.retry_after = retry_after
+
+
+class ServerError(BackendError):
+    """HTTP 5xx from the provider."""
+
+    retryable = True
+
+
+class ConnectionFailedError(BackendError):
+    """The provider could not be reached, or the stream was cut."""
+
+    retryable = True
+
+
+class BackendTimeoutError(BackendError):
+    """The provider did not answer in time."""
+
+    retryable = True
+
+
+class ContextLengthError(BackendError):
+    """The request did not fit the model's context window; memory compression can act on it."""
+
+
+class MemoryStoreError(MassGenError):
+    """Long-term memory failed. Logged and shown; it never ends a turn."""

