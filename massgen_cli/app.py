@@ -1,0 +1,75 @@
+"""The library entry point: a configured set of agents answering the turns of one session.
+
+``MassGenApp`` owns one event loop for its whole life, so provider clients and the embedded model
+server are reused from turn to turn; Ctrl-C during a turn cancels that turn only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+
+from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.coordination.agents import Agent, build_agents
+from massgen_cli.coordination.turn import TurnResult, TurnRunner
+from massgen_cli.events import Notice
+from massgen_cli.logs import RunLog
+from massgen_cli.session import Session, open_session
+from massgen_cli.ui import ConsoleView
+
+
+def choose_session_id(loaded: LoadedConfig, flag: str | None) -> str | None:
+    """``--session`` wins, then the config's ``session_id``, then ``persistent_memory.session_name``."""
+    return flag or loaded.config.session_id or loaded.config.memory.persistent_memory.session_name
+
+
+class MassGenApp:
+    """Agents, a session, logs and a view, ready to answer questions."""
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        *,
+        state_dir: Path,
+        console: Console,
+        session_id: str | None = None,
+        interactive: bool = False,
+        quiet: bool = False,
+        live: bool = False,
+    ):
+        self.loaded = loaded
+        self.runner = asyncio.Runner()
+        self.session: Session = open_session(
+            state_dir,
+            choose_session_id(loaded, session_id),
+            interactive=interactive,
+            config_path=str(loaded.path),
+        )
+        config = loaded.config
+        self.view = ConsoleView([a.id or "" for a in config.agents], console=console, live=live, quiet=quiet)
+        self.agents: list[Agent] = build_agents(config, lambda event: self.turns.emit(event))
+        self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
+        self.turns = TurnRunner(config, self.agents, self.session, self.run_log, self.view)
+
+    def ask(self, question: str) -> TurnResult:
+        """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
+        self.view.begin_turn()
+        try:
+            return self.runner.run(self.turns.run(question))
+        except KeyboardInterrupt:
+            self.view(Notice("warning", "turn cancelled"))
+            raise
+        finally:
+            self.view.end_turn()
+
+    def close(self) -> None:
+        """Close every backend (and the embedded server) and the event loop."""
+        try:
+            self.runner.run(self._close_backends())
+        finally:
+            self.runner.close()
+
+    async def _close_backends(self) -> None:
+        await asyncio.gather(*(agent.backend.aclose() for agent in self.agents), return_exceptions=True)

@@ -1,0 +1,119 @@
+"""The ``massgen`` command: a thin layer that parses, loads the config, calls the library, renders,
+and maps errors to exit codes (0 ok, 1 runtime failure, 2 usage or config error)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from massgen_cli import __version__
+
+SUBCOMMANDS = ("sessions",)
+VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session")
+
+run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
+admin_app.add_typer(sessions_app, name="sessions")
+
+ConfigOption = Annotated[
+    Optional[str],  # noqa: UP045 (typer reads the annotation at run time)
+    typer.Option("--config", "-c", help="YAML config file, or @examples/NAME for a shipped one."),
+]
+StateDirOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--state-dir", help="Where sessions, logs and memory live (default ./.massgen, or MASSGEN_HOME)."),
+]
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"massgen-cli {__version__}")
+        raise typer.Exit()
+
+
+@run_app.command(
+    help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
+    "Subcommands: `massgen sessions list`. A question starting with a subcommand's name goes after `--`."
+)
+def run(
+    question: Annotated[Optional[str], typer.Argument(help="The question; omit it for a multi-turn session.")] = None,  # noqa: UP045
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Continue (or create) this session.")] = None,  # noqa: UP045
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    debug: DebugOption = False,
+    list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    from massgen_cli.commands import ask_or_chat, print_examples
+
+    if list_examples:
+        print_examples()
+        return
+    _guarded(debug, lambda: ask_or_chat(question, config, state_dir, session, quiet=quiet))
+
+
+@sessions_app.command("list", help="List sessions, most recent first.")
+def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) -> None:
+    from massgen_cli.commands import print_sessions
+
+    _guarded(debug, lambda: print_sessions(state_dir))
+
+
+def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]
+    """Run ``action``; a MassGenError becomes red lines on stderr and its exit code."""
+    from massgen_cli.errors import MassGenError
+
+    try:
+        code = action()
+    except MassGenError as error:
+        if debug:
+            raise
+        _print_error(error)
+        raise typer.Exit(error.exit_code) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    if code:
+        raise typer.Exit(code)
+
+
+def _print_error(error: Exception) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from massgen_cli.errors import ConfigError
+
+    console = Console(stderr=True, highlight=False)
+    lines = error.problems if isinstance(error, ConfigError) else [str(error)]
+    for line in lines:
+        console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+
+
+def _first_positional(argv: list[str]) -> str | None:
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == "--":
+            return None
+        elif token in VALUE_OPTIONS:
+            skip = True
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: subcommands go to the admin app, everything else is a question."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    app = admin_app if _first_positional(args) in SUBCOMMANDS else run_app
+    app(args=args, prog_name="massgen")

@@ -1,0 +1,133 @@
+"""What the CLI's commands do, importable and testable without Typer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from massgen_cli.errors import MassGenError
+
+HELP = """Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"""
+SMALL_MODEL_NOTE = (
+    "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
+    "answers and votes are weak. For real work, pass --config with a real model (API key or your own server)."
+)
+
+
+def _stderr_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def ask_or_chat(question: str | None, config: str | None, state_dir: Path | None, session: str | None, *, quiet: bool) -> int:
+    """Answer one question (exit code 0, or 1 without an answer), or run an interactive session."""
+    from massgen_cli.app import MassGenApp
+    from massgen_cli.config import load_config
+    from massgen_cli.state import resolve_state_dir
+
+    loaded = load_config(config)
+    console = _stderr_console()
+    if not quiet:
+        for warning in loaded.warnings:
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
+        if any(agent.backend.type == "local" for agent in loaded.config.agents):
+            console.print(f"[dim]{SMALL_MODEL_NOTE}[/]")
+    live = console.is_terminal and loaded.config.ui.display_type == "rich_terminal"
+    app = MassGenApp(
+        loaded,
+        state_dir=resolve_state_dir(state_dir),
+        console=console,
+        session_id=session,
+        interactive=question is None,
+        quiet=quiet or loaded.config.ui.display_type == "silent",
+        live=live,
+    )
+    try:
+        return _answer(app, question) if question is not None else _chat(app, console)
+    finally:
+        app.close()
+
+
+def _answer(app, question: str) -> int:  # type: ignore[no-untyped-def]
+    result = app.ask(question)
+    if result.final_answer is None:
+        raise MassGenError(f"no answer: {result.end_reason}")
+    if not app.view.streamed_answer:
+        sys.stdout.write(result.final_answer + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
+    """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
+    failures = 0
+    console.print(f"[bold]Session {app.session.id}[/] · turn {app.session.next_turn} · /help for commands")
+    for line in _lines(console):
+        command = line.strip()
+        if not command:
+            continue
+        if command.startswith("/"):
+            if _slash(app, console, command):
+                break
+            continue
+        try:
+            failures += _answer(app, command)
+        except MassGenError as error:
+            console.print(f"[red]error:[/] {escape(str(error))}")
+            failures += 1
+        except KeyboardInterrupt:
+            console.print("[yellow]turn cancelled; the session goes on[/]")
+    console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
+    return 1 if failures else 0
+
+
+def _lines(console: Console):  # type: ignore[no-untyped-def]
+    if not sys.stdin.isatty():
+        yield from sys.stdin
+        return
+    from rich.prompt import Prompt
+
+    while True:
+        try:
+            yield Prompt.ask("[bold cyan]you[/]", console=console)
+        except (EOFError, KeyboardInterrupt):
+            return
+
+
+def _slash(app, console: Console, command: str) -> bool:  # type: ignore[no-untyped-def]
+    """Handle a slash command; True means leave the session."""
+    name = command.split()[0].lower()
+    if name in ("/quit", "/exit"):
+        return True
+    if name == "/help":
+        console.print(HELP)
+    elif name == "/status":
+        agents = ", ".join(f"{a.id} ({a.backend.name}:{a.backend.model})" for a in app.agents)
+        console.print(f"session {app.session.id} · next turn {app.session.next_turn} · agents: {agents}")
+    elif name == "/reset":
+        app.session.reset_history()
+        console.print("conversation forgotten; the turn counter goes on")
+    else:
+        console.print(f"unknown command {name}; {HELP}")
+    return False
+
+
+def print_examples() -> None:
+    from massgen_cli.config.sources import EXAMPLES_DIR, shipped_configs
+
+    for path in shipped_configs():
+        print(f"@examples/{path.relative_to(EXAMPLES_DIR).with_suffix('')}")
+
+
+def print_sessions(state_dir: Path | None) -> int:
+    from massgen_cli.session import list_sessions
+    from massgen_cli.state import resolve_state_dir
+
+    records = list_sessions(resolve_state_dir(state_dir))
+    if not records:
+        _stderr_console().print("no sessions yet")
+    for record in records:
+        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}")
+    return 0

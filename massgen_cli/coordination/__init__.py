@@ -1,0 +1,1 @@
+"""Coordination: agents answer in parallel, see each other's answers, refine or vote; the winner presents."""

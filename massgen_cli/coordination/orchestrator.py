@@ -1,0 +1,252 @@
+"""One attempt of coordination: parallel steps, agent restarts on new answers, votes, a winner.
+
+Every agent works at once. A new answer invalidates all votes and restarts the other agents: their
+in-flight steps are cancelled, so no tokens go to superseded work, and their next step shows the new
+answer. An agent that votes waits; when every agent has voted (or can do no more) the tally picks
+the winner. Limits (answers per agent, steps per agent, step timeout, turn timeout) end the attempt
+deterministically with the best answer available and say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from massgen_cli.backends.base import Message, Request
+from massgen_cli.config.schema import OrchestratorConfig
+from massgen_cli.coordination import prompts
+from massgen_cli.coordination.agents import Agent, assistant_echo, run_step
+from massgen_cli.coordination.decisions import (
+    Decision,
+    NewAnswer,
+    VoteFor,
+    decision_schema,
+    parse_decision,
+    workflow_tools,
+)
+from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve_target
+from massgen_cli.errors import BackendError
+from massgen_cli.events import AgentStatus, Notice, RunEvent
+from massgen_cli.logs import AttemptLog
+from massgen_cli.session import Exchange
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one agent's step (with its re-asks) ended with; ``version`` is the answer set it saw."""
+
+    decision: Decision | None
+    version: int
+    note: str = ""
+
+
+@dataclass
+class AttemptResult:
+    """The coordination result of one attempt."""
+
+    answers: dict[str, str]
+    votes: list[Vote]
+    winner: str | None
+    end_reason: str
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+class Coordination:
+    """Runs one attempt over ``agents`` for ``question``; events go to ``emit``."""
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        settings: OrchestratorConfig,
+        *,
+        emit: Callable[[RunEvent], None],
+        history: Sequence[Exchange] = (),
+        log: AttemptLog | None = None,
+        turn_timeout_s: float,
+    ):
+        self.agents = {agent.id: agent for agent in agents}
+        self.order = [agent.id for agent in agents]
+        self.settings = settings
+        self.emit = emit
+        self.history = list(history)
+        self.log = log
+        self.turn_timeout_s = turn_timeout_s
+        self.answers: dict[str, str] = {}
+        self.answer_counts: Counter[str] = Counter()
+        self.votes: dict[str, Vote] = {}
+        self.steps: Counter[str] = Counter()
+        self.version = 0
+        self.tasks: dict[str, asyncio.Task[StepOutcome]] = {}
+        self.end_reason = ""
+
+    async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
+        """Coordinate until every agent has voted or can do no more, or a limit is reached."""
+        started = time.monotonic()
+        self.question, self.extra = question, extra_instructions
+        for agent_id in self.order:
+            self._start(agent_id)
+        try:
+            async with asyncio.timeout(self.turn_timeout_s):
+                await self._drive()
+        except TimeoutError:
+            self.end_reason = f"orchestrator timeout ({self.turn_timeout_s:g}s) reached; best available answer used"
+            self.emit(Notice("warning", self.end_reason))
+        finally:
+            await self._cancel_all()
+        winner = pick_winner(list(self.votes.values()), self.answers, self.order)
+        if not self.end_reason:
+            self.end_reason = self._natural_end_reason()
+        return AttemptResult(
+            answers=dict(self.answers),
+            votes=[self.votes[agent_id] for agent_id in self.order if agent_id in self.votes],
+            winner=winner,
+            end_reason=self.end_reason,
+            timings_s={"coordination": round(time.monotonic() - started, 3)},
+        )
+
+    def _natural_end_reason(self) -> str:
+        if not self.answers:
+            return "no agent produced an answer"
+        if len(self.votes) == len(self.order):
+            return "all agents voted"
+        return "every agent finished; not all of them voted"
+
+    async def _drive(self) -> None:
+        while self.tasks:
+            done, _ = await asyncio.wait(self.tasks.values(), return_when=asyncio.FIRST_COMPLETED)
+            for agent_id in list(self.order):
+                task = self.tasks.get(agent_id)
+                if task is not None and task in done:
+                    del self.tasks[agent_id]
+                    await self._settle(agent_id, task)
+
+    async def _settle(self, agent_id: str, task: asyncio.Task[StepOutcome]) -> None:
+        try:
+            outcome = task.result()
+        except TimeoutError:
+            self._idle(agent_id, "failed", f"step timed out after {self.settings.step_timeout_seconds:g}s")
+            return
+        except BackendError as error:
+            self._idle(agent_id, "failed", str(error))
+            return
+        if isinstance(outcome.decision, NewAnswer):
+            await self._accept_answer(agent_id, outcome.decision.content)
+        elif isinstance(outcome.decision, VoteFor):
+            self._accept_vote(agent_id, outcome)
+        else:
+            self._idle(agent_id, "done", outcome.note or "no decision")
+
+    async def _accept_answer(self, agent_id: str, content: str) -> None:
+        self.answers[agent_id] = content
+        self.answer_counts[agent_id] += 1
+        self.version += 1
+        self.emit(AgentStatus(agent_id, "answered", content))
+        if self.votes:
+            self.emit(Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared"))
+        self.votes.clear()
+        for other in self.order:
+            if other != agent_id:
+                await self._restart(other)
+        self._start(agent_id)
+
+    def _accept_vote(self, agent_id: str, outcome: StepOutcome) -> None:
+        assert isinstance(outcome.decision, VoteFor)
+        if outcome.version != self.version:
+            self.emit(AgentStatus(agent_id, "restarted", "vote was cast on an outdated set of answers"))
+            self._start(agent_id)
+            return
+        vote = Vote(agent_id, outcome.decision.target, outcome.decision.reason)
+        self.votes[agent_id] = vote
+        self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
+
+    async def _restart(self, agent_id: str) -> None:
+        task = self.tasks.pop(agent_id, None)
+        if task is not None and _finished_with_answer(task):
+            # It finished in the same instant as the answer that restarts it: keep its answer.
+            await self._settle(agent_id, task)
+            return
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
+        self._start(agent_id)
+
+    def _start(self, agent_id: str) -> None:
+        if self.steps[agent_id] >= self.settings.max_steps_per_agent:
+            self._idle(agent_id, "done", f"step cap ({self.settings.max_steps_per_agent}) reached")
+            return
+        self.emit(AgentStatus(agent_id, "working"))
+        self.tasks[agent_id] = asyncio.create_task(self._step_with_reasks(agent_id), name=f"step:{agent_id}")
+
+    def _idle(self, agent_id: str, status: str, detail: str) -> None:
+        self.emit(AgentStatus(agent_id, status, detail))
+
+    async def _cancel_all(self) -> None:
+        tasks = list(self.tasks.values())
+        self.tasks.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _step_with_reasks(self, agent_id: str) -> StepOutcome:
+        """One step plus bounded re-asks when it ends without a valid decision."""
+        agent, version = self.agents[agent_id], self.version
+        messages = self._step_messages(agent)
+        note = "no decision"
+        for _ in range(self.settings.max_reasks + 1):
+            if self.steps[agent_id] >= self.settings.max_steps_per_agent:
+                return StepOutcome(None, version, f"step cap ({self.settings.max_steps_per_agent}) reached")
+            self.steps[agent_id] += 1
+            completion = await asyncio.wait_for(
+                run_step(agent, self._request(agent, messages), self.emit, self.log),
+                self.settings.step_timeout_seconds,
+            )
+            decision, problem = self._validate(agent_id, parse_decision(completion))
+            if decision is not None:
+                return StepOutcome(decision, version)
+            note = problem
+            messages = [*messages, assistant_echo(completion), {"role": "user", "content": problem}]
+        return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
+
+    def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
+        if decision is None:
+            return None, prompts.REASK
+        if isinstance(decision, NewAnswer):
+            if not self._can_answer(agent_id):
+                return None, "You have reached your answer limit; vote for the best existing answer."
+            return decision, ""
+        target = resolve_target(decision.target, self.order)
+        if target is None or target not in self.answers:
+            choices = ", ".join(self._vote_aliases()) or "none yet"
+            return None, f"'{decision.target}' is not an agent with an answer (choose from: {choices})."
+        return VoteFor(target, decision.reason), ""
+
+    def _can_answer(self, agent_id: str) -> bool:
+        cap = self.settings.max_new_answers_per_agent
+        return cap is None or self.answer_counts[agent_id] < cap
+
+    def _vote_aliases(self) -> list[str]:
+        return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
+
+    def _step_messages(self, agent: Agent) -> list[Message]:
+        uses_json = not agent.backend.capabilities.tool_calls
+        return [
+            prompts.system_message(agent.config.system_message, uses_json=uses_json),
+            *prompts.history_messages(self.history),
+            prompts.task_message(self.question, self.answers, self.order, self.extra),
+        ]
+
+    def _request(self, agent: Agent, messages: list[Message]) -> Request:
+        can_answer, targets = self._can_answer(agent.id), self._vote_aliases()
+        if agent.backend.capabilities.tool_calls:
+            return Request(messages, tools=workflow_tools(can_answer, targets), purpose="coordination")
+        return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
+
+
+def _finished_with_answer(task: asyncio.Task[StepOutcome]) -> bool:
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return False
+    return isinstance(task.result().decision, NewAnswer)

@@ -1,0 +1,69 @@
+"""The words agents see: coordination instructions, the task with current answers, the presentation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from massgen_cli.backends.base import Message
+from massgen_cli.coordination.tally import Vote, alias_map
+from massgen_cli.session import Exchange
+
+COORDINATION_INSTRUCTIONS = """\
+You are one of several agents answering the same message together. You see the original message \
+and the current answers of all agents, named agent1, agent2, ... Each step, either submit a new or \
+improved answer with `new_answer` (when no answer is good enough, or you can clearly do better), or \
+vote with `vote` for the best existing answer (when one is already complete and correct). \
+Always end with exactly one of these actions."""
+
+JSON_INSTRUCTIONS = """\
+Reply with one JSON object only: {"action": "new_answer", "content": "<your full answer>"} \
+or {"action": "vote", "agent_id": "<agentN>", "reason": "<why>"}."""
+
+REASK = (
+    "You did not finish with an action. End now with exactly one action: `new_answer` with your "
+    "complete answer, or `vote` for the best existing answer."
+)
+
+PRESENTATION = """\
+You were chosen to present the final answer. Using the original message, all answers and the votes \
+below, write the final answer for the user. Give only the answer itself, complete and polished."""
+
+
+def system_message(agent_system: str | None, *, uses_json: bool) -> Message:
+    parts = [part for part in (agent_system, COORDINATION_INSTRUCTIONS) if part]
+    if uses_json:
+        parts.append(JSON_INSTRUCTIONS)
+    return {"role": "system", "content": "\n\n".join(parts)}
+
+
+def history_messages(history: Sequence[Exchange]) -> list[Message]:
+    """Earlier turns of the session as user/assistant pairs."""
+    messages: list[Message] = []
+    for exchange in history:
+        messages.append({"role": "user", "content": exchange.question})
+        messages.append({"role": "assistant", "content": exchange.answer})
+    return messages
+
+
+def task_message(question: str, answers: Mapping[str, str], agent_ids: Sequence[str], extra: str = "") -> Message:
+    """The user message of a step: the original message and every current answer under its alias."""
+    lines = ["<ORIGINAL MESSAGE>", question, "</ORIGINAL MESSAGE>", "", "<CURRENT ANSWERS from the agents>"]
+    shown = [(alias, agent_id) for alias, agent_id in alias_map(agent_ids).items() if agent_id in answers]
+    if not shown:
+        lines.append("(no answers yet)")
+    for alias, agent_id in shown:
+        lines += [f"<{alias}>", answers[agent_id], f"</{alias}>"]
+    lines.append("</CURRENT ANSWERS from the agents>")
+    if extra:
+        lines += ["", extra]
+    return {"role": "user", "content": "\n".join(lines)}
+
+
+def presentation_message(
+    question: str, answers: Mapping[str, str], votes: Sequence[Vote], agent_ids: Sequence[str]
+) -> Message:
+    aliases = {agent_id: alias for alias, agent_id in alias_map(agent_ids).items()}
+    task = task_message(question, answers, agent_ids)["content"]
+    vote_lines = [f"- {aliases[v.voter]} voted for {aliases[v.target]}: {v.reason}" for v in votes]
+    body = "\n".join([PRESENTATION, "", task, "", "Votes:", *(vote_lines or ["(none)"])])
+    return {"role": "user", "content": body}

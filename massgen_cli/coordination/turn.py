@@ -1,0 +1,191 @@
+"""One turn: attempts of coordination, the winner's presentation, optional post-evaluation, logs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from massgen_cli.backends.base import Request
+from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.coordination import prompts
+from massgen_cli.coordination.agents import Agent, run_step
+from massgen_cli.coordination.orchestrator import AttemptResult, Coordination
+from massgen_cli.coordination.postevaluation import post_evaluate
+from massgen_cli.coordination.tally import Vote
+from massgen_cli.errors import BackendError
+from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
+from massgen_cli.logs import AttemptLog, RunLog
+from massgen_cli.session import Session
+
+
+@dataclass
+class TurnResult:
+    """What ``summary.json`` holds for the last attempt of a turn."""
+
+    session_id: str
+    turn: int
+    attempt: int
+    question: str
+    answers: dict[str, str]
+    votes: list[dict[str, str]]
+    winner: str | None
+    final_answer: str | None
+    end_reason: str
+    usage: dict[str, dict[str, int]]
+    timings_s: dict[str, float]
+    memory_errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class TurnRunner:
+    """Runs the turns of a session with a fixed set of agents."""
+
+    def __init__(
+        self,
+        config: MassGenConfig,
+        agents: Sequence[Agent],
+        session: Session,
+        run_log: RunLog,
+        sink: Callable[[RunEvent], None],
+    ):
+        self.config = config
+        self.agents = list(agents)
+        self.session = session
+        self.run_log = run_log
+        self.sink = sink
+        self.log: AttemptLog | None = None
+
+    def emit(self, event: RunEvent) -> None:
+        self.sink(event)
+        if self.log is not None:
+            self.log.event(event, session_id=self.session.id, turn=self.session.next_turn)
+
+    async def run(self, question: str) -> TurnResult:
+        """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
+        turn, started = self.session.next_turn, time.monotonic()
+        max_attempts = self.config.orchestrator.coordination.max_orchestration_restarts + 1
+        extra, result = "", None
+        for attempt in range(1, max_attempts + 1):
+            self.log = self.run_log.attempt(turn, attempt)
+            try:
+                result = await self._attempt(question, turn, attempt, extra)
+                restart = await self._wants_restart(result, question, attempt < max_attempts)
+            finally:
+                self._close_attempt(result)
+            if restart is None:
+                break
+            extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
+            self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
+        assert result is not None
+        result.timings_s["total"] = round(time.monotonic() - started, 3)
+        if result.final_answer is not None:
+            self.session.complete_turn(question, result.final_answer, result.winner)
+        self.emit(TurnEnded(turn, result.end_reason, self._usage_events()))
+        return result
+
+    def _close_attempt(self, result: TurnResult | None) -> None:
+        if self.log is not None:
+            if result is not None:
+                self.log.summary(result.to_dict())
+            self.log.close()
+        self.log = None
+
+    async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
+        if len(self.agents) == 1:
+            coordination = await self._single_agent(question)
+        else:
+            coordination = await Coordination(
+                self.agents,
+                self.config.orchestrator,
+                emit=self.emit,
+                history=self.session.history(),
+                log=self.log,
+                turn_timeout_s=self.config.timeout_settings.orchestrator_timeout_seconds,
+            ).run(question, extra)
+        final = await self._final_answer(question, coordination)
+        return TurnResult(
+            session_id=self.session.id,
+            turn=turn,
+            attempt=attempt,
+            question=question,
+            answers=coordination.answers,
+            votes=[{"voter": v.voter, "target": v.target, "reason": v.reason} for v in coordination.votes],
+            winner=coordination.winner,
+            final_answer=final,
+            end_reason=coordination.end_reason,
+            usage={a.id: {"input_tokens": a.usage_input, "output_tokens": a.usage_output} for a in self.agents},
+            timings_s=coordination.timings_s,
+        )
+
+    async def _single_agent(self, question: str) -> AttemptResult:
+        """One agent needs no voting: its first answer is final, streamed as it comes."""
+        agent, started = self.agents[0], time.monotonic()
+        messages = [
+            *([{"role": "system", "content": agent.config.system_message}] if agent.config.system_message else []),
+            *prompts.history_messages(self.session.history()),
+            {"role": "user", "content": question},
+        ]
+        try:
+            completion = await run_step(agent, Request(messages), self.emit, self.log, text_kind="presentation")
+        except BackendError as error:
+            return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
+        answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
+        reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
+        return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))
+
+    async def _final_answer(self, question: str, result: AttemptResult) -> str | None:
+        if result.winner is None:
+            return None
+        winning = result.answers[result.winner]
+        if len(self.agents) == 1 or self.config.orchestrator.final_presentation == "reuse":
+            if len(self.agents) > 1:
+                self.emit(FinalAnswer(result.winner, winning))
+            return winning
+        started = time.monotonic()
+        presented = await self._present(question, result)
+        result.timings_s["presentation"] = self._since(started)["coordination"]
+        final = presented or winning
+        self.emit(FinalAnswer(result.winner, final))
+        return final
+
+    async def _present(self, question: str, result: AttemptResult) -> str:
+        winner = next(agent for agent in self.agents if agent.id == result.winner)
+        messages = [
+            *([{"role": "system", "content": winner.config.system_message}] if winner.config.system_message else []),
+            *prompts.history_messages(self.session.history()),
+            prompts.presentation_message(question, result.answers, result.votes, [a.id for a in self.agents]),
+        ]
+        try:
+            completion = await run_step(
+                winner, Request(messages, purpose="presentation"), self.emit, self.log, text_kind="presentation"
+            )
+        except BackendError as error:
+            self.emit(Notice("warning", f"presentation by {winner.id} failed ({error}); using its answer as is"))
+            return ""
+        return completion.text.strip()
+
+    async def _wants_restart(self, result: TurnResult, question: str, may_restart: bool) -> tuple[str, str] | None:
+        if not may_restart or result.winner is None or result.final_answer is None:
+            return None
+        winner = next(agent for agent in self.agents if agent.id == result.winner)
+        try:
+            verdict = await post_evaluate(winner, question, result.final_answer, self.emit, self.log)
+        except BackendError as error:
+            self.emit(Notice("warning", f"post-evaluation failed ({error}); keeping the answer"))
+            return None
+        return (verdict.reason, verdict.instructions) if verdict.restart else None
+
+    def _usage_events(self) -> dict[str, Usage]:
+        return {agent.id: Usage(agent.usage_input, agent.usage_output) for agent in self.agents}
+
+    @staticmethod
+    def _since(started: float) -> dict[str, float]:
+        return {"coordination": round(time.monotonic() - started, 3)}
+
+
+def votes_of(result: TurnResult) -> list[Vote]:
+    return [Vote(**vote) for vote in result.votes]

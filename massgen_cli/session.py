@@ -1,0 +1,130 @@
+"""Sessions: an id, a turn counter and the conversation so far, persisted under the state folder.
+
+A session continues across runs: the turn counter and the history belong to the session, not to
+the process. Interactive sessions are named ``session_<ts>``, single questions ``temp_<ts>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.errors import UsageError
+from massgen_cli.state import timestamp
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+@dataclass
+class Exchange:
+    """One finished turn: the question and the final answer."""
+
+    turn: int
+    question: str
+    answer: str
+    winner: str | None = None
+
+
+@dataclass
+class SessionRecord:
+    """What is persisted of a session in ``session.json``."""
+
+    session_id: str
+    created_at: str
+    updated_at: str
+    turns_completed: int = 0
+    config_path: str | None = None
+    exchanges: list[Exchange] = field(default_factory=list)
+
+
+class Session:
+    """A session on disk: ``<state>/sessions/<id>/session.json``."""
+
+    def __init__(self, directory: Path, record: SessionRecord):
+        self.directory = directory
+        self.record = record
+
+    @property
+    def id(self) -> str:
+        return self.record.session_id
+
+    @property
+    def next_turn(self) -> int:
+        return self.record.turns_completed + 1
+
+    def history(self) -> list[Exchange]:
+        return list(self.record.exchanges)
+
+    def complete_turn(self, question: str, answer: str, winner: str | None) -> int:
+        """Record a finished turn and persist; returns the turn number."""
+        turn = self.next_turn
+        self.record.exchanges.append(Exchange(turn, question, answer, winner))
+        self.record.turns_completed = turn
+        self.save()
+        return turn
+
+    def reset_history(self) -> None:
+        """Forget the conversation (``/reset``); the turn counter keeps counting."""
+        self.record.exchanges.clear()
+        self.save()
+
+    def save(self) -> None:
+        self.record.updated_at = datetime.now().isoformat(timespec="seconds")
+        temporary = self.directory / f"session.json.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(asdict(self.record), indent=2), encoding="utf-8")
+        temporary.replace(self.directory / "session.json")
+
+
+def sessions_root(state_dir: Path) -> Path:
+    return state_dir / "sessions"
+
+
+def open_session(state_dir: Path, session_id: str | None, *, interactive: bool, config_path: str | None) -> Session:
+    """Continue ``session_id`` (created if missing), or start a new uniquely named session."""
+    if session_id is not None:
+        if not _SESSION_ID.match(session_id):
+            raise UsageError(f"session id {session_id!r} may use only letters, digits, '_', '-' and '.'")
+        return _load_or_create(sessions_root(state_dir) / session_id, session_id, config_path)
+    prefix = "session" if interactive else "temp"
+    while True:
+        new_id = f"{prefix}_{timestamp()}"
+        directory = sessions_root(state_dir) / new_id
+        try:
+            directory.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            continue
+        return _create(directory, new_id, config_path)
+
+
+def _load_or_create(directory: Path, session_id: str, config_path: str | None) -> Session:
+    path = directory / "session.json"
+    if not path.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        return _create(directory, session_id, config_path)
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data["exchanges"] = [Exchange(**item) for item in data.get("exchanges", [])]
+    return Session(directory, SessionRecord(**data))
+
+
+def _create(directory: Path, session_id: str, config_path: str | None) -> Session:
+    now = datetime.now().isoformat(timespec="seconds")
+    session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path))
+    session.save()
+    return session
+
+
+def list_sessions(state_dir: Path) -> list[SessionRecord]:
+    """Every session under the state folder, most recently used first."""
+    records = []
+    for path in sessions_root(state_dir).glob("*/session.json"):
+        try:
+            session = _load_or_create(path.parent, path.parent.name, None)
+        except (OSError, ValueError, TypeError):
+            continue
+        records.append(session.record)
+    return sorted(records, key=lambda record: record.updated_at, reverse=True)

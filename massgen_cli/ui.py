@@ -1,0 +1,136 @@
+"""Rendering run events: a Rich live view (stderr on a terminal) or plain lines; the answer on stdout.
+
+The final answer is the only thing written to stdout; everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, TurnEnded
+
+TAIL_CHARS = 600
+STATUS_STYLE = {"working": "cyan", "answered": "green", "voted": "magenta", "restarted": "yellow", "failed": "red"}
+
+
+class ConsoleView:
+    """Turns events into output. ``live`` uses a Rich live view; ``quiet`` shows only the answer."""
+
+    def __init__(
+        self,
+        agent_ids: Sequence[str],
+        *,
+        console: Console,
+        out: TextIO | None = None,
+        live: bool = False,
+        quiet: bool = False,
+    ):
+        self.console = console
+        self.out = out or sys.stdout
+        self.quiet = quiet
+        self.use_live = live and not quiet
+        self.status = {agent_id: "waiting" for agent_id in agent_ids}
+        self.text = {agent_id: "" for agent_id in agent_ids}
+        self.live: Live | None = None
+        self.streamed_answer = False
+
+    def __call__(self, event: RunEvent) -> None:
+        if isinstance(event, AgentText):
+            self._text(event)
+        elif isinstance(event, AgentStatus):
+            self._status(event)
+        elif isinstance(event, Notice):
+            self._notice(event)
+        elif isinstance(event, FinalAnswer):
+            self._stop_live()
+            if not self.quiet:
+                self.console.print(f"[bold green]Final answer[/] presented by [bold]{event.agent_id}[/]")
+        elif isinstance(event, TurnEnded):
+            self._turn_ended(event)
+
+    def begin_turn(self) -> None:
+        """Reset per-turn state; the live view starts with the first event."""
+        self.streamed_answer = False
+        self.status = dict.fromkeys(self.status, "waiting")
+        self.text = dict.fromkeys(self.text, "")
+
+    def end_turn(self) -> None:
+        self._stop_live()
+
+    def _text(self, event: AgentText) -> None:
+        if event.kind == "presentation":
+            self._stop_live()
+            self.out.write(event.text)
+            self.out.flush()
+            self.streamed_answer = True
+            return
+        self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]
+        self._refresh()
+
+    def _status(self, event: AgentStatus) -> None:
+        self.status[event.agent_id] = event.status
+        if event.status in ("answered", "restarted"):
+            self.text[event.agent_id] = ""
+        self._refresh()
+        if not self.use_live and not self.quiet and event.status != "working":
+            detail = f": {_one_line(event.detail)}" if event.detail else ""
+            style = STATUS_STYLE.get(event.status, "white")
+            self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {event.status}[/]{escape(detail)}")
+
+    def _notice(self, event: Notice) -> None:
+        if self.quiet and event.level != "error":
+            return
+        style = {"warning": "yellow", "error": "bold red"}.get(event.level, "dim")
+        self.console.print(f"[{style}]{escape(event.message)}[/]")
+
+    def _turn_ended(self, event: TurnEnded) -> None:
+        self._stop_live()
+        if self.streamed_answer:
+            self.out.write("\n")
+            self.out.flush()
+        if not self.quiet:
+            self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)}[/]")
+
+    def _refresh(self) -> None:
+        if not self.use_live:
+            return
+        if self.live is None:
+            self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=False)
+            self.live.start()
+        else:
+            self.live.update(self._render())
+
+    def _render(self) -> Group:
+        table = Table.grid(expand=True, padding=(0, 1))
+        for _ in self.status:
+            table.add_column(ratio=1)
+        panels = [
+            Panel(
+                Text(self.text[agent_id][-TAIL_CHARS:] or "…", overflow="fold"),
+                title=f"{agent_id} · {status}",
+                border_style=STATUS_STYLE.get(status, "white"),
+                height=12,
+            )
+            for agent_id, status in self.status.items()
+        ]
+        table.add_row(*panels)
+        return Group(table)
+
+    def _stop_live(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
