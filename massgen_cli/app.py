@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 
@@ -38,6 +39,7 @@ class MassGenApp:
         interactive: bool = False,
         quiet: bool = False,
         live: bool = False,
+        out: TextIO | None = None,
     ):
         self.loaded = loaded
         self.runner = asyncio.Runner()
@@ -48,7 +50,7 @@ class MassGenApp:
             config_path=str(loaded.path),
         )
         config = loaded.config
-        self.view = ConsoleView([a.id or "" for a in config.agents], console=console, live=live, quiet=quiet)
+        self.view = ConsoleView([a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet)
         self.agents: list[Agent] = build_agents(config, lambda event: self.turns.emit(event))
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
         self.turns = TurnRunner(config, self.agents, self.session, self.run_log, self.view)

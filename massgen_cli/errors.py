@@ -37,7 +37,9 @@ class BackendError(MassGenError):
 
 
 class MissingAPIKeyError(BackendError):
-    """No API key was configured; the message names the variable to set."""
+    """No API key was configured; the message names the variable to set. A setup problem: exit 2."""
+
+    exit_code = 2
 
 
 class RateLimitError(BackendError):

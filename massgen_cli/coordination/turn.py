@@ -13,7 +13,6 @@ from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, run_step
 from massgen_cli.coordination.orchestrator import AttemptResult, Coordination
 from massgen_cli.coordination.postevaluation import post_evaluate
-from massgen_cli.coordination.tally import Vote
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
@@ -58,26 +57,30 @@ class TurnRunner:
         self.run_log = run_log
         self.sink = sink
         self.log: AttemptLog | None = None
+        self.turn = session.next_turn
 
     def emit(self, event: RunEvent) -> None:
         self.sink(event)
         if self.log is not None:
-            self.log.event(event, session_id=self.session.id, turn=self.session.next_turn)
+            self.log.event(event, session_id=self.session.id, turn=self.turn)
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
         turn, started = self.session.next_turn, time.monotonic()
+        self.turn = turn
         max_attempts = self.config.orchestrator.coordination.max_orchestration_restarts + 1
         extra, result = "", None
         for attempt in range(1, max_attempts + 1):
-            self.log = self.run_log.attempt(turn, attempt)
+            self.log, result = self.run_log.attempt(turn, attempt), None
             try:
                 result = await self._attempt(question, turn, attempt, extra)
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
-            finally:
+            except BaseException:
                 self._close_attempt(result)
+                raise
             if restart is None:
                 break
+            self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
         assert result is not None
@@ -85,6 +88,7 @@ class TurnRunner:
         if result.final_answer is not None:
             self.session.complete_turn(question, result.final_answer, result.winner)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events()))
+        self._close_attempt(result)
         return result
 
     def _close_attempt(self, result: TurnResult | None) -> None:
@@ -185,7 +189,3 @@ class TurnRunner:
     @staticmethod
     def _since(started: float) -> dict[str, float]:
         return {"coordination": round(time.monotonic() - started, 3)}
-
-
-def votes_of(result: TurnResult) -> list[Vote]:
-    return [Vote(**vote) for vote in result.votes]

@@ -1,0 +1,84 @@
+"""Shared fixtures: an isolated state folder and environment, and helpers to run massgen."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from rich.console import Console
+
+from massgen_cli.app import MassGenApp
+from massgen_cli.config import load_document
+
+PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "GEMINI_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No real provider key, state under tmp_path, current folder tmp_path (no stray .env)."""
+    for key in PROVIDER_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MEM0_TELEMETRY", "False")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_config(directory: Path, text: str, name: str = "config.yaml") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``massgen ARGS`` in a subprocess, with the test's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "massgen_cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+        check=False,
+    )
+
+
+class InProcessRun:
+    """An app built from YAML text, with its stdout and stderr captured."""
+
+    def __init__(self, directory: Path, text: str, *, session_id: str | None = None, interactive: bool = False):
+        path = write_config(directory, text)
+        self.out, self.err = io.StringIO(), io.StringIO()
+        self.app = MassGenApp(
+            load_document(yaml.safe_load(path.read_text()), path),
+            state_dir=Path(os.environ["MASSGEN_HOME"]),
+            console=Console(file=self.err, width=200, highlight=False),
+            session_id=session_id,
+            interactive=interactive,
+            out=self.out,
+        )
+
+    def requests(self, agent_id: str):  # type: ignore[no-untyped-def]
+        """What the scripted backend of ``agent_id`` received, in order."""
+        agent = next(a for a in self.app.agents if a.id == agent_id)
+        return agent.backend.inner.requests  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def in_process(tmp_path: Path):  # type: ignore[no-untyped-def]
+    runs: list[InProcessRun] = []
+
+    def build(text: str, **kwargs) -> InProcessRun:  # type: ignore[no-untyped-def]
+        run = InProcessRun(tmp_path, text, **kwargs)
+        runs.append(run)
+        return run
+
+    yield build
+    for run in runs:
+        run.app.close()

@@ -1,0 +1,273 @@
+"""Coordination end to end with scripted agents: refine, vote, ties, bad votes, limits, restarts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+THREE_AGENTS = """
+agents:
+  - id: agent_a
+    backend:
+      type: scripted
+      responses:
+        - {tool: new_answer, args: {content: "Paris."}}
+        - {tool: vote, args: {agent_id: agent2, reason: "more complete"}}
+  - id: agent_b
+    backend:
+      type: scripted
+      responses:
+        - {tool: new_answer, args: {content: "Paris is the capital of France."}, delay: 0.2}
+        - {tool: new_answer, args: {content: "Paris is the capital and largest city of France."}}
+        - {tool: vote, args: {agent_id: agent2, reason: "refined"}}
+        - "The capital of France is Paris."
+  - id: agent_c
+    backend:
+      type: scripted
+      responses:
+        - {tool: vote, args: {agent_id: agent_b, reason: "clearest"}, delay: 0.5}
+"""
+
+
+def summary_of(run, turn: int = 1, attempt: int = 1) -> dict:
+    path = run.app.run_log.directory / f"turn_{turn}" / f"attempt_{attempt}" / "summary.json"
+    return json.loads(path.read_text())
+
+
+def test_three_agents_refine_vote_and_present(in_process):
+    run = in_process(THREE_AGENTS)
+    result = run.app.ask("What is the capital of France?")
+    assert result.winner == "agent_b"
+    assert result.answers == {"agent_a": "Paris.", "agent_b": "Paris is the capital and largest city of France."}
+    assert [(v["voter"], v["target"]) for v in result.votes] == [
+        ("agent_a", "agent_b"),
+        ("agent_b", "agent_b"),
+        ("agent_c", "agent_b"),
+    ]
+    assert result.final_answer == "The capital of France is Paris."
+    assert run.out.getvalue() == "The capital of France is Paris.\n"
+    assert result.end_reason == "all agents voted"
+    # agent_b refined after seeing agent_a's answer under its alias.
+    refine_request = run.requests("agent_b")[1]
+    assert "<agent1>\nParis.\n</agent1>" in refine_request.messages[-1]["content"]
+    assert summary_of(run)["winner"] == "agent_b"
+
+
+def test_tie_goes_to_registration_order(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: first
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "A"}}
+                - {tool: vote, args: {agent_id: agent2, reason: "B is good"}, delay: 0.3}
+          - id: second
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "B (slow, superseded)"}, delay: 5}
+                - {tool: new_answer, args: {content: "B"}, delay: 0.1}
+                - {tool: vote, args: {agent_id: agent1, reason: "A is good"}}
+        orchestrator: {final_presentation: reuse}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert {(v["voter"], v["target"]) for v in result.votes} == {("first", "second"), ("second", "first")}
+    assert result.winner == "first"
+    assert result.final_answer == "A"
+
+
+def test_vote_for_unknown_agent_is_reasked_and_never_recorded(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "Answer A"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+          - id: b
+            backend:
+              type: scripted
+              responses:
+                - {tool: vote, args: {agent_id: agent7, reason: "?"}, delay: 0.2}
+                - {tool: vote, args: {agent_id: agent7, reason: "?"}, delay: 0.2}
+                - {tool: vote, args: {agent_id: agent1, reason: "fine"}}
+        orchestrator: {final_presentation: reuse}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert [(v["voter"], v["target"]) for v in result.votes] == [("a", "a"), ("b", "a")]
+    reask = run.requests("b")[-1].messages[-1]["content"]
+    assert "'agent7' is not an agent with an answer (choose from: agent1)" in reask
+
+
+def test_agent_that_never_decides_is_reasked_then_left_out(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "Answer A"}}
+                - {tool: vote, args: {agent_id: a, reason: "mine"}}
+          - id: undecided
+            backend:
+              type: scripted
+              responses: ["I am not sure what to do."]
+        orchestrator: {final_presentation: reuse, max_reasks: 1}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert result.winner == "a"
+    assert [v["voter"] for v in result.votes] == ["a"]
+    assert result.end_reason == "every agent finished; not all of them voted"
+    last = run.requests("undecided")[-1]
+    assert last.messages[-1]["content"].startswith("You did not finish with an action")
+    assert "undecided" in run.err.getvalue() and "no valid decision" in run.err.getvalue()
+
+
+def test_turn_timeout_ends_with_best_available_answer(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: quick
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "Quick answer"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}, delay: 30}
+          - id: slow
+            backend:
+              type: scripted
+              responses: [{tool: new_answer, args: {content: "Slow"}, delay: 30}]
+        orchestrator: {final_presentation: reuse}
+        timeout_settings: {orchestrator_timeout_seconds: 0.5}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert result.final_answer == "Quick answer"
+    assert result.end_reason.startswith("orchestrator timeout (0.5s) reached")
+
+
+def test_step_timeout_fails_only_that_agent(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: quick
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "Quick answer"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+          - id: stuck
+            backend:
+              type: scripted
+              responses: [{tool: vote, args: {agent_id: agent1, reason: "late"}, delay: 30}]
+        orchestrator: {final_presentation: reuse, step_timeout_seconds: 0.3}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert result.winner == "quick"
+    assert "step timed out after 0.3s" in run.err.getvalue()
+
+
+def test_new_answer_cancels_in_flight_steps_of_the_others(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: fast
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "Fast answer"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+          - id: slow
+            backend:
+              type: scripted
+              responses:
+                - {text: "working on something long", tool: new_answer, args: {content: "Superseded"}, delay: 30}
+                - {tool: vote, args: {agent_id: agent1, reason: "fast was right"}}
+        orchestrator: {final_presentation: reuse}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert "Superseded" not in result.answers.values()
+    slow_requests = run.requests("slow")
+    assert len(slow_requests) == 2
+    assert "(no answers yet)" in slow_requests[0].messages[-1]["content"]
+    assert "<agent1>\nFast answer\n</agent1>" in slow_requests[1].messages[-1]["content"]
+    assert result.winner == "fast"
+
+
+def test_answer_cap_removes_the_new_answer_tool(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "v1"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "done"}}
+          - id: b
+            backend:
+              type: scripted
+              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.1}]
+        orchestrator: {final_presentation: reuse, max_new_answers_per_agent: 1}
+        """
+    )
+    run.app.ask("Q?")
+    assert [t.name for t in run.requests("a")[1].tools] == ["vote"]
+
+
+def test_post_evaluation_restart_starts_a_second_attempt(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "first try"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+                - {tool: restart_orchestration, args: {reason: "too short", instructions: "add detail"}}
+                - {tool: new_answer, args: {content: "second try, detailed"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+                - {tool: submit, args: {}}
+          - id: b
+            backend:
+              type: scripted
+              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.1}]
+        orchestrator:
+          final_presentation: reuse
+          coordination: {max_orchestration_restarts: 1}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert result.attempt == 2
+    assert result.final_answer == "second try, detailed"
+    assert summary_of(run, attempt=1)["final_answer"] == "first try"
+    assert "add detail" in run.requests("a")[3].messages[-1]["content"]
+
+
+def test_logs_hold_requests_events_and_summary(in_process):
+    run = in_process(THREE_AGENTS)
+    run.app.ask("What is the capital of France?")
+    attempt = Path(run.app.run_log.directory) / "turn_1" / "attempt_1"
+    names = sorted(p.name for p in (attempt / "requests").iterdir())
+    assert names[:3] == ["agent_a_001.json", "agent_a_002.json", "agent_a_003.json"]
+    first = json.loads((attempt / "requests" / "agent_b_001.json").read_text())
+    assert first["messages"][-1]["role"] == "user" and first["tools"] == ["new_answer"]
+    events = [json.loads(line) for line in (attempt / "events.jsonl").read_text().splitlines()]
+    assert {"AgentStatus", "AgentText", "FinalAnswer", "TurnEnded"} <= {e["type"] for e in events}
+    summary = summary_of(run)
+    assert set(summary) == {
+        "session_id", "turn", "attempt", "question", "answers", "votes", "winner", "final_answer",
+        "end_reason", "usage", "timings_s", "memory_errors",
+    }
+    assert summary["usage"]["agent_a"]["input_tokens"] > 0
