@@ -1,6 +1,5 @@
 """The base of every config section: unknown keys are errors, MassGen keys not implemented yet warn."""
 
-
 from __future__ import annotations
 
 from typing import ClassVar

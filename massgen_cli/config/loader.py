@@ -14,7 +14,7 @@ from dotenv import load_dotenv
 from pydantic import ValidationError
 
 from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.problems import describe_error, join_path, path_in_document
+from massgen_cli.config.problems import describe_error, error_path, join_path
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.config.sources import DEFAULT_CONFIG, resolve_config_path
 from massgen_cli.config.walk import check_keys
@@ -48,17 +48,19 @@ def load_document(document: Any, path: Path) -> LoadedConfig:
     if not isinstance(document, dict):
         raise ConfigError(f"{path.name}: the top level must be a mapping of keys (agents:, memory:, ...)")
     errors: list[str] = []
-    document = _expand_variables(document, "", errors)
     cleaned = copy.deepcopy(document)
+    # Keys first, so variables inside ignored MassGen keys (mcp_servers env...) need not be set.
     keys = check_keys(cleaned, MassGenConfig)
     errors += keys.errors
+    cleaned = _expand_variables(cleaned, "", errors)
     overrides = _pop_agent_memory(cleaned)
     config = _validate(MassGenConfig, cleaned, "", errors)
-    if config is not None:
-        _apply_memory_overrides(config, cleaned.get("memory") or {}, overrides, errors)
+    agent_memories = _merge_agent_memories(cleaned.get("memory"), overrides, errors)
     if errors:
         raise ConfigError(errors)
     assert config is not None
+    for index, agent in enumerate(config.agents):
+        agent.memory = agent_memories.get(index, config.memory)
     return LoadedConfig(config=config, path=path, warnings=keys.warnings)
 
 
@@ -82,7 +84,9 @@ def _read_yaml(path: Path) -> Any:
 def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
     """``${VAR}`` and ``${VAR:-default}`` in strings; an unset variable without default is an error."""
     if isinstance(node, dict):
-        return {key: _expand_variables(value, join_path(path, str(key)), errors) for key, value in node.items()}
+        return {
+            key: _expand_variables(value, join_path(path, str(key)), errors) for key, value in node.items()
+        }
     if isinstance(node, list):
         return [_expand_variables(value, join_path(path, index), errors) for index, value in enumerate(node)]
     if not isinstance(node, str):
@@ -91,25 +95,27 @@ def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
     def substitute(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         value = os.environ.get(name)
-        if value is None and default is None:
+        if default is not None and not value:
+            return default
+        if value is None:
             errors.append(f"{path}: environment variable {name} is not set (export it or add it to .env)")
             return match.group(0)
-        return value if value is not None else default
+        return value
 
     return _VARIABLE.sub(substitute, node)
 
 
-def _pop_agent_memory(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Take each agent's ``memory:`` out, keyed by its YAML path, to merge over the global block later."""
-    overrides: dict[str, dict[str, Any]] = {}
+def _pop_agent_memory(document: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
+    """Take each agent's ``memory:`` out as (agent index, YAML path of the agent, block), to merge later."""
     agents = document.get("agents")
-    items = [(join_path("agents", i), a) for i, a in enumerate(agents)] if isinstance(agents, list) else []
+    items = [(i, join_path("agents", i), a) for i, a in enumerate(agents)] if isinstance(agents, list) else []
     if isinstance(document.get("agent"), dict):
-        items.append(("agent", document["agent"]))
-    for path, agent in items:
-        if isinstance(agent, dict) and isinstance(agent.get("memory"), dict):
-            overrides[path] = agent.pop("memory")
-    return overrides
+        items.append((0, "agent", document["agent"]))
+    return [
+        (index, path, agent.pop("memory"))
+        for index, path, agent in items
+        if isinstance(agent, dict) and isinstance(agent.get("memory"), dict)
+    ]
 
 
 def _validate(model: Any, data: Any, prefix: str, errors: list[str]) -> Any:
@@ -117,23 +123,36 @@ def _validate(model: Any, data: Any, prefix: str, errors: list[str]) -> Any:
         return model.model_validate(data)
     except ValidationError as exc:
         for error in exc.errors():
-            where = path_in_document(data, error["loc"], prefix)
-            errors.append(f"{where}: {describe_error(error)}")
+            errors.append(f"{error_path(data, error, prefix)}: {describe_error(error)}")
         return None
 
 
-def _apply_memory_overrides(
-    config: MassGenConfig, global_memory: dict[str, Any], overrides: dict[str, dict[str, Any]], errors: list[str]
-) -> None:
-    paths = [join_path("agents", i) for i in range(len(config.agents))]
-    if "agent" in overrides:
-        overrides[paths[0]] = overrides.pop("agent")
-    for path, agent in zip(paths, config.agents, strict=True):
-        if path not in overrides:
-            agent.memory = config.memory
-            continue
-        merged = _deep_merge(global_memory, overrides[path])
-        agent.memory = _validate(MemoryConfig, merged, join_path(path, "memory"), errors) or config.memory
+def _merge_agent_memories(
+    global_memory: Any, overrides: list[tuple[int, str, dict[str, Any]]], errors: list[str]
+) -> dict[int, MemoryConfig]:
+    """Each agent's memory block deep-merged over the global one and validated, by agent index.
+
+    Skipped when the global block is itself invalid: its problems are reported once, at ``memory``.
+    """
+    if global_memory is None:
+        global_memory = {}
+    if not overrides or not isinstance(global_memory, dict) or not _is_valid(MemoryConfig, global_memory):
+        return {}
+    memories: dict[int, MemoryConfig] = {}
+    for index, path, override in overrides:
+        merged = _deep_merge(global_memory, override)
+        memory = _validate(MemoryConfig, merged, join_path(path, "memory"), errors)
+        if memory is not None:
+            memories[index] = memory
+    return memories
+
+
+def _is_valid(model: Any, data: Any) -> bool:
+    try:
+        model.model_validate(data)
+    except ValidationError:
+        return False
+    return True
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -11,108 +11,227 @@ from massgen_cli.config.base import Section
 
 
 class ConversationMemoryConfig(Section):
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="Keep each agent's short-term conversation history.")
 
 
 class ModelEndpoint(Section):
     """A model that memory calls: ``provider`` + ``model``, with an optional key and server."""
 
-    provider: str = "local"
-    model: str | None = None
-    api_key: str | None = None
-    base_url: str | None = None
+    provider: str = Field(
+        default="local",
+        description="Who serves the model: 'local' (the embedded offline default) or a provider.",
+    )
+    model: str | None = Field(default=None, description="Model name; null uses the provider's default model.")
+    api_key: str | None = Field(
+        default=None, description="API key; null reads the provider's usual variable."
+    )
+    base_url: str | None = Field(
+        default=None, description="Server address; null uses the provider's default."
+    )
 
 
 class EmbeddingConfig(ModelEndpoint):
-    dimensions: int | None = Field(default=None, gt=0)
+    dimensions: int | None = Field(
+        default=None, gt=0, description="Size of the embedding vectors; null takes the model's own size."
+    )
 
 
 class QdrantConfig(Section):
-    mode: Literal["local", "server"] = "local"
-    host: str = "localhost"
-    port: int = Field(default=6333, gt=0, lt=65536)
-    url: str | None = None
-    api_key: str | None = None
-    path: str | None = None
+    mode: Literal["local", "server"] = Field(
+        default="local",
+        description="'local' embeds Qdrant in the process; 'server' connects to a Qdrant server.",
+    )
+    host: str = Field(default="localhost", description="Qdrant server host (server mode).")
+    port: int = Field(default=6333, gt=0, lt=65536, description="Qdrant server port (server mode).")
+    url: str | None = Field(
+        default=None, description="Full Qdrant server URL (server mode); used instead of host and port."
+    )
+    api_key: str | None = Field(default=None, description="API key of a secured Qdrant server.")
+    path: str | None = Field(
+        default=None,
+        description="Folder of the embedded store (local mode); null puts it under the state folder.",
+    )
 
 
 class PgvectorConfig(Section):
-    connection_string: str | None = None
-    collection_name: str = "massgen_memories"
+    connection_string: str | None = Field(
+        default=None, description="PostgreSQL connection string, e.g. postgresql://user:pass@host:5432/db."
+    )
+    collection_name: str = Field(
+        default="massgen_memories", description="Collection (table) that holds the memories."
+    )
 
 
 class PersistentMemoryConfig(Section):
-    enabled: bool = False
-    on_disk: bool = True
-    session_name: str | None = None
-    agent_name: str | None = None
-    path: str | None = None
-    vector_store: Literal["qdrant", "pgvector"] = "qdrant"
-    llm: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
-    qdrant: QdrantConfig = Field(default_factory=QdrantConfig)
-    pgvector: PgvectorConfig = Field(default_factory=PgvectorConfig)
+    enabled: bool = Field(
+        default=False, description="Keep long-term memory (mem0 over a vector store) across turns and runs."
+    )
+    on_disk: bool = Field(
+        default=True, description="Keep the store on disk; false keeps it in memory for this process only."
+    )
+    session_name: str | None = Field(
+        default=None,
+        description="Session to continue across runs (the --session flag wins); null searches all sessions.",
+    )
+    agent_name: str | None = Field(
+        default=None, description="Name the memories are recorded under; null uses the agent's id."
+    )
+    path: str | None = Field(
+        default=None, description="Folder of the memory data; null puts it under the state folder."
+    )
+    vector_store: Literal["qdrant", "pgvector"] = Field(
+        default="qdrant", description="Vector store under mem0."
+    )
+    llm: ModelEndpoint = Field(
+        default_factory=ModelEndpoint, description="Model mem0 uses to extract facts from recorded messages."
+    )
+    embedding: EmbeddingConfig = Field(
+        default_factory=EmbeddingConfig, description="Model that embeds memories for semantic search."
+    )
+    qdrant: QdrantConfig = Field(
+        default_factory=QdrantConfig, description="Qdrant settings, used when vector_store is 'qdrant'."
+    )
+    pgvector: PgvectorConfig = Field(
+        default_factory=PgvectorConfig,
+        description="PostgreSQL settings, used when vector_store is 'pgvector'.",
+    )
 
 
 class CompressionConfig(Section):
-    enabled: bool = True
-    trigger_threshold: float = Field(default=0.75, gt=0, le=1)
-    target_ratio: float = Field(default=0.40, gt=0, lt=1)
-    summarizer: ModelEndpoint | None = None
-    on_stream_budget: Literal["warn", "stop"] = "warn"
+    enabled: bool = Field(
+        default=True,
+        description="Compress the messages before a call that would overfill the context window.",
+    )
+    trigger_threshold: float = Field(
+        default=0.75,
+        gt=0,
+        le=1,
+        description="Fraction of the context window that, once exceeded, triggers compression.",
+    )
+    target_ratio: float = Field(
+        default=0.40,
+        gt=0,
+        lt=1,
+        description="Fraction of the context window kept after compression; must be below trigger_threshold.",
+    )
+    summarizer: ModelEndpoint | None = Field(
+        default=None,
+        description="Model that summarises the dropped messages; null uses the agent's own backend.",
+    )
+    on_stream_budget: Literal["warn", "stop"] = Field(
+        default="warn",
+        description="When a streamed reply outgrows the window: 'warn' and go on, or 'stop' the stream.",
+    )
 
     @model_validator(mode="after")
     def _target_below_trigger(self) -> CompressionConfig:
         if self.target_ratio >= self.trigger_threshold:
             raise ValueError(
-                f"target_ratio ({self.target_ratio}) must be below trigger_threshold ({self.trigger_threshold})"
+                f"target_ratio ({self.target_ratio}) must be below "
+                f"trigger_threshold ({self.trigger_threshold})"
             )
         return self
 
 
 class RetrievalConfig(Section):
-    limit: int = Field(default=5, ge=0)
-    exclude_recent: bool = True
-    token_budget: int = Field(default=1500, gt=0)
+    limit: int = Field(
+        default=5, ge=0, description="Most long-term memories retrieved per step; 0 turns retrieval off."
+    )
+    exclude_recent: bool = Field(
+        default=True,
+        description="Skip retrieval while the recent context is still in the window, except at a turn's "
+        "first step and after a compression or an agent restart.",
+    )
+    token_budget: int = Field(
+        default=1500, gt=0, description="Most tokens the retrieved memories may add to a request."
+    )
 
 
 class RecordingConfig(Section):
-    record_reasoning: bool = False
-    record_all_tool_calls: bool = Field(
-        default=False, validation_alias=AliasChoices("record_all_tool_calls", "record_tool_calls")
+    record_reasoning: bool = Field(
+        default=False, description="Also record the models' reasoning (thinking) output."
     )
-    include_mcp_tools: bool = False
-    mcp_summarization: Literal["aggregate", "each", "none"] = "aggregate"
-    tool_argument_limit: int = Field(default=200, gt=0)
+    record_all_tool_calls: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("record_all_tool_calls", "record_tool_calls"),
+        description="Record tool calls and their results (never the new_answer/vote workflow calls).",
+    )
+    include_mcp_tools: bool = Field(
+        default=False, description="Include MCP tool calls when tool calls are recorded."
+    )
+    mcp_summarization: Literal["aggregate", "each", "none"] = Field(
+        default="aggregate",
+        description="How recorded MCP tool calls are summarised: all of a step together, each apart, or not.",
+    )
+    tool_argument_limit: int = Field(
+        default=200,
+        gt=0,
+        description="Characters of a tool call's arguments kept in a record; the rest is cut.",
+    )
 
 
 class LifecycleConfig(Section):
     """Time-to-live of each memory level, in seconds; null keeps forever."""
 
-    working_ttl_seconds: int | None = 30 * 60
-    session_ttl_seconds: int | None = 2 * 60 * 60
-    episodic_ttl_seconds: int | None = 7 * 24 * 60 * 60
-    semantic_ttl_seconds: int | None = None
+    working_ttl_seconds: int | None = Field(
+        default=30 * 60, description="Lifetime of working memory in seconds; null keeps it forever."
+    )
+    session_ttl_seconds: int | None = Field(
+        default=2 * 60 * 60, description="Lifetime of session memory in seconds; null keeps it forever."
+    )
+    episodic_ttl_seconds: int | None = Field(
+        default=7 * 24 * 60 * 60, description="Lifetime of episodic memory in seconds; null keeps it forever."
+    )
+    semantic_ttl_seconds: int | None = Field(
+        default=None, description="Lifetime of semantic memory in seconds; null keeps it forever."
+    )
 
 
 class ValueLearningConfig(Section):
-    enabled: bool = False
-    alpha: float = Field(default=0.1, gt=0, le=1)
-    lambda_: float = Field(default=0.8, ge=0, le=1, alias="lambda")
-    weight: float = Field(default=0.2, ge=0, le=1)
-    goal: str | None = None
+    enabled: bool = Field(
+        default=False,
+        description="Learn a value per memory from coordination outcomes (TD(λ)) and use it in ranking.",
+    )
+    alpha: float = Field(default=0.1, gt=0, le=1, description="Learning rate of the TD(λ) updates.")
+    lambda_: float = Field(
+        default=0.8, ge=0, le=1, alias="lambda", description="Trace decay λ of the TD(λ) updates."
+    )
+    weight: float = Field(
+        default=0.2, ge=0, le=1, description="Share of the learned value in a memory's ranking score."
+    )
+    goal: str | None = Field(
+        default=None, description="Goal the values are learned for; values are kept per goal."
+    )
 
 
 class MemoryConfig(Section):
     """The whole memory block; an agent's ``memory:`` is deep-merged over the global one."""
 
-    enabled: bool = False
-    domain: str = "general"
-    task_type: str = "general"
-    conversation_memory: ConversationMemoryConfig = Field(default_factory=ConversationMemoryConfig)
-    persistent_memory: PersistentMemoryConfig = Field(default_factory=PersistentMemoryConfig)
-    compression: CompressionConfig = Field(default_factory=CompressionConfig)
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    recording: RecordingConfig = Field(default_factory=RecordingConfig)
-    lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
-    value_learning: ValueLearningConfig = Field(default_factory=ValueLearningConfig)
+    enabled: bool = Field(default=False, description="Turn the memory system on.")
+    domain: str = Field(
+        default="general", description="Domain part of memory keys ({domain}:{task_type}:{hash})."
+    )
+    task_type: str = Field(
+        default="general", description="Task-type part of memory keys ({domain}:{task_type}:{hash})."
+    )
+    conversation_memory: ConversationMemoryConfig = Field(
+        default_factory=ConversationMemoryConfig, description="Short-term conversation memory."
+    )
+    persistent_memory: PersistentMemoryConfig = Field(
+        default_factory=PersistentMemoryConfig, description="Long-term memory: mem0 over a vector store."
+    )
+    compression: CompressionConfig = Field(
+        default_factory=CompressionConfig, description="Context-window compression."
+    )
+    retrieval: RetrievalConfig = Field(
+        default_factory=RetrievalConfig, description="Retrieval of long-term memories into each request."
+    )
+    recording: RecordingConfig = Field(
+        default_factory=RecordingConfig, description="What is recorded into long-term memory."
+    )
+    lifecycle: LifecycleConfig = Field(
+        default_factory=LifecycleConfig, description="How long each memory level lives."
+    )
+    value_learning: ValueLearningConfig = Field(
+        default_factory=ValueLearningConfig, description="Learned memory values, mixed into ranking."
+    )

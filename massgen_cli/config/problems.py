@@ -26,15 +26,36 @@ def path_in_document(document: Any, loc: Sequence[str | int], prefix: str = "") 
     Pydantic adds union branch tags and validator names to ``loc``; walking the document keeps the
     path to what the user wrote.
     """
+    return _walk(document, loc, prefix)[0] or "(top level)"
+
+
+def error_path(document: Any, error: dict[str, Any], prefix: str = "") -> str:
+    """The YAML path of one pydantic error.
+
+    A check that spans a whole mapping reports at the mapping; when its message quotes the value of
+    exactly one key there (``unknown backend 'opnai'``), that key is the one to fix, so the path names it.
+    """
+    path, node = _walk(document, error["loc"], prefix)
+    if error["type"] == "value_error" and isinstance(node, dict):
+        quoted = [
+            key for key, value in node.items() if isinstance(value, str) and f"'{value}'" in error["msg"]
+        ]
+        if len(quoted) == 1:
+            path = join_path(path, str(quoted[0]))
+    return path or "(top level)"
+
+
+def _walk(document: Any, loc: Sequence[str | int], prefix: str) -> tuple[str, Any]:
     path, node = prefix, document
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            path, node = join_path(path, part), node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        present = (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        )
+        if present:
             path, node = join_path(path, part), node[part]
         elif isinstance(part, str) and isinstance(node, dict) and not _is_tag(part):
             path, node = join_path(path, part), None
-    return path or "(top level)"
+    return path, node
 
 
 def _is_tag(part: str) -> bool:
@@ -46,6 +67,8 @@ def describe_error(error: dict[str, Any]) -> str:
     kind, message = error["type"], error["msg"]
     if kind == "missing":
         return "is required"
+    if kind in ("model_type", "dict_type"):
+        return f"must be a mapping of keys (got {error.get('input')!r})"
     if message.startswith("Value error, "):
         return message.removeprefix("Value error, ")
     if kind == "literal_error":

@@ -18,12 +18,20 @@ FAULTS = (429, 500, "timeout", "context_length")
 class ScriptEntry(Section):
     """One scripted response: text, a tool call, a delay, or an injected fault."""
 
-    text: str | None = None
-    tool: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
-    delay: float = Field(default=0.0, ge=0)
-    error: Literal[429, 500, "timeout", "context_length"] | None = None
-    reasoning: str | None = None
+    text: str | None = Field(default=None, description="Text streamed as the reply (before any tool call).")
+    tool: str | None = Field(
+        default=None, description="Tool to call (new_answer, vote…), sent only if the request offers it."
+    )
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+    delay: float = Field(
+        default=0.0, ge=0, description="Seconds to wait after the text, before the tool call or the end."
+    )
+    error: Literal[429, 500, "timeout", "context_length"] | None = Field(
+        default=None, description="Fault to inject instead of a reply (after delay)."
+    )
+    reasoning: str | None = Field(
+        default=None, description="Reasoning (thinking) text streamed before the reply."
+    )
 
 
 class BackendConfig(Section):
@@ -32,43 +40,124 @@ class BackendConfig(Section):
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
         {
             # filesystem, workspace, MCP and built-in tools
-            "cwd", "context_paths", "context_write_access_enabled", "enforce_read_before_delete",
-            "exclude_file_operation_mcps", "mcp_servers", "direct_mcp_servers", "allowed_tools",
-            "disallowed_tools", "exclude_tools", "custom_tools", "custom_tools_path", "auto_discover_custom_tools",
-            "exclude_custom_tools", "enable_code_based_tools", "shared_tools_directory", "hooks",
-            "concurrent_tool_execution", "max_concurrent_tools", "enable_web_search", "enable_code_interpreter",
-            "enable_code_execution", "enable_image_generation", "enable_audio_generation",
-            "enable_video_generation", "enable_file_generation", "enable_multimodal_tools", "multimodal_config",
+            "cwd",
+            "context_paths",
+            "context_write_access_enabled",
+            "enforce_read_before_delete",
+            "exclude_file_operation_mcps",
+            "mcp_servers",
+            "direct_mcp_servers",
+            "allowed_tools",
+            "disallowed_tools",
+            "exclude_tools",
+            "custom_tools",
+            "custom_tools_path",
+            "auto_discover_custom_tools",
+            "exclude_custom_tools",
+            "enable_code_based_tools",
+            "shared_tools_directory",
+            "hooks",
+            "concurrent_tool_execution",
+            "max_concurrent_tools",
+            "enable_web_search",
+            "enable_code_interpreter",
+            "enable_code_execution",
+            "enable_image_generation",
+            "enable_audio_generation",
+            "enable_video_generation",
+            "enable_file_generation",
+            "enable_multimodal_tools",
+            "multimodal_config",
             # command-line execution and Docker
-            "enable_mcp_command_line", "command_line_allowed_commands", "command_line_blocked_commands",
-            "command_line_execution_mode", "command_line_docker_image", "command_line_docker_memory_limit",
-            "command_line_docker_cpu_limit", "command_line_docker_network_mode", "command_line_docker_enable_sudo",
-            "command_line_docker_credentials", "command_line_docker_packages", "enable_docker_isolation",
-            "docker_image", "docker_network_mode", "docker_memory_limit", "docker_cpu_limit",
+            "enable_mcp_command_line",
+            "command_line_allowed_commands",
+            "command_line_blocked_commands",
+            "command_line_execution_mode",
+            "command_line_docker_image",
+            "command_line_docker_memory_limit",
+            "command_line_docker_cpu_limit",
+            "command_line_docker_network_mode",
+            "command_line_docker_enable_sudo",
+            "command_line_docker_credentials",
+            "command_line_docker_packages",
+            "enable_docker_isolation",
+            "docker_image",
+            "docker_network_mode",
+            "docker_memory_limit",
+            "docker_cpu_limit",
             # provider-specific options
-            "text", "reasoning", "permission_mode", "system_prompt", "append_system_prompt", "max_thinking_tokens",
-            "max_turns", "api_version", "deployment_name", "safety_settings", "port", "separate_reasoning",
-            "agent_config", "group_config", "enable_rate_limit", "enable_planning_mode",
+            "text",
+            "reasoning",
+            "permission_mode",
+            "system_prompt",
+            "append_system_prompt",
+            "max_thinking_tokens",
+            "max_turns",
+            "api_version",
+            "deployment_name",
+            "safety_settings",
+            "port",
+            "separate_reasoning",
+            "agent_config",
+            "group_config",
+            "enable_rate_limit",
+            "enable_planning_mode",
         }
     )
 
-    type: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    api_key: str | None = None
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    top_p: float | None = Field(default=None, ge=0, le=1)
-    request_timeout_seconds: float = Field(
-        default=120.0, gt=0, validation_alias=AliasChoices("request_timeout_seconds", "timeout")
+    type: str | None = Field(
+        default=None, description="Backend type (see Backend types); inferred from model when omitted."
     )
-    max_retries: int = Field(default=3, ge=0, le=10)
-    retry_base_delay_seconds: float = Field(default=1.0, ge=0)
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    top_k: int | None = Field(default=None, gt=0)
-    repetition_penalty: float | None = Field(default=None, gt=0)
-    chat_template_kwargs: dict[str, Any] | None = None
-    responses: list[ScriptEntry] = Field(default_factory=list)
+    model: str | None = Field(default=None, description="Model name sent to the provider.")
+    base_url: str | None = Field(
+        default=None, description="Server address of the API; null uses the backend type's default."
+    )
+    api_key: str | None = Field(
+        default=None, description="API key; null reads the backend type's key variable."
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature; null uses the provider's default."
+    )
+    max_tokens: int | None = Field(
+        default=None, gt=0, description="Most tokens generated per call; null uses the provider's default."
+    )
+    top_p: float | None = Field(
+        default=None, ge=0, le=1, description="Nucleus sampling cutoff; null uses the provider's default."
+    )
+    request_timeout_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        validation_alias=AliasChoices("request_timeout_seconds", "timeout"),
+        description="Seconds one request to the provider may take before it fails.",
+    )
+    max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of a call that failed with a retryable error (429, 5xx, timeout, lost link).",
+    )
+    retry_base_delay_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="First retry's delay scale in seconds; it doubles with each retry (with jitter).",
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra fields added to each request body (provider-specific options).",
+    )
+    top_k: int | None = Field(
+        default=None, gt=0, description="Top-k sampling, for servers that support it (vLLM, llama.cpp…)."
+    )
+    repetition_penalty: float | None = Field(
+        default=None, gt=0, description="Repetition penalty, for servers that support it."
+    )
+    chat_template_kwargs: dict[str, Any] | None = Field(
+        default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."
+    )
+    responses: list[ScriptEntry] = Field(
+        default_factory=list,
+        description="Scripted backend only: one entry per call, in order; the last one repeats.",
+    )
 
     @field_validator("responses", mode="before")
     @classmethod
@@ -104,11 +193,17 @@ class BackendConfig(Section):
 class AgentConfig(Section):
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"voting_sensitivity", "timeout"})
 
-    id: str | None = None
-    system_message: str | None = None
-    context_window: int | None = Field(default=None, gt=0)
-    backend: BackendConfig
-    memory: MemoryConfig | None = None
+    id: str | None = Field(
+        default=None, description="Unique agent id; null gives agent_a, agent_b, … by position."
+    )
+    system_message: str | None = Field(default=None, description="The agent's own system prompt.")
+    context_window: int | None = Field(
+        default=None, gt=0, description="Context window in tokens; null uses the model's known window."
+    )
+    backend: BackendConfig = Field(description="The model this agent calls.")
+    memory: MemoryConfig | None = Field(
+        default=None, description="This agent's memory settings, deep-merged over the global memory block."
+    )
 
     @field_validator("id")
     @classmethod
@@ -122,44 +217,109 @@ class AgentConfig(Section):
 class CoordinationConfig(Section):
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
         {
-            "enable_planning_mode", "planning_mode_instruction", "enable_agent_task_planning", "max_tasks_per_plan",
-            "task_planning_filesystem_mode", "enable_memory_filesystem_mode", "use_skills", "massgen_skills",
-            "skills_directory", "plan_depth", "broadcast", "broadcast_sensitivity", "response_depth",
-            "broadcast_timeout", "broadcast_wait_by_default", "max_broadcasts_per_agent", "compression_target_ratio",
-            "load_previous_session_skills", "persona_generator", "enable_subagents", "subagent_default_timeout",
-            "subagent_min_timeout", "subagent_max_timeout", "subagent_max_concurrent", "subagent_round_timeouts",
-            "subagent_orchestrator", "async_subagents", "use_two_tier_workspace", "write_mode",
+            "enable_planning_mode",
+            "planning_mode_instruction",
+            "enable_agent_task_planning",
+            "max_tasks_per_plan",
+            "task_planning_filesystem_mode",
+            "enable_memory_filesystem_mode",
+            "use_skills",
+            "massgen_skills",
+            "skills_directory",
+            "plan_depth",
+            "broadcast",
+            "broadcast_sensitivity",
+            "response_depth",
+            "broadcast_timeout",
+            "broadcast_wait_by_default",
+            "max_broadcasts_per_agent",
+            "compression_target_ratio",
+            "load_previous_session_skills",
+            "persona_generator",
+            "enable_subagents",
+            "subagent_default_timeout",
+            "subagent_min_timeout",
+            "subagent_max_timeout",
+            "subagent_max_concurrent",
+            "subagent_round_timeouts",
+            "subagent_orchestrator",
+            "async_subagents",
+            "use_two_tier_workspace",
+            "write_mode",
         }
     )
 
-    max_orchestration_restarts: int = Field(default=0, ge=0, le=10)
+    max_orchestration_restarts: int = Field(
+        default=0,
+        ge=0,
+        le=10,
+        description="Restarts after post-evaluation per turn; each restart is a new attempt.",
+    )
 
 
 class SharedMemoryConfig(Section):
-    conversation: bool = False
-    persistent: bool = False
-    window: int = Field(default=10, gt=0)
-    entries: bool = False
-    token_budget: int = Field(default=2000, gt=0)
+    conversation: bool = Field(
+        default=False, description="Share the agents' answers and votes (=== SHARED CONVERSATION MEMORY ===)."
+    )
+    persistent: bool = Field(
+        default=False,
+        description="Share long-term memories across agents (=== SHARED PERSISTENT MEMORY ===).",
+    )
+    window: int = Field(default=10, gt=0, description="Shared conversation entries shown: the last N.")
+    entries: bool = Field(
+        default=False, description="Share scoped entries (scope round or conversation) between agents."
+    )
+    token_budget: int = Field(
+        default=2000, gt=0, description="Most tokens the shared memory block may add to a request."
+    )
 
 
 class OrchestratorConfig(Section):
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
         {
-            "snapshot_storage", "agent_temporary_workspace", "context_paths", "session_storage", "dspy",
-            "voting_sensitivity", "answer_novelty_requirement", "skip_coordination_rounds", "debug_final_answer",
-            "timeout", "voting_threshold", "max_new_answers_global", "coordination_mode", "presenter_agent",
+            "snapshot_storage",
+            "agent_temporary_workspace",
+            "context_paths",
+            "session_storage",
+            "dspy",
+            "voting_sensitivity",
+            "answer_novelty_requirement",
+            "skip_coordination_rounds",
+            "debug_final_answer",
+            "timeout",
+            "voting_threshold",
+            "max_new_answers_global",
+            "coordination_mode",
+            "presenter_agent",
             "novelty_injection",
         }
     )
 
-    max_new_answers_per_agent: int | None = Field(default=None, ge=1)
-    max_steps_per_agent: int = Field(default=8, ge=1)
-    step_timeout_seconds: float = Field(default=300.0, gt=0)
-    max_reasks: int = Field(default=1, ge=0)
-    final_presentation: Literal["present", "reuse"] = "present"
-    coordination: CoordinationConfig = Field(default_factory=CoordinationConfig)
-    shared_memory: SharedMemoryConfig = Field(default_factory=SharedMemoryConfig)
+    max_new_answers_per_agent: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most new answers one agent may submit in an attempt; null means no limit.",
+    )
+    max_steps_per_agent: int = Field(
+        default=8, ge=1, description="Most steps (backend calls) one agent may take in an attempt."
+    )
+    step_timeout_seconds: float = Field(
+        default=300.0, gt=0, description="Seconds one step may take before it is cancelled."
+    )
+    max_reasks: int = Field(
+        default=1, ge=0, description="Times an agent is asked again when its reply neither answers nor votes."
+    )
+    final_presentation: Literal["present", "reuse"] = Field(
+        default="present",
+        description="'present': the winner writes the final answer in one more call; 'reuse': no extra call.",
+    )
+    coordination: CoordinationConfig = Field(
+        default_factory=CoordinationConfig, description="Coordination settings."
+    )
+    shared_memory: SharedMemoryConfig = Field(
+        default_factory=SharedMemoryConfig,
+        description="Memory shared across agents, injected after the first system message.",
+    )
 
 
 class TimeoutSettings(Section):
@@ -167,15 +327,25 @@ class TimeoutSettings(Section):
         {"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds"}
     )
 
-    orchestrator_timeout_seconds: float = Field(default=1800.0, gt=0)
+    orchestrator_timeout_seconds: float = Field(
+        default=1800.0, gt=0, description="Seconds the coordination of one turn may take in all."
+    )
 
 
 class UIConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"use_orchestrator_for_single_agent", "debug"})
+    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
+        {"use_orchestrator_for_single_agent", "debug"}
+    )
 
-    display_type: Literal["rich_terminal", "simple", "silent"] = "rich_terminal"
-    logging_enabled: bool = True
-    automation_mode: bool = False
+    display_type: Literal["rich_terminal", "simple", "silent"] = Field(
+        default="rich_terminal", description="Progress on stderr: a Rich live view, plain lines, or nothing."
+    )
+    logging_enabled: bool = Field(
+        default=True, description="Write JSON logs and memory dumps under massgen_logs/ in the state folder."
+    )
+    automation_mode: bool = Field(
+        default=False, description="Plain, machine-readable progress for scripts and other agents."
+    )
 
 
 def _default_agent_id(index: int) -> str:
@@ -188,18 +358,37 @@ class MassGenConfig(Section):
     massgen_retired: ClassVar[dict[str, str]] = {
         key: "a MassGen v1 key; v1 configs are not supported, use 'agents:' with backends"
         for key in (
-            "models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled",
+            "models",
+            "model_configs",
+            "num_agents",
+            "max_rounds",
+            "consensus_threshold",
+            "voting_enabled",
             "enable_voting",
         )
     }
 
-    agents: list[AgentConfig] = Field(default_factory=list)
-    agent: AgentConfig | None = None
-    orchestrator: OrchestratorConfig = Field(default_factory=OrchestratorConfig)
-    timeout_settings: TimeoutSettings = Field(default_factory=TimeoutSettings)
-    ui: UIConfig = Field(default_factory=UIConfig)
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    session_id: str | None = None
+    agents: list[AgentConfig] = Field(
+        default_factory=list,
+        description="The agents, in registration order (vote ties go to the earlier one).",
+    )
+    agent: AgentConfig | None = Field(
+        default=None, description="A single agent, read as a one-item agents list."
+    )
+    orchestrator: OrchestratorConfig = Field(
+        default_factory=OrchestratorConfig, description="How the agents coordinate."
+    )
+    timeout_settings: TimeoutSettings = Field(
+        default_factory=TimeoutSettings, description="Time limits of a turn."
+    )
+    ui: UIConfig = Field(default_factory=UIConfig, description="Progress display and logging.")
+    memory: MemoryConfig = Field(
+        default_factory=MemoryConfig,
+        description="Global memory settings; an agent's memory block is merged over them.",
+    )
+    session_id: str | None = Field(
+        default=None, description="Session to continue, as with --session (the flag wins)."
+    )
 
     @model_validator(mode="after")
     def _one_agent_list(self) -> MassGenConfig:

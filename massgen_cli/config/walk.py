@@ -20,12 +20,15 @@ class WalkResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def check_keys(raw: Any, model: type[Section], path: str = "", result: WalkResult | None = None) -> WalkResult:
+def check_keys(
+    raw: Any, model: type[Section], path: str = "", result: WalkResult | None = None
+) -> WalkResult:
     """Check ``raw`` (changed in place) against ``model`` and the models nested in it."""
     result = result if result is not None else WalkResult()
     if not isinstance(raw, dict):
         return result
     names = _accepted_names(model)
+    used: dict[str, str] = {}
     for key in list(raw):
         key_path = join_path(path, str(key))
         if key in model.massgen_unimplemented:
@@ -37,19 +40,26 @@ def check_keys(raw: Any, model: type[Section], path: str = "", result: WalkResul
         elif key not in names:
             result.errors.append(f"{key_path}: unknown key '{key}'{suggest(str(key), names)}")
             del raw[key]
+        elif names[key][0] in used:
+            result.errors.append(
+                f"{key_path}: '{key}' and '{used[names[key][0]]}' set the same option; keep one"
+            )
+            del raw[key]
         else:
-            _check_value(raw[key], names[key], key_path, result)
+            used[names[key][0]] = key
+            _check_value(raw[key], names[key][1], key_path, result)
     return result
 
 
-def _accepted_names(model: type[BaseModel]) -> dict[str, Any]:
-    names: dict[str, Any] = {}
+def _accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
+    """Every key the model accepts (field names, aliases), mapped to its field name and annotation."""
+    names: dict[str, tuple[str, Any]] = {}
     for name, info in model.model_fields.items():
-        names[name] = info.annotation
+        names[name] = (name, info.annotation)
         if info.alias:
-            names[info.alias] = info.annotation
+            names[info.alias] = (name, info.annotation)
         choices = getattr(info.validation_alias, "choices", None) or []
-        names.update({alias: info.annotation for alias in choices if isinstance(alias, str)})
+        names.update({alias: (name, info.annotation) for alias in choices if isinstance(alias, str)})
     return names
 
 

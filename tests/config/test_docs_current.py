@@ -1,0 +1,26 @@
+"""docs/config.md is rendered from the config models and must be regenerated with them."""
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gen_config_docs.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_config_docs", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_config_reference_is_current():
+    assert _generator().is_current(), "docs/config.md is out of date; run `python scripts/gen_config_docs.py`"
+
+
+def test_config_reference_names_every_section_and_alias():
+    text = _generator().render()
+    for heading in ("### `agents[].backend`", "### `memory`, `agents[].memory`", "### `memory.compression`"):
+        assert heading in text
+    assert "| `request_timeout_seconds` |" in text and "| `timeout` |" in text
+    assert "`mcp_servers`" in text and "- `num_agents`:" in text
