@@ -206,7 +206,8 @@ def _row(name: str, field: FieldInfo, path: str, paths: dict[type[Section], list
         type_text, default = kind + (" (or null)" if optional else ""), _default(field, nested=True)
     else:
         type_text, default = _type_name(field.annotation) + _bounds(field), _default(field, nested=False)
-    cells = [f"`{name}`", type_text, default, field.description or "", _aliases(name, field)]
+    shown = field.alias or name  # a field named around a Python keyword is written by its alias
+    cells = [f"`{shown}`", type_text, default, field.description or "", _aliases(shown, field)]
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 

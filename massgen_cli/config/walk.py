@@ -45,6 +45,8 @@ def check_keys(
                 f"{key_path}: '{key}' and '{used[names[key][0]]}' set the same option; keep one"
             )
             del raw[key]
+        elif raw[key] is None and _is_required_section(names[key][1]):
+            del raw[key]  # an empty section (its contents commented out) means its defaults
         else:
             used[names[key][0]] = key
             _check_value(raw[key], names[key][1], key_path, result)
@@ -61,6 +63,10 @@ def _accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
         choices = getattr(info.validation_alias, "choices", None) or []
         names.update({alias: (name, info.annotation) for alias in choices if isinstance(alias, str)})
     return names
+
+
+def _is_required_section(annotation: Any) -> bool:
+    return _nested_model(annotation, None) is not None and type(None) not in _union_members(annotation)
 
 
 def _check_value(value: Any, annotation: Any, path: str, result: WalkResult) -> None:

@@ -414,3 +414,11 @@ def test_duplicate_agent_ids_are_rejected(tmp_path: Path):
         f"agents:\n  - {{id: x, backend: {SCRIPTED}}}\n  - {{id: x, backend: {SCRIPTED}}}\n",
     )
     assert problems(config) == ["(top level): agent ids must be unique; repeated: x"]
+
+
+def test_empty_sections_mean_their_defaults(tmp_path):
+    path = tmp_path / "empty_sections.yaml"
+    path.write_text("agent:\n  backend: {type: scripted, responses: [hi]}\nmemory:\nui:\norchestrator:\n")
+    config = load_config(path).config
+    assert config.ui.display_type == "rich_terminal"
+    assert config.memory.retrieval.limit == 5
