@@ -17,6 +17,7 @@ from massgen_cli.coordination.agents import Agent, build_agents
 from massgen_cli.coordination.turn import TurnResult, TurnRunner
 from massgen_cli.events import Notice
 from massgen_cli.logs import RunLog
+from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session, open_session
 from massgen_cli.ui import ConsoleView
 
@@ -50,10 +51,13 @@ class MassGenApp:
             config_path=str(loaded.path),
         )
         config = loaded.config
-        self.view = ConsoleView([a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet)
+        self.view = ConsoleView(
+            [a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet
+        )
         self.agents: list[Agent] = build_agents(config, lambda event: self.turns.emit(event))
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
-        self.turns = TurnRunner(config, self.agents, self.session, self.run_log, self.view)
+        self.threads = AgentThreads.load(self.session.directory)
+        self.turns = TurnRunner(config, self.agents, self.session, self.threads, self.run_log, self.view)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
@@ -65,6 +69,12 @@ class MassGenApp:
             raise
         finally:
             self.view.end_turn()
+
+    def reset(self) -> None:
+        """Forget the conversation (threads and history); the turn counter goes on."""
+        self.runner.run(self.threads.clear_history())
+        self.threads.save()
+        self.session.reset_history()
 
     def close(self) -> None:
         """Close every backend (and the embedded server) and the event loop."""

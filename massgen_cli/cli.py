@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -21,12 +21,14 @@ sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
 admin_app.add_typer(sessions_app, name="sessions")
 
 ConfigOption = Annotated[
-    Optional[str],  # noqa: UP045 (typer reads the annotation at run time)
+    str | None,
     typer.Option("--config", "-c", help="YAML config file, or @examples/NAME for a shipped one."),
 ]
 StateDirOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option("--state-dir", help="Where sessions, logs and memory live (default ./.massgen, or MASSGEN_HOME)."),
+    Path | None,
+    typer.Option(
+        "--state-dir", help="Where sessions, logs and memory live (default ./.massgen, or MASSGEN_HOME)."
+    ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
 
@@ -42,10 +44,14 @@ def _version(value: bool) -> None:
     "Subcommands: `massgen sessions list`. A question starting with a subcommand's name goes after `--`."
 )
 def run(
-    question: Annotated[Optional[str], typer.Argument(help="The question; omit it for a multi-turn session.")] = None,  # noqa: UP045
+    question: Annotated[
+        str | None, typer.Argument(help="The question; omit it for a multi-turn session.")
+    ] = None,
     config: ConfigOption = None,
     state_dir: StateDirOption = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="Continue (or create) this session.")] = None,  # noqa: UP045
+    session: Annotated[
+        str | None, typer.Option("--session", help="Continue (or create) this session.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
     debug: DebugOption = False,
     list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,

@@ -10,7 +10,9 @@ from rich.markup import escape
 
 from massgen_cli.errors import MassGenError
 
-HELP = """Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"""
+HELP = (
+    "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
+)
 SMALL_MODEL_NOTE = (
     "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
     "answers and votes are weak. For real work, pass --config with a real model (API key or your own server)."
@@ -21,7 +23,9 @@ def _stderr_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def ask_or_chat(question: str | None, config: str | None, state_dir: Path | None, session: str | None, *, quiet: bool) -> int:
+def ask_or_chat(
+    question: str | None, config: str | None, state_dir: Path | None, session: str | None, *, quiet: bool
+) -> int:
     """Answer one question (exit code 0, or 1 without an answer), or run an interactive session."""
     from massgen_cli.app import MassGenApp
     from massgen_cli.config import load_config
@@ -107,7 +111,7 @@ def _slash(app, console: Console, command: str) -> bool:  # type: ignore[no-unty
         agents = ", ".join(f"{a.id} ({a.backend.name}:{a.backend.model})" for a in app.agents)
         console.print(f"session {app.session.id} · next turn {app.session.next_turn} · agents: {agents}")
     elif name == "/reset":
-        app.session.reset_history()
+        app.reset()
         console.print("conversation forgotten; the turn counter goes on")
     else:
         console.print(f"unknown command {name}; {HELP}")

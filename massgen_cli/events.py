@@ -79,6 +79,16 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class ContextStatus:
+    """How full an agent's context window is for the request about to be sent."""
+
+    agent_id: str
+    turn: int
+    tokens: int
+    window: int
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The answer of a turn, by the agent that presented it."""
 
@@ -95,7 +105,7 @@ class TurnEnded:
     usage: dict[str, Usage] = field(default_factory=dict)
 
 
-RunEvent = AgentText | AgentStatus | Notice | FinalAnswer | TurnEnded
+RunEvent = AgentText | AgentStatus | ContextStatus | Notice | FinalAnswer | TurnEnded
 
 
 def event_to_dict(event: StreamEvent | RunEvent) -> dict[str, Any]:

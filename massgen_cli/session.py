@@ -84,7 +84,9 @@ def sessions_root(state_dir: Path) -> Path:
     return state_dir / "sessions"
 
 
-def open_session(state_dir: Path, session_id: str | None, *, interactive: bool, config_path: str | None) -> Session:
+def open_session(
+    state_dir: Path, session_id: str | None, *, interactive: bool, config_path: str | None
+) -> Session:
     """Continue ``session_id`` (created if missing), or start a new uniquely named session."""
     if session_id is not None:
         if not _SESSION_ID.match(session_id):

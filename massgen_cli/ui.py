@@ -19,7 +19,13 @@ from rich.text import Text
 from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, TurnEnded
 
 TAIL_CHARS = 600
-STATUS_STYLE = {"working": "cyan", "answered": "green", "voted": "magenta", "restarted": "yellow", "failed": "red"}
+STATUS_STYLE = {
+    "working": "cyan",
+    "answered": "green",
+    "voted": "magenta",
+    "restarted": "yellow",
+    "failed": "red",
+}
 
 
 class ConsoleView:

@@ -52,7 +52,9 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
 class InProcessRun:
     """An app built from YAML text, with its stdout and stderr captured."""
 
-    def __init__(self, directory: Path, text: str, *, session_id: str | None = None, interactive: bool = False):
+    def __init__(
+        self, directory: Path, text: str, *, session_id: str | None = None, interactive: bool = False
+    ):
         path = write_config(directory, text)
         self.out, self.err = io.StringIO(), io.StringIO()
         self.app = MassGenApp(

@@ -15,7 +15,9 @@ def test_reference_ids_offline(tmp_path):
         " tiktoken.get_encoding('o200k_base').encode('hello world'))"
     )
     env = {"TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"), "PATH": "", "HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
     assert out.strip() == "[15339, 1917] [24912, 2375]"
 
 

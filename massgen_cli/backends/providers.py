@@ -48,7 +48,10 @@ _OPENAI_COMPATIBLE_LOCAL_SERVERS = {
 def _build_table() -> dict[str, Provider]:
     table = {name: Provider("openai", url, env) for name, (url, env) in _OPENAI_COMPATIBLE_CLOUDS.items()}
     table.update(
-        {name: Provider("openai", url, None, needs_key=False) for name, url in _OPENAI_COMPATIBLE_LOCAL_SERVERS.items()}
+        {
+            name: Provider("openai", url, None, needs_key=False)
+            for name, url in _OPENAI_COMPATIBLE_LOCAL_SERVERS.items()
+        }
     )
     # Any OpenAI-compatible server: base_url is required, the key is optional.
     table["chatcompletion"] = Provider("openai", None, "OPENAI_API_KEY", needs_key=False)

@@ -40,7 +40,7 @@ def resolve_api_key(config: BackendConfig) -> str | None:
     """The configured key, else the provider's variable; a provider that needs one and has none raises."""
     provider = PROVIDERS[config.type or ""]
     key = config.api_key or (os.environ.get(provider.api_key_env) if provider.api_key_env else None)
-    if key or not provider.needs_key or config.base_url and not _is_default_server(config):
+    if key or not provider.needs_key or (config.base_url and not _is_default_server(config)):
         return key
     raise MissingAPIKeyError(
         f"no API key for backend '{config.type}': set {provider.api_key_env} "

@@ -22,7 +22,9 @@ RetryListener = Callable[[BackendError, int, float], None]
 class RetryingBackend:
     """Wraps a backend; ``on_retry(error, attempt, delay)`` hears about each retry."""
 
-    def __init__(self, inner: Backend, *, max_retries: int, base_delay: float, on_retry: RetryListener | None = None):
+    def __init__(
+        self, inner: Backend, *, max_retries: int, base_delay: float, on_retry: RetryListener | None = None
+    ):
         self.inner = inner
         self.name, self.model, self.capabilities = inner.name, inner.model, inner.capabilities
         self.max_retries = max_retries

@@ -1,31 +1,40 @@
-"""Agents are data: an id, its config and its backend. One step is one backend call, streamed."""
+"""Agents are data: an id, its config, its backend and its context guard. One step is one backend
+call, streamed; the guard fits the request into the context window first."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from massgen_cli.backends.base import Backend, Completion, Message, Request
 from massgen_cli.backends.registry import create_backend
-from massgen_cli.config.schema import AgentConfig, MassGenConfig
-from massgen_cli.errors import BackendError
+from massgen_cli.config.schema import AgentConfig, BackendConfig, MassGenConfig
+from massgen_cli.errors import BackendError, ContextLengthError
 from massgen_cli.events import AgentText, Notice, ReasoningDelta, RunEvent, TextDelta
 from massgen_cli.logs import AttemptLog
+from massgen_cli.memory.compression import Summarizer
+from massgen_cli.memory.guard import ContextGuard, backend_summarizer, build_guard
+
+Emit = Callable[[RunEvent], None]
+CompressedListener = Callable[[list[Message]], Awaitable[None]]
 
 
 @dataclass
 class Agent:
-    """One configured agent and the backend it talks to."""
+    """One configured agent, the backend it talks to, and the guard of its context window."""
 
     id: str
     config: AgentConfig
     backend: Backend
+    guard: ContextGuard | None = None
     usage_input: int = field(default=0)
     usage_output: int = field(default=0)
 
 
-def build_agents(config: MassGenConfig, emit: Callable[[RunEvent], None]) -> list[Agent]:
-    """Backends for every agent, in registration order (retries are reported through ``emit``)."""
+def build_agents(config: MassGenConfig, emit: Emit) -> list[Agent]:
+    """Backends and guards for every agent, in registration order (retries are reported via ``emit``)."""
     agents = []
     for agent_config in config.agents:
         agent_id = agent_config.id or ""
@@ -33,28 +42,82 @@ def build_agents(config: MassGenConfig, emit: Callable[[RunEvent], None]) -> lis
         def on_retry(error: BackendError, attempt: int, delay: float, agent_id: str = agent_id) -> None:
             emit(Notice("warning", f"[{agent_id}] {error}; retry {attempt} in {delay:.1f}s"))
 
-        agents.append(Agent(agent_id, agent_config, create_backend(agent_config.backend, on_retry=on_retry)))
+        backend = create_backend(agent_config.backend, on_retry=on_retry)
+        agents.append(Agent(agent_id, agent_config, backend, _guard(agent_config, backend, emit)))
     return agents
+
+
+def _guard(agent_config: AgentConfig, backend: Backend, emit: Emit) -> ContextGuard:
+    memory = agent_config.memory
+    assert memory is not None, "the loader sets each agent's effective memory"
+    window = agent_config.context_window or getattr(backend, "context_window", None)
+    return build_guard(
+        agent_config.id or "",
+        backend.model,
+        window,
+        memory.compression,
+        emit=emit,
+        summarizer=_summarizer(agent_config, backend),
+        max_output_tokens=agent_config.backend.max_tokens,
+    )
+
+
+def _summarizer(agent_config: AgentConfig, backend: Backend) -> Summarizer | None:
+    """The configured summariser, else the agent's own backend; scripted agents use extraction."""
+    endpoint = agent_config.memory.compression.summarizer if agent_config.memory else None
+    if endpoint is not None:
+        summary_config = BackendConfig(
+            type=endpoint.provider, model=endpoint.model, api_key=endpoint.api_key, base_url=endpoint.base_url
+        )
+        return backend_summarizer(create_backend(summary_config))
+    if agent_config.backend.type == "scripted":
+        return None
+    return backend_summarizer(backend)
 
 
 async def run_step(
     agent: Agent,
     request: Request,
-    emit: Callable[[RunEvent], None],
+    emit: Emit,
     log: AttemptLog | None,
     *,
     text_kind: str = "content",
+    on_compressed: CompressedListener | None = None,
 ) -> Completion:
-    """Send one request and stream it; text and reasoning go out as events as they arrive."""
+    """Fit, send and stream one request; after a context-length error, shrink it and send it once more."""
+    if agent.guard is not None:
+        fitted = await agent.guard.fit(request)
+        if fitted is not request and on_compressed is not None:
+            await on_compressed(fitted.messages)
+        request = fitted
+    try:
+        return await _stream(agent, request, emit, log, text_kind)
+    except ContextLengthError:
+        if agent.guard is None:
+            raise
+        return await _stream(agent, await agent.guard.shrink(request), emit, log, text_kind)
+
+
+async def _stream(
+    agent: Agent, request: Request, emit: Emit, log: AttemptLog | None, text_kind: str
+) -> Completion:
     if log is not None:
         log.request(agent.id, _request_record(agent, request))
     result = Completion()
-    async for event in agent.backend.stream(request):
-        result.add(event)
-        if isinstance(event, TextDelta):
+    budget = agent.guard.stream_budget(request) if agent.guard is not None else None
+    async with contextlib.aclosing(agent.backend.stream(request)) as events:
+        async for event in events:
+            result.add(event)
+            if isinstance(event, ReasoningDelta):
+                emit(AgentText(agent.id, event.text, "reasoning"))
+            if not isinstance(event, TextDelta):
+                continue
             emit(AgentText(agent.id, event.text, text_kind))
-        elif isinstance(event, ReasoningDelta):
-            emit(AgentText(agent.id, event.text, "reasoning"))
+            if budget is not None and agent.guard is not None:
+                budget.add(event.text, agent.backend.model)
+                if not agent.guard.check_stream(budget):
+                    result.finish_reason = "length"
+                    break
     agent.usage_input += result.usage.input_tokens
     agent.usage_output += result.usage.output_tokens
     return result
@@ -75,3 +138,21 @@ def _request_record(agent: Agent, request: Request) -> dict[str, object]:
 def assistant_echo(completion: Completion) -> Message:
     """The assistant message a step produced, to show the model before a re-ask."""
     return {"role": "assistant", "content": completion.text or "(no text)"}
+
+
+def decision_transcript(completion: Completion, result_text: str) -> list[Message]:
+    """The assistant message with its tool calls, and the tool results, as a thread keeps them."""
+    if not completion.tool_calls:
+        return []
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in completion.tool_calls
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": call.id, "content": result_text} for call in completion.tool_calls
+    ]
+    return [{"role": "assistant", "content": completion.text or None, "tool_calls": calls}, *results]

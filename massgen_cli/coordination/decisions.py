@@ -49,7 +49,11 @@ def workflow_tools(can_answer: bool, vote_targets: list[str]) -> tuple[ToolSpec,
                 {
                     "type": "object",
                     "properties": {
-                        "agent_id": {"type": "string", "enum": vote_targets, "description": "Whose answer wins."},
+                        "agent_id": {
+                            "type": "string",
+                            "enum": vote_targets,
+                            "description": "Whose answer wins.",
+                        },
                         "reason": {"type": "string", "description": "Why that answer is best."},
                     },
                     "required": ["agent_id", "reason"],

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from massgen_cli.backends.base import Message, Request
 from massgen_cli.config.schema import OrchestratorConfig
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import Agent, assistant_echo, run_step
+from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript, run_step
 from massgen_cli.coordination.decisions import (
     Decision,
     NewAnswer,
@@ -31,7 +31,7 @@ from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.logs import AttemptLog
-from massgen_cli.session import Exchange
+from massgen_cli.memory.threads import AgentThreads
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class StepOutcome:
     decision: Decision | None
     version: int
     note: str = ""
+    transcript: list[Message] = field(default_factory=list)
 
 
 @dataclass
@@ -52,6 +53,7 @@ class AttemptResult:
     winner: str | None
     end_reason: str
     timings_s: dict[str, float] = field(default_factory=dict)
+    transcripts: dict[str, list[Message]] = field(default_factory=dict)
 
 
 class Coordination:
@@ -63,7 +65,7 @@ class Coordination:
         settings: OrchestratorConfig,
         *,
         emit: Callable[[RunEvent], None],
-        history: Sequence[Exchange] = (),
+        threads: AgentThreads,
         log: AttemptLog | None = None,
         turn_timeout_s: float,
     ):
@@ -71,7 +73,8 @@ class Coordination:
         self.order = [agent.id for agent in agents]
         self.settings = settings
         self.emit = emit
-        self.history = list(history)
+        self.threads = threads
+        self.transcripts: dict[str, list[Message]] = {}
         self.log = log
         self.turn_timeout_s = turn_timeout_s
         self.answers: dict[str, str] = {}
@@ -92,7 +95,9 @@ class Coordination:
             async with asyncio.timeout(self.turn_timeout_s):
                 await self._drive()
         except TimeoutError:
-            self.end_reason = f"orchestrator timeout ({self.turn_timeout_s:g}s) reached; best available answer used"
+            self.end_reason = (
+                f"orchestrator timeout ({self.turn_timeout_s:g}s) reached; best available answer used"
+            )
             self.emit(Notice("warning", self.end_reason))
         finally:
             await self._cancel_all()
@@ -105,6 +110,7 @@ class Coordination:
             winner=winner,
             end_reason=self.end_reason,
             timings_s={"coordination": round(time.monotonic() - started, 3)},
+            transcripts=dict(self.transcripts),
         )
 
     def _natural_end_reason(self) -> str:
@@ -132,6 +138,8 @@ class Coordination:
         except BackendError as error:
             self._idle(agent_id, "failed", str(error))
             return
+        if outcome.decision is not None:
+            self.transcripts[agent_id] = outcome.transcript
         if isinstance(outcome.decision, NewAnswer):
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
@@ -145,7 +153,9 @@ class Coordination:
         self.version += 1
         self.emit(AgentStatus(agent_id, "answered", content))
         if self.votes:
-            self.emit(Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared"))
+            self.emit(
+                Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
+            )
         self.votes.clear()
         for other in self.order:
             if other != agent_id:
@@ -196,20 +206,33 @@ class Coordination:
         agent, version = self.agents[agent_id], self.version
         messages = self._step_messages(agent)
         note = "no decision"
-        for _ in range(self.settings.max_reasks + 1):
+        for reask in range(self.settings.max_reasks + 1):
             if self.steps[agent_id] >= self.settings.max_steps_per_agent:
                 return StepOutcome(None, version, f"step cap ({self.settings.max_steps_per_agent}) reached")
             self.steps[agent_id] += 1
+            write_back = self._thread_writer(agent_id) if reask == 0 else None
             completion = await asyncio.wait_for(
-                run_step(agent, self._request(agent, messages), self.emit, self.log),
+                run_step(
+                    agent, self._request(agent, messages), self.emit, self.log, on_compressed=write_back
+                ),
                 self.settings.step_timeout_seconds,
             )
             decision, problem = self._validate(agent_id, parse_decision(completion))
             if decision is not None:
-                return StepOutcome(decision, version)
+                return StepOutcome(
+                    decision, version, transcript=decision_transcript(completion, _receipt(decision))
+                )
             note = problem
             messages = [*messages, assistant_echo(completion), {"role": "user", "content": problem}]
         return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
+
+    def _thread_writer(self, agent_id: str):  # type: ignore[no-untyped-def]
+        """Keep a compression of the step's history in the agent's thread, so it is not redone."""
+
+        async def write_back(messages: list[Message]) -> None:
+            await self.threads.replace_history(agent_id, messages[1:-1])
+
+        return write_back
 
     def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
         if decision is None:
@@ -235,7 +258,7 @@ class Coordination:
         uses_json = not agent.backend.capabilities.tool_calls
         return [
             prompts.system_message(agent.config.system_message, uses_json=uses_json),
-            *prompts.history_messages(self.history),
+            *self.threads.get_history(agent.id),
             prompts.task_message(self.question, self.answers, self.order, self.extra),
         ]
 
@@ -250,3 +273,7 @@ def _finished_with_answer(task: asyncio.Task[StepOutcome]) -> bool:
     if not task.done() or task.cancelled() or task.exception() is not None:
         return False
     return isinstance(task.result().decision, NewAnswer)
+
+
+def _receipt(decision: Decision) -> str:
+    return "Answer recorded." if isinstance(decision, NewAnswer) else f"Vote recorded for {decision.target}."

@@ -59,8 +59,13 @@ async def post_evaluate(
 ) -> Verdict:
     """Ask the winner whether the final answer stands; anything unclear counts as ``submit``."""
     uses_json = not agent.backend.capabilities.tool_calls
-    body = f"{INSTRUCTIONS}\n\n<ORIGINAL MESSAGE>\n{question}\n</ORIGINAL MESSAGE>\n\n<FINAL ANSWER>\n{final_answer}\n</FINAL ANSWER>"
-    messages: list[Message] = [{"role": "user", "content": body + (f"\n\n{JSON_INSTRUCTIONS}" if uses_json else "")}]
+    body = (
+        f"{INSTRUCTIONS}\n\n<ORIGINAL MESSAGE>\n{question}\n</ORIGINAL MESSAGE>\n\n"
+        f"<FINAL ANSWER>\n{final_answer}\n</FINAL ANSWER>"
+    )
+    messages: list[Message] = [
+        {"role": "user", "content": body + (f"\n\n{JSON_INSTRUCTIONS}" if uses_json else "")}
+    ]
     request = (
         Request(messages, response_schema=SCHEMA, purpose="post_evaluation")
         if uses_json

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 
 from massgen_cli.backends.base import Message
 from massgen_cli.coordination.tally import Vote, alias_map
-from massgen_cli.session import Exchange
 
 COORDINATION_INSTRUCTIONS = """\
 You are one of several agents answering the same message together. You see the original message \
@@ -36,16 +35,9 @@ def system_message(agent_system: str | None, *, uses_json: bool) -> Message:
     return {"role": "system", "content": "\n\n".join(parts)}
 
 
-def history_messages(history: Sequence[Exchange]) -> list[Message]:
-    """Earlier turns of the session as user/assistant pairs."""
-    messages: list[Message] = []
-    for exchange in history:
-        messages.append({"role": "user", "content": exchange.question})
-        messages.append({"role": "assistant", "content": exchange.answer})
-    return messages
-
-
-def task_message(question: str, answers: Mapping[str, str], agent_ids: Sequence[str], extra: str = "") -> Message:
+def task_message(
+    question: str, answers: Mapping[str, str], agent_ids: Sequence[str], extra: str = ""
+) -> Message:
     """The user message of a step: the original message and every current answer under its alias."""
     lines = ["<ORIGINAL MESSAGE>", question, "</ORIGINAL MESSAGE>", "", "<CURRENT ANSWERS from the agents>"]
     shown = [(alias, agent_id) for alias, agent_id in alias_map(agent_ids).items() if agent_id in answers]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from massgen_cli.backends.base import Request
+from massgen_cli.backends.base import Message, Request
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, run_step
@@ -16,6 +16,7 @@ from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
+from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session
 
 
@@ -48,16 +49,19 @@ class TurnRunner:
         config: MassGenConfig,
         agents: Sequence[Agent],
         session: Session,
+        threads: AgentThreads,
         run_log: RunLog,
         sink: Callable[[RunEvent], None],
     ):
         self.config = config
         self.agents = list(agents)
         self.session = session
+        self.threads = threads
         self.run_log = run_log
         self.sink = sink
         self.log: AttemptLog | None = None
         self.turn = session.next_turn
+        self.transcripts: dict[str, list[Message]] = {}
 
     def emit(self, event: RunEvent) -> None:
         self.sink(event)
@@ -68,6 +72,9 @@ class TurnRunner:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
         turn, started = self.session.next_turn, time.monotonic()
         self.turn = turn
+        for agent in self.agents:
+            if agent.guard is not None:
+                agent.guard.begin_turn(turn)
         max_attempts = self.config.orchestrator.coordination.max_orchestration_restarts + 1
         extra, result = "", None
         for attempt in range(1, max_attempts + 1):
@@ -86,10 +93,20 @@ class TurnRunner:
         assert result is not None
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
+            await self._remember_turn(question, result.final_answer)
             self.session.complete_turn(question, result.final_answer, result.winner)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events()))
         self._close_attempt(result)
         return result
+
+    async def _remember_turn(self, question: str, final_answer: str) -> None:
+        """Each agent's thread gets the question, its own decisive step and the final answer."""
+        for agent in self.agents:
+            await self.threads.append_to_history(agent.id, "user", question)
+            for message in self.transcripts.get(agent.id, []):
+                await self.threads.append_message(agent.id, message)
+            await self.threads.append_to_history(agent.id, "assistant", final_answer)
+        self.threads.save()
 
     def _close_attempt(self, result: TurnResult | None) -> None:
         if self.log is not None:
@@ -106,10 +123,11 @@ class TurnRunner:
                 self.agents,
                 self.config.orchestrator,
                 emit=self.emit,
-                history=self.session.history(),
+                threads=self.threads,
                 log=self.log,
                 turn_timeout_s=self.config.timeout_settings.orchestrator_timeout_seconds,
             ).run(question, extra)
+        self.transcripts = coordination.transcripts
         final = await self._final_answer(question, coordination)
         return TurnResult(
             session_id=self.session.id,
@@ -121,20 +139,34 @@ class TurnRunner:
             winner=coordination.winner,
             final_answer=final,
             end_reason=coordination.end_reason,
-            usage={a.id: {"input_tokens": a.usage_input, "output_tokens": a.usage_output} for a in self.agents},
+            usage={
+                a.id: {"input_tokens": a.usage_input, "output_tokens": a.usage_output} for a in self.agents
+            },
             timings_s=coordination.timings_s,
         )
 
     async def _single_agent(self, question: str) -> AttemptResult:
         """One agent needs no voting: its first answer is final, streamed as it comes."""
         agent, started = self.agents[0], time.monotonic()
-        messages = [
-            *([{"role": "system", "content": agent.config.system_message}] if agent.config.system_message else []),
-            *prompts.history_messages(self.session.history()),
-            {"role": "user", "content": question},
-        ]
+        system = (
+            [{"role": "system", "content": agent.config.system_message}]
+            if agent.config.system_message
+            else []
+        )
+        messages = [*system, *self.threads.get_history(agent.id), {"role": "user", "content": question}]
+
+        async def write_back(compressed: list[Message]) -> None:
+            await self.threads.replace_history(agent.id, compressed[len(system) : -1])
+
         try:
-            completion = await run_step(agent, Request(messages), self.emit, self.log, text_kind="presentation")
+            completion = await run_step(
+                agent,
+                Request(messages),
+                self.emit,
+                self.log,
+                text_kind="presentation",
+                on_compressed=write_back,
+            )
         except BackendError as error:
             return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
         answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
@@ -159,20 +191,32 @@ class TurnRunner:
     async def _present(self, question: str, result: AttemptResult) -> str:
         winner = next(agent for agent in self.agents if agent.id == result.winner)
         messages = [
-            *([{"role": "system", "content": winner.config.system_message}] if winner.config.system_message else []),
-            *prompts.history_messages(self.session.history()),
+            *(
+                [{"role": "system", "content": winner.config.system_message}]
+                if winner.config.system_message
+                else []
+            ),
+            *self.threads.get_history(winner.id),
             prompts.presentation_message(question, result.answers, result.votes, [a.id for a in self.agents]),
         ]
         try:
             completion = await run_step(
-                winner, Request(messages, purpose="presentation"), self.emit, self.log, text_kind="presentation"
+                winner,
+                Request(messages, purpose="presentation"),
+                self.emit,
+                self.log,
+                text_kind="presentation",
             )
         except BackendError as error:
-            self.emit(Notice("warning", f"presentation by {winner.id} failed ({error}); using its answer as is"))
+            self.emit(
+                Notice("warning", f"presentation by {winner.id} failed ({error}); using its answer as is")
+            )
             return ""
         return completion.text.strip()
 
-    async def _wants_restart(self, result: TurnResult, question: str, may_restart: bool) -> tuple[str, str] | None:
+    async def _wants_restart(
+        self, result: TurnResult, question: str, may_restart: bool
+    ) -> tuple[str, str] | None:
         if not may_restart or result.winner is None or result.final_answer is None:
             return None
         winner = next(agent for agent in self.agents if agent.id == result.winner)

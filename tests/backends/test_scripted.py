@@ -70,7 +70,12 @@ async def test_a_cancelled_call_still_consumes_its_entry():
 
 @pytest.mark.parametrize(
     ("fault", "error"),
-    [(429, RateLimitError), (500, ServerError), ("timeout", BackendTimeoutError), ("context_length", ContextLengthError)],
+    [
+        (429, RateLimitError),
+        (500, ServerError),
+        ("timeout", BackendTimeoutError),
+        ("context_length", ContextLengthError),
+    ],
 )
 async def test_faults(fault, error):
     with pytest.raises(error):
@@ -80,7 +85,10 @@ async def test_faults(fault, error):
 async def test_retry_consumes_the_next_entry_and_reports():
     heard = []
     backend = RetryingBackend(
-        scripted({"error": 429}, {"error": 500}, "ok"), max_retries=3, base_delay=0, on_retry=lambda *a: heard.append(a)
+        scripted({"error": 429}, {"error": 500}, "ok"),
+        max_retries=3,
+        base_delay=0,
+        on_retry=lambda *a: heard.append(a),
     )
     assert (await complete(backend, Request(ASK))).text == "ok"
     assert [attempt for _, attempt, _ in heard] == [1, 2]

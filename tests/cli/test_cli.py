@@ -58,7 +58,11 @@ def test_missing_api_key_names_the_variable(tmp_path):
 
 
 def test_turn_without_answer_exits_1_with_reason(tmp_path):
-    config = write_config(tmp_path, "agent:\n  backend: {type: scripted, responses: [{error: 500}], max_retries: 1, retry_base_delay_seconds: 0}\n")
+    config = write_config(
+        tmp_path,
+        "agent:\n  backend: {type: scripted, responses: [{error: 500}], max_retries: 1,"
+        " retry_base_delay_seconds: 0}\n",
+    )
     result = run_cli("--config", str(config), "Q?")
     assert result.returncode == 1
     assert "no answer" in result.stderr and "HTTP 500" in result.stderr
@@ -82,7 +86,9 @@ def test_piped_stdin_runs_one_turn_per_line_and_turn_two_sees_turn_one(tmp_path)
     result = run_cli("--config", str(config), stdin="first question\nsecond question\n/quit\nignored\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "First answer.\nSecond answer.\n"
-    request = json.loads((latest_log_dir() / "turn_2" / "attempt_1" / "requests" / "solo_001.json").read_text())
+    request = json.loads(
+        (latest_log_dir() / "turn_2" / "attempt_1" / "requests" / "solo_001.json").read_text()
+    )
     assert [m["content"] for m in request["messages"]] == [
         "first question",
         "First answer.",
@@ -107,7 +113,9 @@ def test_session_continues_in_a_second_process(tmp_path):
 
 
 def test_session_name_in_config_names_the_session(tmp_path):
-    config = write_config(tmp_path, ONE_AGENT + "memory:\n  persistent_memory:\n    session_name: from_yaml\n")
+    config = write_config(
+        tmp_path, ONE_AGENT + "memory:\n  persistent_memory:\n    session_name: from_yaml\n"
+    )
     assert run_cli("--config", str(config), "Q?").returncode == 0
     assert run_cli("sessions", "list").stdout.startswith("from_yaml\t")
 

@@ -38,7 +38,10 @@ def test_three_agents_refine_vote_and_present(in_process):
     run = in_process(THREE_AGENTS)
     result = run.app.ask("What is the capital of France?")
     assert result.winner == "agent_b"
-    assert result.answers == {"agent_a": "Paris.", "agent_b": "Paris is the capital and largest city of France."}
+    assert result.answers == {
+        "agent_a": "Paris.",
+        "agent_b": "Paris is the capital and largest city of France.",
+    }
     assert [(v["voter"], v["target"]) for v in result.votes] == [
         ("agent_a", "agent_b"),
         ("agent_b", "agent_b"),
@@ -190,7 +193,7 @@ def test_new_answer_cancels_in_flight_steps_of_the_others(in_process):
             backend:
               type: scripted
               responses:
-                - {text: "working on something long", tool: new_answer, args: {content: "Superseded"}, delay: 30}
+                - {text: "working long", tool: new_answer, args: {content: "Superseded"}, delay: 30}
                 - {tool: vote, args: {agent_id: agent1, reason: "fast was right"}}
         orchestrator: {final_presentation: reuse}
         """
@@ -267,7 +270,17 @@ def test_logs_hold_requests_events_and_summary(in_process):
     assert {"AgentStatus", "AgentText", "FinalAnswer", "TurnEnded"} <= {e["type"] for e in events}
     summary = summary_of(run)
     assert set(summary) == {
-        "session_id", "turn", "attempt", "question", "answers", "votes", "winner", "final_answer",
-        "end_reason", "usage", "timings_s", "memory_errors",
+        "session_id",
+        "turn",
+        "attempt",
+        "question",
+        "answers",
+        "votes",
+        "winner",
+        "final_answer",
+        "end_reason",
+        "usage",
+        "timings_s",
+        "memory_errors",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0

@@ -1,0 +1,1 @@
+"""Memory: conversation memory and per-agent threads, context monitoring and compression."""

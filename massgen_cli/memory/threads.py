@@ -1,0 +1,61 @@
+"""Per-agent threads: each agent's own conversation across turns, persisted with the session."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.memory.conversation import ConversationMemory, Message
+
+THREADS_FILE = "threads.json"
+
+
+class AgentThreads:
+    """One ConversationMemory per agent; ``save``/``load`` keep them in the session folder."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self.threads: dict[str, ConversationMemory] = {}
+
+    def thread(self, agent_id: str) -> ConversationMemory:
+        return self.threads.setdefault(agent_id, ConversationMemory())
+
+    async def append_to_history(self, agent_id: str, role: str, content: str | None, **fields: Any) -> str:
+        """Append a message (``tool_calls``, ``tool_call_id``, ``name`` kept as given)."""
+        return await self.append_message(agent_id, {"role": role, "content": content, **fields})
+
+    async def append_message(self, agent_id: str, message: Message) -> str:
+        return await self.thread(agent_id).add(message, agent_id=agent_id)
+
+    def get_history(self, agent_id: str) -> list[Message]:
+        return self.thread(agent_id).messages_now()
+
+    async def replace_history(self, agent_id: str, messages: list[Message]) -> None:
+        await self.thread(agent_id).replace(messages, agent_id=agent_id)
+
+    async def clear_history(self, agent_id: str | None = None) -> None:
+        """Forget one agent's thread, or every thread."""
+        targets = [agent_id] if agent_id is not None else list(self.threads)
+        for target in targets:
+            await self.thread(target).clear()
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        data = {agent_id: thread.to_list() for agent_id, thread in self.threads.items()}
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        temporary.replace(self.path)
+
+    @classmethod
+    def load(cls, session_dir: Path) -> AgentThreads:
+        """The threads saved in ``session_dir`` (empty when there are none yet)."""
+        threads = cls(session_dir / THREADS_FILE)
+        if threads.path is not None and threads.path.is_file():
+            data = json.loads(threads.path.read_text(encoding="utf-8"))
+            threads.threads = {
+                agent_id: ConversationMemory.from_list(items) for agent_id, items in data.items()
+            }
+        return threads
