@@ -17,6 +17,7 @@ from massgen_cli.tokens import count_text_tokens
 
 SUMMARY_PREFIX = "[Conversation summary]"
 MAX_SUMMARY_TOKENS = 800
+MIN_SUMMARY_TOKENS = 48
 WORDS_PER_MESSAGE = 40
 
 Summarizer = Callable[[list[Message], str, int], Awaitable[str]]
@@ -85,7 +86,8 @@ async def compress(
         )
         reserve = 0
     else:
-        reserve = min(MAX_SUMMARY_TOKENS, max(0, target_tokens - pinned_tokens) // 4)
+        room = target_tokens - pinned_tokens
+        reserve = min(MAX_SUMMARY_TOKENS, room, max(room // 4, MIN_SUMMARY_TOKENS))
         kept, note = (
             _newest_that_fit(
                 messages, monitor, _units(messages, movable), target_tokens - pinned_tokens - reserve
@@ -100,10 +102,15 @@ async def compress(
         )
     dropped = [messages[i] for i in dropped_indices]
     summary_text = ""
-    if reserve > 0 and (dropped or previous):
-        summary_text = await _summary(dropped, previous, reserve, monitor, summarize)
+    body_budget = reserve - monitor.message_tokens(_summary_message(len(messages), ""))
+    if body_budget > 0 and (dropped or previous):
+        summary_text = await _summary(dropped, previous, body_budget, monitor, summarize)
     result = _assemble(messages, pinned, kept, summary_text, len(dropped))
     after = monitor.messages_tokens(result) + overhead_tokens
+    if summary_text and after > target_tokens and pinned_tokens <= target_tokens:
+        summary_text = ""  # token estimates of a cut text can be off by one or two: never break the target
+        result = _assemble(messages, pinned, kept, summary_text, len(dropped))
+        after = monitor.messages_tokens(result) + overhead_tokens
     return CompressionResult(result, dropped, summary_text, before, after, len(kept), note)
 
 
@@ -124,10 +131,7 @@ def _assemble(
     messages: Sequence[Message], pinned: set[int], kept: set[int], summary: str, dropped_count: int
 ) -> list[Message]:
     result: list[Message] = []
-    summary_message = {
-        "role": "system",
-        "content": f"{SUMMARY_PREFIX} {dropped_count} earlier message(s) were compressed:\n{summary}",
-    }
+    summary_message = _summary_message(dropped_count, summary)
     placed = not summary
     for index, message in enumerate(messages):
         if not placed and not (index in pinned and message.get("role") == "system"):
@@ -138,6 +142,13 @@ def _assemble(
     if not placed:
         result.append(summary_message)
     return result
+
+
+def _summary_message(dropped_count: int, summary: str) -> Message:
+    return {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} {dropped_count} earlier message(s) were compressed:\n{summary}",
+    }
 
 
 def _summary_body(message: Message) -> str:
