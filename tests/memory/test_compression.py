@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from massgen_cli.memory.compression import SUMMARY_PREFIX, compress, extractive_summary, is_summary
 from massgen_cli.memory.monitor import ContextMonitor
 
-WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "omega", "paris", "42", "vote"]), max_size=60)
+WORDS = st.lists(
+    st.sampled_from(["alpha", "beta", "gamma", "delta", "omega", "paris", "42", "vote"]), max_size=60
+)
 
 
 @st.composite
@@ -29,7 +31,8 @@ def conversations(draw):  # type: ignore[no-untyped-def]
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": i, "type": "function", "function": {"name": "search", "arguments": "{}"}} for i in ids
+                        {"id": i, "type": "function", "function": {"name": "search", "arguments": "{}"}}
+                        for i in ids
                     ],
                 }
             )
@@ -84,11 +87,17 @@ def test_nothing_dropped_when_it_fits():
 
 def test_previous_summary_is_folded_into_the_new_one():
     monitor = ContextMonitor("gpt-4o", 400, trigger_threshold=0.75, target_ratio=0.4)
-    old_summary = {"role": "system", "content": f"{SUMMARY_PREFIX} 3 earlier message(s) were compressed:\nthe code is 7781"}
+    old_summary = {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} 3 earlier message(s) were compressed:\nthe code is 7781",
+    }
     messages = [
         {"role": "system", "content": "You are helpful."},
         old_summary,
-        *[{"role": "user" if i % 2 else "assistant", "content": f"filler number {i} " * 12} for i in range(12)],
+        *[
+            {"role": "user" if i % 2 else "assistant", "content": f"filler number {i} " * 12}
+            for i in range(12)
+        ],
         {"role": "user", "content": "What was the code?"},
     ]
     result = asyncio.run(compress(messages, monitor, target_tokens=monitor.target_tokens))
@@ -116,8 +125,16 @@ def test_extractive_summary_names_roles_and_tools():
     text = extractive_summary(
         [
             {"role": "user", "content": "find the file"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "function": {"name": "read_file"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "1", "function": {"name": "read_file"}}],
+            },
         ],
         previous="before that, we met",
     )
-    assert text.splitlines() == ["(earlier) before that, we met", "- user: find the file", "- assistant:  [called: read_file]"]
+    assert text.splitlines() == [
+        "(earlier) before that, we met",
+        "- user: find the file",
+        "- assistant:  [called: read_file]",
+    ]

@@ -35,7 +35,9 @@ def test_forty_turn_session_never_sends_over_the_trigger(tmp_path):
             responses: ["{LONG_ANSWER}"]
         """,
     )
-    questions = "".join(f"Question {n}: tell me everything about topic {n} again please.\n" for n in range(40))
+    questions = "".join(
+        f"Question {n}: tell me everything about topic {n} again please.\n" for n in range(40)
+    )
     result = run_cli("--config", str(config), stdin=questions, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.count(LONG_ANSWER) == 40

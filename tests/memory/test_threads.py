@@ -32,13 +32,19 @@ def test_concurrent_adds_keep_every_message():
 
 
 def test_threads_with_tool_calls_round_trip_through_disk(tmp_path):
-    call = {"id": "call_1", "type": "function", "function": {"name": "new_answer", "arguments": '{"content": "x"}'}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "new_answer", "arguments": '{"content": "x"}'},
+    }
 
     async def scenario():  # type: ignore[no-untyped-def]
         threads = AgentThreads.load(tmp_path)
         await threads.append_to_history("a", "user", "question")
         await threads.append_to_history("a", "assistant", None, tool_calls=[call])
-        await threads.append_to_history("a", "tool", "Answer recorded.", tool_call_id="call_1", name="new_answer")
+        await threads.append_to_history(
+            "a", "tool", "Answer recorded.", tool_call_id="call_1", name="new_answer"
+        )
         await threads.append_to_history("b", "user", "question")
         threads.save()
         return threads.get_history("a")
@@ -49,4 +55,6 @@ def test_threads_with_tool_calls_round_trip_through_disk(tmp_path):
     assert loaded.get_history("a")[1] == {"role": "assistant", "content": None, "tool_calls": [call]}
     assert loaded.get_history("a")[2]["tool_call_id"] == "call_1"
     asyncio.run(loaded.clear_history("a"))
-    assert loaded.get_history("a") == [] and loaded.get_history("b") == [{"role": "user", "content": "question"}]
+    assert loaded.get_history("a") == [] and loaded.get_history("b") == [
+        {"role": "user", "content": "question"}
+    ]

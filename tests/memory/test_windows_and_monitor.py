@@ -33,5 +33,7 @@ def test_usage_counts_tool_schemas():
 
     monitor = ContextMonitor("gpt-4o", 1000, trigger_threshold=0.75, target_ratio=0.4)
     messages = [{"role": "user", "content": "hi"}]
-    tool = ToolSpec("vote", "Vote for the best answer.", {"type": "object", "properties": {"x": {"type": "string"}}})
+    tool = ToolSpec(
+        "vote", "Vote for the best answer.", {"type": "object", "properties": {"x": {"type": "string"}}}
+    )
     assert monitor.usage(messages, (tool,)).tokens > monitor.usage(messages).tokens
