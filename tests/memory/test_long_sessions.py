@@ -64,7 +64,7 @@ def test_three_agents_stay_under_the_trigger(in_process):
               responses: [{{tool: new_answer, args: {{content: "{LONG_ANSWER}"}}}}, {vote}]
           - id: b
             context_window: 2500
-            backend: {{type: scripted, responses: [{{delay: 0.01, tool: vote, args: {{agent_id: agent1, reason: "ok"}}}}]}}
+            backend: {{type: scripted, responses: [{vote}]}}
         orchestrator: {{final_presentation: reuse}}
         """,
         interactive=True,
