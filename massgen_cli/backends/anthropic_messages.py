@@ -1,0 +1,280 @@
+"""The Anthropic Messages backend: OpenAI-format messages in, a stream of typed events out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import RawMessageStreamEvent
+
+from massgen_cli.backends.base import Capabilities, Message, Request, ToolSpec
+from massgen_cli.config.schema import BackendConfig
+from massgen_cli.errors import (
+    BackendError,
+    BackendTimeoutError,
+    ConfigError,
+    ConnectionFailedError,
+    ContextLengthError,
+    RateLimitError,
+    ServerError,
+)
+from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+
+DEFAULT_MAX_TOKENS = 4096
+# A proxy without keys still gets a key header: an explicit key also keeps the SDK from reading profiles.
+KEYLESS_PLACEHOLDER = "not-needed"
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+SERVER_ERROR_TYPES = frozenset({"api_error", "overloaded_error"})
+CONTEXT_ERROR_PHRASES = ("prompt is too long", "context window", "context length")
+MAX_ERROR_TEXT = 300
+
+
+class AnthropicBackend:
+    """Streams the Messages API through the ``anthropic`` SDK; the SDK's own retries are off.
+
+    The Messages API has no JSON-schema response format; a request that asks for one gets the
+    schema as an instruction in the system prompt.
+    """
+
+    capabilities = Capabilities(tool_calls=True, json_schema=False, reasoning=True)
+
+    def __init__(self, config: BackendConfig, *, api_key: str | None):
+        self.name = config.type or "claude"
+        if not config.model:
+            raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
+        self.model = config.model
+        self._config = config
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or KEYLESS_PLACEHOLDER,
+            base_url=config.base_url,
+            timeout=config.request_timeout_seconds,
+            max_retries=0,
+        )
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Send one request and yield its text, thinking, tool calls, usage and finish."""
+        opened = False
+        try:
+            async with await self._client.messages.create(**self._params(request)) as events:
+                opened = True
+                async for event in _MessageAssembly(self.name).events(events):
+                    yield event
+        except (anthropic.APIError, httpx2.TransportError) as error:
+            raise self._translate(error, opened) from error
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _params(self, request: Request) -> dict[str, Any]:
+        system, messages = to_anthropic_messages(request.messages)
+        if request.response_schema is not None and not request.tools:
+            system = "\n\n".join(filter(None, [system, _schema_instruction(request.response_schema)]))
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self._config.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": messages,
+            "stream": True,
+        }
+        if system:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = [_anthropic_tool(tool) for tool in request.tools]
+        # anthropic 2.x dropped the sampling keywords from create(); the API still reads them from the body.
+        sampling = {name: getattr(self._config, name) for name in ("temperature", "top_p", "top_k")}
+        extra_body = {name: value for name, value in sampling.items() if value is not None}
+        extra_body.update(self._config.extra_body)
+        if extra_body:
+            params["extra_body"] = extra_body
+        return params
+
+    def _translate(self, error: Exception, opened: bool) -> BackendError:
+        provider = self.name
+        if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
+            return BackendTimeoutError(
+                f"{provider} did not answer within {self._config.request_timeout_seconds:g} s; "
+                "raise 'request_timeout_seconds' if the model is slow",
+                provider=provider,
+            )
+        if isinstance(error, anthropic.APIConnectionError | httpx2.TransportError):
+            what = "was cut mid-response" if opened else "failed"
+            return ConnectionFailedError(
+                f"the connection to {provider} at {self._client.base_url} {what}; "
+                "check the network and try again",
+                provider=provider,
+            )
+        if isinstance(error, anthropic.APIStatusError):
+            return self._status_error(error)
+        return BackendError(f"{provider} failed: {_clip(str(error))}", provider=provider)
+
+    def _status_error(self, error: anthropic.APIStatusError) -> BackendError:
+        provider, detail = self.name, _clip(error.api_message or error.message)
+        # An error event inside a stream arrives with the stream's own status, 200.
+        status = error.status_code if error.status_code >= 400 else None
+        if status == 429 or error.type == "rate_limit_error":
+            retry_after = _seconds(error.response.headers.get("retry-after"))
+            return RateLimitError(
+                f"{provider} is rate limiting: {detail}", provider=provider, retry_after=retry_after
+            )
+        if (status or 0) >= 500 or error.type in SERVER_ERROR_TYPES:
+            return ServerError(
+                f"{provider} server error ({error.type or status}): {detail}",
+                provider=provider,
+                status=status,
+            )
+        if status == 401:
+            return BackendError(
+                f"{provider} rejected the API key (HTTP 401); check ANTHROPIC_API_KEY or 'backend.api_key'",
+                provider=provider,
+                status=status,
+            )
+        if any(phrase in detail.lower() for phrase in CONTEXT_ERROR_PHRASES):
+            return ContextLengthError(
+                f"the request is too long for {self.model}: {detail}", provider=provider, status=status
+            )
+        where = f"returned HTTP {status}" if status else f"sent an error event ({error.type})"
+        return BackendError(f"{provider} {where}: {detail}", provider=provider, status=status)
+
+
+class _MessageAssembly:
+    """Turns raw Messages stream events into our events; tool input JSON is gathered per block."""
+
+    def __init__(self, provider: str):
+        self.provider = provider
+        self.tool_blocks: dict[int, dict[str, str]] = {}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.stop_reason: str | None = None
+        self.stopped = False
+
+    async def events(self, raw: AsyncIterator[RawMessageStreamEvent]) -> AsyncIterator[StreamEvent]:
+        async for event in raw:
+            for ours in self._handle(event):
+                yield ours
+        if not self.stopped:
+            raise ConnectionFailedError(
+                f"the stream from {self.provider} ended before the message was complete",
+                provider=self.provider,
+            )
+        yield Usage(self.input_tokens, self.output_tokens)
+        reason = self.stop_reason or "stop"
+        yield Finish(FINISH_REASONS.get(reason, reason))
+
+    def _handle(self, event: RawMessageStreamEvent) -> list[StreamEvent]:
+        if event.type == "message_start":
+            usage = event.message.usage
+            cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+            self.input_tokens, self.output_tokens = usage.input_tokens + cached, usage.output_tokens
+        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+            block = event.content_block
+            self.tool_blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+        elif event.type == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif event.type == "content_block_stop" and event.index in self.tool_blocks:
+            return [self._tool_call(self.tool_blocks.pop(event.index))]
+        elif event.type == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self.output_tokens = event.usage.output_tokens
+        elif event.type == "message_stop":
+            self.stopped = True
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        if delta.type == "text_delta" and delta.text:
+            return [TextDelta(delta.text)]
+        if delta.type == "thinking_delta" and delta.thinking:
+            return [ReasoningDelta(delta.thinking)]
+        if delta.type == "input_json_delta" and index in self.tool_blocks:
+            self.tool_blocks[index]["json"] += delta.partial_json
+        return []
+
+    def _tool_call(self, block: dict[str, str]) -> ToolCall:
+        text = block["json"].strip() or "{}"
+        try:
+            arguments = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise BackendError(
+                f"{self.provider} sent input for tool '{block['name']}' that is not valid JSON "
+                f"({error.msg}): {_clip(text)}",
+                provider=self.provider,
+            ) from error
+        return ToolCall(id=block["id"], name=block["name"], arguments=arguments)
+
+
+def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """OpenAI-format messages as Anthropic's (system text, messages).
+
+    System messages are joined into the system text; assistant tool calls become ``tool_use`` blocks,
+    tool results ``tool_result`` blocks in a user message; consecutive same-role messages are merged,
+    as the API wants user and assistant turns to alternate.
+    """
+    system: list[str] = []
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] in ("system", "developer"):
+            system.append(_text_of(message.get("content")))
+            continue
+        role, blocks = _converted(message)
+        if not blocks:
+            continue
+        if converted and converted[-1]["role"] == role:
+            converted[-1]["content"].extend(blocks)
+        else:
+            converted.append({"role": role, "content": blocks})
+    return "\n\n".join(part for part in system if part), converted
+
+
+def _converted(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    text = _text_of(message.get("content"))
+    if message["role"] == "tool":
+        result = {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": text}
+        return "user", [result]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for call in message.get("tool_calls") or ():
+        function = call["function"]
+        blocks.append(
+            {"type": "tool_use", "id": call["id"], "name": function["name"], "input": _arguments(function)}
+        )
+    return ("assistant" if message["role"] == "assistant" else "user"), blocks
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+    return content or ""
+
+
+def _arguments(function: dict[str, Any]) -> dict[str, Any]:
+    arguments = function.get("arguments") or {}
+    return json.loads(arguments) if isinstance(arguments, str) else arguments
+
+
+def _anthropic_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def _schema_instruction(schema: dict[str, Any]) -> str:
+    return (
+        "Reply with one JSON object that matches this JSON schema, and nothing else:\n"
+        f"{json.dumps(schema, separators=(',', ':'))}"
+    )
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _clip(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
