@@ -11,6 +11,7 @@ import httpx2
 from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.base import Capabilities, Message, Request, ToolSpec
+from massgen_cli.backends.wire import clip, decode_tool_arguments, retry_after_seconds
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
@@ -35,7 +36,6 @@ FINISH_REASONS = {
 }
 SERVER_ERROR_TYPES = frozenset({"api_error", "overloaded_error"})
 CONTEXT_ERROR_PHRASES = ("prompt is too long", "context window", "context length")
-MAX_ERROR_TEXT = 300
 
 
 class AnthropicBackend:
@@ -113,14 +113,14 @@ class AnthropicBackend:
             )
         if isinstance(error, anthropic.APIStatusError):
             return self._status_error(error)
-        return BackendError(f"{provider} failed: {_clip(str(error))}", provider=provider)
+        return BackendError(f"{provider} failed: {clip(str(error))}", provider=provider)
 
     def _status_error(self, error: anthropic.APIStatusError) -> BackendError:
-        provider, detail = self.name, _clip(error.api_message or error.message)
+        provider, detail = self.name, clip(error.api_message or error.message)
         # An error event inside a stream arrives with the stream's own status, 200.
         status = error.status_code if error.status_code >= 400 else None
         if status == 429 or error.type == "rate_limit_error":
-            retry_after = _seconds(error.response.headers.get("retry-after"))
+            retry_after = retry_after_seconds(error.response.headers)
             return RateLimitError(
                 f"{provider} is rate limiting: {detail}", provider=provider, retry_after=retry_after
             )
@@ -197,15 +197,7 @@ class _MessageAssembly:
         return []
 
     def _tool_call(self, block: dict[str, str]) -> ToolCall:
-        text = block["json"].strip() or "{}"
-        try:
-            arguments = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise BackendError(
-                f"{self.provider} sent input for tool '{block['name']}' that is not valid JSON "
-                f"({error.msg}): {_clip(text)}",
-                provider=self.provider,
-            ) from error
+        arguments = decode_tool_arguments(self.provider, block["name"], block["json"])
         return ToolCall(id=block["id"], name=block["name"], arguments=arguments)
 
 
@@ -266,15 +258,3 @@ def _schema_instruction(schema: dict[str, Any]) -> str:
         "Reply with one JSON object that matches this JSON schema, and nothing else:\n"
         f"{json.dumps(schema, separators=(',', ':'))}"
     )
-
-
-def _seconds(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
-def _clip(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterable
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -14,6 +11,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaTool
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.providers import PROVIDERS
+from massgen_cli.backends.wire import clip, decode_tool_arguments, retry_after_seconds
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
@@ -30,7 +28,6 @@ from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, T
 KEYLESS_PLACEHOLDER = "not-needed"
 CONTEXT_ERROR_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 CONTEXT_ERROR_PHRASES = ("context length", "context window", "context size", "maximum context")
-MAX_ERROR_TEXT = 300
 
 
 class OpenAIChatBackend:
@@ -197,22 +194,7 @@ class _ToolCallParts:
         return max(self.parts)
 
     def _decode(self, part: dict[str, str]) -> dict[str, Any]:
-        text = part["arguments"].strip() or "{}"
-        try:
-            arguments = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise BackendError(
-                f"{self.provider} sent arguments for tool '{part['name']}' that are not valid JSON "
-                f"({error.msg}): {_clip(text)}",
-                provider=self.provider,
-            ) from error
-        if not isinstance(arguments, dict):
-            raise BackendError(
-                f"{self.provider} sent arguments for tool '{part['name']}' that are not a JSON object: "
-                f"{_clip(text)}",
-                provider=self.provider,
-            )
-        return arguments
+        return decode_tool_arguments(self.provider, part["name"], part["arguments"])
 
 
 def _delta_events(delta: ChoiceDelta) -> list[StreamEvent]:
@@ -245,7 +227,7 @@ def _key_hint(provider: str) -> str:
 def _error_text(error: openai.APIError) -> str:
     body = error.body
     message = body.get("message") if isinstance(body, dict) else None
-    return _clip(str(message or error.message))
+    return clip(str(message or error.message))
 
 
 def _is_context_error(error: openai.APIError, detail: str) -> bool:
@@ -254,33 +236,3 @@ def _is_context_error(error: openai.APIError, detail: str) -> bool:
     return bool(labels & CONTEXT_ERROR_CODES) or any(
         phrase in detail.lower() for phrase in CONTEXT_ERROR_PHRASES
     )
-
-
-def _clip(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """The server's wait hint: ``retry-after-ms``, or ``retry-after`` in seconds or as an HTTP date."""
-    millis = _seconds(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    value = headers.get("retry-after")
-    seconds = _seconds(value)
-    if seconds is not None or not value:
-        return seconds
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
-
-
-def _seconds(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None

@@ -94,7 +94,7 @@ async def test_assembles_tool_use_from_input_json_deltas(fake_server, make_anthr
 async def test_undecodable_tool_input_is_a_clear_error(fake_server, make_anthropic):
     fake_server.script(anthropic_stream(tool_uses=[("toolu_1", "vote", '{"agent_id": ')]))
 
-    with pytest.raises(BackendError, match="input for tool 'vote' that is not valid JSON"):
+    with pytest.raises(BackendError, match="arguments for tool 'vote' that are not valid JSON"):
         await complete(make_anthropic(), Request(ASK.messages, tools=(VOTE,)))
 
 

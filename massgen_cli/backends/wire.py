@@ -1,0 +1,62 @@
+"""Small pieces every HTTP backend needs: one-line error text, Retry-After, tool-argument JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from massgen_cli.errors import BackendError
+
+MAX_ERROR_TEXT = 300
+
+
+def clip(text: str) -> str:
+    """``text`` on one line, cut to a readable length."""
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The server's wait hint: ``retry-after-ms``, or ``retry-after`` in seconds or as an HTTP date."""
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    seconds = _seconds(value)
+    if seconds is not None or not value:
+        return seconds
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def decode_tool_arguments(provider: str, tool: str, text: str) -> dict[str, Any]:
+    """A streamed tool call's arguments as a JSON object, or a BackendError that says what came."""
+    text = text.strip() or "{}"
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BackendError(
+            f"{provider} sent arguments for tool '{tool}' that are not valid JSON "
+            f"({error.msg}): {clip(text)}",
+            provider=provider,
+        ) from error
+    if not isinstance(arguments, dict):
+        raise BackendError(
+            f"{provider} sent arguments for tool '{tool}' that are not a JSON object: {clip(text)}",
+            provider=provider,
+        )
+    return arguments
