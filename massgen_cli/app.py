@@ -15,8 +15,9 @@ from rich.console import Console
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.coordination.agents import Agent, build_agents
 from massgen_cli.coordination.turn import TurnResult, TurnRunner
-from massgen_cli.events import Notice
+from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import RunLog
+from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session, open_session
 from massgen_cli.ui import ConsoleView
@@ -41,6 +42,7 @@ class MassGenApp:
         quiet: bool = False,
         live: bool = False,
         out: TextIO | None = None,
+        debug: bool = False,
     ):
         self.loaded = loaded
         self.runner = asyncio.Runner()
@@ -52,12 +54,20 @@ class MassGenApp:
         )
         config = loaded.config
         self.view = ConsoleView(
-            [a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet
+            [a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet, debug=debug
         )
-        self.agents: list[Agent] = build_agents(config, lambda event: self.turns.emit(event))
+        emit = self._emit
+        self.memory = MemoryRuntime(config, state_dir, self.session.id, emit)
+        self.agents: list[Agent] = build_agents(config, emit, self.memory)
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
         self.threads = AgentThreads.load(self.session.directory)
-        self.turns = TurnRunner(config, self.agents, self.session, self.threads, self.run_log, self.view)
+        self.turns = TurnRunner(
+            config, self.agents, self.session, self.threads, self.run_log, self.view, memory=self.memory
+        )
+
+    def _emit(self, event: RunEvent) -> None:
+        turns = getattr(self, "turns", None)  # memory reports while the runner is still being built
+        (turns.emit if turns is not None else self.view)(event)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
@@ -84,4 +94,10 @@ class MassGenApp:
             self.runner.close()
 
     async def _close_backends(self) -> None:
+        from massgen_cli.memory.stores import close_clients
+
         await asyncio.gather(*(agent.backend.aclose() for agent in self.agents), return_exceptions=True)
+        try:
+            await self.memory.close()
+        finally:
+            close_clients()

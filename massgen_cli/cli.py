@@ -30,7 +30,7 @@ StateDirOption = Annotated[
         "--state-dir", help="Where sessions, logs and memory live (default ./.massgen, or MASSGEN_HOME)."
     ),
 ]
-DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks and memory log lines.")]
 
 
 def _version(value: bool) -> None:
@@ -64,7 +64,7 @@ def run(
     if list_examples:
         print_examples()
         return
-    _guarded(debug, lambda: ask_or_chat(question, config, state_dir, session, quiet=quiet))
+    _guarded(debug, lambda: ask_or_chat(question, config, state_dir, session, quiet=quiet, debug=debug))
 
 
 @sessions_app.command("list", help="List sessions, most recent first.")

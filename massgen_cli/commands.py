@@ -10,9 +10,7 @@ from rich.markup import escape
 
 from massgen_cli.errors import MassGenError
 
-HELP = (
-    "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
-)
+HELP = "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
 SMALL_MODEL_NOTE = (
     "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
     "answers and votes are weak. For real work, pass --config with a real model (API key or your own server)."
@@ -24,7 +22,13 @@ def _stderr_console() -> Console:
 
 
 def ask_or_chat(
-    question: str | None, config: str | None, state_dir: Path | None, session: str | None, *, quiet: bool
+    question: str | None,
+    config: str | None,
+    state_dir: Path | None,
+    session: str | None,
+    *,
+    quiet: bool,
+    debug: bool = False,
 ) -> int:
     """Answer one question (exit code 0, or 1 without an answer), or run an interactive session."""
     from massgen_cli.app import MassGenApp
@@ -47,6 +51,7 @@ def ask_or_chat(
         interactive=question is None,
         quiet=quiet or loaded.config.ui.display_type == "silent",
         live=live,
+        debug=debug,
     )
     try:
         return _answer(app, question) if question is not None else _chat(app, console)

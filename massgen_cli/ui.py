@@ -39,10 +39,12 @@ class ConsoleView:
         out: TextIO | None = None,
         live: bool = False,
         quiet: bool = False,
+        debug: bool = False,
     ):
         self.console = console
         self.out = out or sys.stdout
         self.quiet = quiet
+        self.debug = debug
         self.use_live = live and not quiet
         self.status = {agent_id: "waiting" for agent_id in agent_ids}
         self.text = {agent_id: "" for agent_id in agent_ids}
@@ -93,7 +95,7 @@ class ConsoleView:
             self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {event.status}[/]{escape(detail)}")
 
     def _notice(self, event: Notice) -> None:
-        if self.quiet and event.level != "error":
+        if (self.quiet and event.level != "error") or (event.level == "debug" and not self.debug):
             return
         style = {"warning": "yellow", "error": "bold red"}.get(event.level, "dim")
         self.console.print(f"[{style}]{escape(event.message)}[/]")

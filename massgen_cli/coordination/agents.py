@@ -16,6 +16,7 @@ from massgen_cli.events import AgentText, Notice, ReasoningDelta, RunEvent, Text
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.compression import Summarizer
 from massgen_cli.memory.guard import ContextGuard, backend_summarizer, build_guard
+from massgen_cli.memory.runtime import MemoryRuntime
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -33,7 +34,7 @@ class Agent:
     usage_output: int = field(default=0)
 
 
-def build_agents(config: MassGenConfig, emit: Emit) -> list[Agent]:
+def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None) -> list[Agent]:
     """Backends and guards for every agent, in registration order (retries are reported via ``emit``)."""
     agents = []
     for agent_config in config.agents:
@@ -43,7 +44,10 @@ def build_agents(config: MassGenConfig, emit: Emit) -> list[Agent]:
             emit(Notice("warning", f"[{agent_id}] {error}; retry {attempt} in {delay:.1f}s"))
 
         backend = create_backend(agent_config.backend, on_retry=on_retry)
-        agents.append(Agent(agent_id, agent_config, backend, _guard(agent_config, backend, emit)))
+        guard = _guard(agent_config, backend, emit)
+        if memory is not None and memory.enabled_for(agent_id):
+            guard.on_dropped = memory.dropped_listener(agent_id)
+        agents.append(Agent(agent_id, agent_config, backend, guard))
     return agents
 
 

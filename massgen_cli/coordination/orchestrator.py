@@ -31,6 +31,8 @@ from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.logs import AttemptLog
+from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
+from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.threads import AgentThreads
 
 
@@ -42,6 +44,7 @@ class StepOutcome:
     version: int
     note: str = ""
     transcript: list[Message] = field(default_factory=list)
+    reasoning: str = ""
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Coordination:
         *,
         emit: Callable[[RunEvent], None],
         threads: AgentThreads,
+        memory: MemoryRuntime | None = None,
         log: AttemptLog | None = None,
         turn_timeout_s: float,
     ):
@@ -74,6 +78,9 @@ class Coordination:
         self.settings = settings
         self.emit = emit
         self.threads = threads
+        self.memory = memory
+        self.needs_retrieval: set[str] = set(self.order)
+        self.question_recorded: set[str] = set()
         self.transcripts: dict[str, list[Message]] = {}
         self.log = log
         self.turn_timeout_s = turn_timeout_s
@@ -140,6 +147,7 @@ class Coordination:
             return
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
+            self._record(agent_id, outcome)
         if isinstance(outcome.decision, NewAnswer):
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
@@ -181,6 +189,7 @@ class Coordination:
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        self.needs_retrieval.add(agent_id)
         self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
         self._start(agent_id)
 
@@ -204,7 +213,7 @@ class Coordination:
     async def _step_with_reasks(self, agent_id: str) -> StepOutcome:
         """One step plus bounded re-asks when it ends without a valid decision."""
         agent, version = self.agents[agent_id], self.version
-        messages = self._step_messages(agent)
+        messages = await self._step_messages(agent)
         note = "no decision"
         for reask in range(self.settings.max_reasks + 1):
             if self.steps[agent_id] >= self.settings.max_steps_per_agent:
@@ -219,9 +228,8 @@ class Coordination:
             )
             decision, problem = self._validate(agent_id, parse_decision(completion))
             if decision is not None:
-                return StepOutcome(
-                    decision, version, transcript=decision_transcript(completion, _receipt(decision))
-                )
+                transcript = decision_transcript(completion, _receipt(decision))
+                return StepOutcome(decision, version, transcript=transcript, reasoning=completion.reasoning)
             note = problem
             messages = [*messages, assistant_echo(completion), {"role": "user", "content": problem}]
         return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
@@ -230,7 +238,9 @@ class Coordination:
         """Keep a compression of the step's history in the agent's thread, so it is not redone."""
 
         async def write_back(messages: list[Message]) -> None:
-            await self.threads.replace_history(agent_id, messages[1:-1])
+            self.needs_retrieval.add(agent_id)
+            history = [m for m in messages[1:-1] if not is_memory_message(m)]
+            await self.threads.replace_history(agent_id, history)
 
         return write_back
 
@@ -254,13 +264,34 @@ class Coordination:
     def _vote_aliases(self) -> list[str]:
         return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
 
-    def _step_messages(self, agent: Agent) -> list[Message]:
+    async def _step_messages(self, agent: Agent) -> list[Message]:
         uses_json = not agent.backend.capabilities.tool_calls
-        return [
+        history = self.threads.get_history(agent.id)
+        messages = [
             prompts.system_message(agent.config.system_message, uses_json=uses_json),
-            *self.threads.get_history(agent.id),
+            *history,
             prompts.task_message(self.question, self.answers, self.order, self.extra),
         ]
+        if self.memory is None:
+            return messages
+        refresh = agent.id in self.needs_retrieval
+        self.needs_retrieval.discard(agent.id)
+        block = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
+        return inject_after_first_system(messages, block) if block else messages
+
+    def _record(self, agent_id: str, outcome: StepOutcome) -> None:
+        """Long-term memory gets the question (once a turn), the reasoning and a new answer."""
+        if self.memory is None:
+            return
+        messages: list[Message] = []
+        if agent_id not in self.question_recorded:
+            self.question_recorded.add(agent_id)
+            messages.append({"role": "user", "content": self.question})
+        if outcome.reasoning:
+            messages.append({"role": "assistant", "content": None, "reasoning": outcome.reasoning})
+        if isinstance(outcome.decision, NewAnswer):
+            messages.append({"role": "assistant", "content": outcome.decision.content})
+        self.memory.record(agent_id, messages)
 
     def _request(self, agent: Agent, messages: list[Message]) -> Request:
         can_answer, targets = self._can_answer(agent.id), self._vote_aliases()

@@ -16,6 +16,8 @@ from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
+from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
+from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session
 
@@ -52,11 +54,13 @@ class TurnRunner:
         threads: AgentThreads,
         run_log: RunLog,
         sink: Callable[[RunEvent], None],
+        memory: MemoryRuntime | None = None,
     ):
         self.config = config
         self.agents = list(agents)
         self.session = session
         self.threads = threads
+        self.memory = memory
         self.run_log = run_log
         self.sink = sink
         self.log: AttemptLog | None = None
@@ -79,6 +83,8 @@ class TurnRunner:
         extra, result = "", None
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
+            if self.memory is not None:
+                self.memory.begin_attempt(turn, attempt, self.log.directory if self.log else None)
             try:
                 result = await self._attempt(question, turn, attempt, extra)
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
@@ -91,6 +97,8 @@ class TurnRunner:
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
         assert result is not None
+        if self.memory is not None:
+            result.memory_errors = await self.memory.end_turn(result.winner, result.final_answer)
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
@@ -124,6 +132,7 @@ class TurnRunner:
                 self.config.orchestrator,
                 emit=self.emit,
                 threads=self.threads,
+                memory=self.memory,
                 log=self.log,
                 turn_timeout_s=self.config.timeout_settings.orchestrator_timeout_seconds,
             ).run(question, extra)
@@ -153,10 +162,15 @@ class TurnRunner:
             if agent.config.system_message
             else []
         )
-        messages = [*system, *self.threads.get_history(agent.id), {"role": "user", "content": question}]
+        history = self.threads.get_history(agent.id)
+        messages = [*system, *history, {"role": "user", "content": question}]
+        if self.memory is not None:
+            block = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
+            messages = inject_after_first_system(messages, block) if block else messages
 
         async def write_back(compressed: list[Message]) -> None:
-            await self.threads.replace_history(agent.id, compressed[len(system) : -1])
+            kept = [m for m in compressed[len(system) : -1] if not is_memory_message(m)]
+            await self.threads.replace_history(agent.id, kept)
 
         try:
             completion = await run_step(
@@ -169,6 +183,9 @@ class TurnRunner:
             )
         except BackendError as error:
             return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
+        if self.memory is not None:
+            reasoning = [{"role": "assistant", "content": None, "reasoning": completion.reasoning}]
+            self.memory.record(agent.id, [{"role": "user", "content": question}, *reasoning])
         answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
         reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
         return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))

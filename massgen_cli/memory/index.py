@@ -1,0 +1,212 @@
+"""The memory index: a SQLite file beside the vector store that knows each memory's key, its
+sources (who recorded it, in which session, turn and attempt), the winners of turns, and which
+embedder built the store. Keys make recording idempotent; sources make retrieval turn-aware."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+PRAGMA journal_mode = WAL;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    key TEXT UNIQUE NOT NULL,
+    text TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    task_type TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS sources (
+    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    agent_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (memory_id, agent_id, session_id, turn, attempt)
+);
+CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
+CREATE TABLE IF NOT EXISTS winners (
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    PRIMARY KEY (session_id, turn)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who recorded a memory, and when in the session."""
+
+    agent_id: str
+    session_id: str
+    turn: int
+    attempt: int
+
+
+@dataclass(frozen=True)
+class IndexedMemory:
+    id: str
+    key: str
+    text: str
+    domain: str
+    task_type: str
+    role: str
+    created_at: str
+    expires_at: str | None
+    extra: dict[str, Any]
+    sources: tuple[Source, ...]
+
+    @property
+    def first(self) -> Source:
+        return self.sources[0]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class MemoryIndex:
+    """Thread-safe access to the index file (several processes may share it: SQLite WAL)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def meta(self, name: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    def id_for_key(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT id FROM memories WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def add(self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source) -> None:
+        """A new memory and its first source."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        memory_id,
+                        key,
+                        text,
+                        fields["domain"],
+                        fields["task_type"],
+                        fields["role"],
+                        now_iso(),
+                        fields.get("expires_at"),
+                        json.dumps(fields.get("extra", {})),
+                    ),
+                )
+                self._insert_source(memory_id, source)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def add_source(self, memory_id: str, source: Source) -> bool:
+        """Another recording of the same content; False if this exact source was known."""
+        with self._lock:
+            return self._insert_source(memory_id, source)
+
+    def _insert_source(self, memory_id: str, source: Source) -> bool:
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_id, source.agent_id, source.session_id, source.turn, source.attempt, now_iso()),
+        )
+        return cursor.rowcount > 0
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", wanted).fetchall()
+            sources = self._db.execute(
+                "SELECT memory_id, agent_id, session_id, turn, attempt FROM sources "
+                f"WHERE memory_id IN ({marks}) ORDER BY rowid",
+                wanted,
+            ).fetchall()
+        return _assemble(rows, sources)
+
+    def all(self, *, session_id: str | None = None, agent_id: str | None = None) -> list[IndexedMemory]:
+        """Every memory (optionally one session's or one agent's), oldest first."""
+        query = "SELECT DISTINCT memory_id FROM sources WHERE 1=1"
+        params: list[Any] = []
+        if session_id:
+            query, params = query + " AND session_id = ?", [*params, session_id]
+        if agent_id:
+            query, params = query + " AND agent_id = ?", [*params, agent_id]
+        with self._lock:
+            ids = [row[0] for row in self._db.execute(query, params)]
+        found = self.get(ids)
+        return sorted(found.values(), key=lambda memory: memory.created_at)
+
+    def delete(self, ids: Iterable[str]) -> None:
+        wanted = list(ids)
+        if not wanted:
+            return
+        with self._lock:
+            self._db.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(wanted))})", wanted)
+
+    def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO winners VALUES (?, ?, ?)", (session_id, turn, agent_id))
+
+    def winners(self) -> dict[tuple[str, int], str]:
+        with self._lock:
+            rows = self._db.execute("SELECT session_id, turn, agent_id FROM winners").fetchall()
+        return {(session, turn): agent for session, turn, agent in rows}
+
+
+def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> dict[str, IndexedMemory]:
+    by_memory: dict[str, list[Source]] = {}
+    for memory_id, agent_id, session_id, turn, attempt in sources:
+        by_memory.setdefault(memory_id, []).append(Source(agent_id, session_id, turn, attempt))
+    return {
+        row[0]: IndexedMemory(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            row[6],
+            row[7],
+            json.loads(row[8]),
+            tuple(by_memory.get(row[0], ())),
+        )
+        for row in rows
+    }

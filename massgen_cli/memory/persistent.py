@@ -1,0 +1,329 @@
+"""PersistentMemory: long-term memory on mem0 over a vector store, shared by every agent of a process.
+
+Records are tagged ``{agent_id, session_id, turn, attempt, role}`` and keyed by content, so the same
+content recorded twice is one memory whose sources grow. With a usable memory LLM, mem0 extracts
+facts; without one (no key, or the local model) messages are stored verbatim, in chunks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.embedder import shared_local_embedder
+from massgen_cli.memory.index import IndexedMemory, MemoryIndex, Source
+from massgen_cli.memory.keys import memory_key, segment
+from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
+from massgen_cli.memory.stores import vector_store_config
+from massgen_cli.memory.visibility import Viewer, visible_source
+
+NAMESPACE = "massgen"
+CHUNK_WORDS = 200
+CHUNK_OVERLAP = 20
+CANDIDATES_PER_RESULT = 6
+MIN_CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    """Who records, and where in the session."""
+
+    agent_id: str
+    session_id: str
+    turn: int
+    attempt: int = 1
+
+    @property
+    def source(self) -> Source:
+        return Source(self.agent_id, self.session_id, self.turn, self.attempt)
+
+
+@dataclass
+class RecordOutcome:
+    added: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    facts: int = 0
+    verbatim: bool = True
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    """A retrieved memory, attributed to the source that makes it visible."""
+
+    id: str
+    text: str
+    score: float
+    memory: IndexedMemory
+    source: Source
+
+    def to_json(self) -> dict[str, Any]:
+        sources = [vars(s) for s in self.memory.sources]
+        metadata = {
+            "agent_id": self.source.agent_id,
+            "session_id": self.source.session_id,
+            "turn": self.source.turn,
+            "attempt": self.source.attempt,
+            "role": self.memory.role,
+            "key": self.memory.key,
+            "domain": self.memory.domain,
+            "task_type": self.memory.task_type,
+            "sources": sources,
+            **self.memory.extra,
+        }
+        return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
+
+
+def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """Long text in overlapping word windows; short text as is."""
+    tokens = text.split()
+    if len(tokens) <= words:
+        return [text.strip()] if text.strip() else []
+    step = words - overlap
+    return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens) - overlap, step)]
+
+
+class PersistentMemory:
+    """One long-term store (mem0 + vector store + index) for the whole process."""
+
+    def __init__(self, settings: PersistentMemoryConfig, state_dir: Path, *, domain: str, task_type: str):
+        self.settings = settings
+        self.state_dir = state_dir
+        self.domain, self.task_type = segment(domain), segment(task_type)
+        self.llm_plan = plan_llm(settings.llm)
+        self.embedder_plan = plan_embedder(settings.embedding)
+        memory_dir = state_dir / "memory"
+        self.index = MemoryIndex(memory_dir / "index.db" if settings.on_disk else Path(":memory:"))
+        self._check_embedder()
+        self._mem0: Any = None
+        self._lock = threading.Lock()
+
+    def _check_embedder(self) -> None:
+        built_with = self.index.meta("embedder")
+        wanted = f"{self.embedder_plan.name}/{self.embedder_plan.dimensions}"
+        if built_with is None:
+            self.index.set_meta("embedder", wanted)
+        elif built_with != wanted:
+            raise MemoryStoreError(
+                f"this memory store was built with embedder {built_with} but the config asks for {wanted}; "
+                "use the same embedding settings, another --state-dir, or `massgen memory clear --all --yes`"
+            )
+
+    @property
+    def mem0(self) -> Any:
+        """mem0's Memory, built on first use (the import is heavy)."""
+        with self._lock:
+            if self._mem0 is None:
+                self._mem0 = self._build()
+            return self._mem0
+
+    def _build(self) -> Any:
+        os.environ["MEM0_TELEMETRY"] = "False"
+        os.environ.setdefault("MEM0_DIR", str(self.state_dir / "mem0"))
+        _quiet_libraries()
+        from mem0 import Memory
+
+        config = {
+            "vector_store": vector_store_config(self.settings, self.state_dir, self.embedder_plan.dimensions),
+            "embedder": self.embedder_plan.mem0_config,
+            "llm": self.llm_plan.mem0_config,
+            "history_db_path": str(self.state_dir / "memory" / "history.db"),
+        }
+        try:
+            memory = Memory.from_config(config)
+        except MemoryStoreError:
+            raise
+        except Exception as error:
+            raise MemoryStoreError(f"could not open the memory store: {error}") from error
+        if self.embedder_plan.local:
+            memory.embedding_model = _Mem0Embedder()
+        return memory
+
+    def record(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
+        """Store ``messages`` ({role, content}); blocking (run it in a thread)."""
+        messages = [m for m in messages if m.get("role") != "system" and str(m.get("content") or "").strip()]
+        if not messages:
+            return RecordOutcome()
+        if self.llm_plan.extracts:
+            try:
+                return self._record_facts(messages, context)
+            except Exception as error:  # extraction failed: keep the words rather than lose them
+                outcome = self._record_verbatim(messages, context)
+                outcome.note = f"fact extraction failed ({error}); stored verbatim"
+                return outcome
+        return self._record_verbatim(messages, context)
+
+    def _record_verbatim(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
+        outcome = RecordOutcome(verbatim=True)
+        for message in messages:
+            for chunk in chunk_text(str(message["content"])):
+                self._store(chunk, str(message["role"]), context, outcome)
+        return outcome
+
+    def _record_facts(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
+        outcome = RecordOutcome(verbatim=False)
+        result = self.mem0.add(messages, user_id=NAMESPACE, metadata=self._payload(context), infer=True)
+        for item in result.get("results", []):
+            if item.get("event", "ADD") != "ADD":
+                continue
+            outcome.facts += 1
+            self._adopt(item["id"], str(item["memory"]), context, outcome)
+        return outcome
+
+    def _store(self, text: str, role: str, context: RecordContext, outcome: RecordOutcome) -> None:
+        key = memory_key(text, self.domain, self.task_type)
+        existing = self.index.id_for_key(key)
+        if existing is not None:
+            self._add_source(existing, context, outcome)
+            return
+        payload = {**self._payload(context), "key": key}
+        result = self.mem0.add(
+            [{"role": role, "content": text}], user_id=NAMESPACE, metadata=payload, infer=False
+        )
+        memory_id = result["results"][0]["id"]
+        self._index_new(memory_id, key, text, role, context, outcome)
+
+    def _adopt(self, memory_id: str, text: str, context: RecordContext, outcome: RecordOutcome) -> None:
+        """Give a fact mem0 just stored its key; a fact already known becomes a new source instead."""
+        key = memory_key(text, self.domain, self.task_type)
+        existing = self.index.id_for_key(key)
+        if existing is not None:
+            self.mem0.delete(memory_id)
+            self._add_source(existing, context, outcome)
+            return
+        self._update_payload(memory_id, {"key": key})
+        self._index_new(memory_id, key, text, "assistant", context, outcome)
+
+    def _index_new(
+        self, memory_id: str, key: str, text: str, role: str, context: RecordContext, outcome: RecordOutcome
+    ) -> None:
+        fields = {"domain": self.domain, "task_type": self.task_type, "role": role}
+        try:
+            self.index.add(memory_id, key, text, fields, context.source)
+        except sqlite3.IntegrityError:  # another process stored the same content a moment ago
+            self.mem0.delete(memory_id)
+            existing = self.index.id_for_key(key)
+            if existing is not None:
+                self._add_source(existing, context, outcome)
+            return
+        outcome.added.append(memory_id)
+
+    def _add_source(self, memory_id: str, context: RecordContext, outcome: RecordOutcome) -> None:
+        if self.index.add_source(memory_id, context.source):
+            payload = self.mem0.vector_store.get(memory_id).payload or {}
+            self._update_payload(
+                memory_id,
+                {
+                    "agents": sorted({*payload.get("agents", []), context.agent_id}),
+                    "sessions": sorted({*payload.get("sessions", []), context.session_id}),
+                },
+            )
+        outcome.existing.append(memory_id)
+
+    def _update_payload(self, memory_id: str, changes: dict[str, Any]) -> None:
+        current = self.mem0.vector_store.get(memory_id)
+        payload = {**(current.payload or {}), **changes} if current is not None else changes
+        self.mem0.vector_store.update(memory_id, payload=payload)
+
+    def _payload(self, context: RecordContext) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "task_type": self.task_type,
+            "agent": context.agent_id,
+            "session": context.session_id,
+            "turn": context.turn,
+            "attempt": context.attempt,
+            "agents": [context.agent_id],
+            "sessions": [context.session_id],
+        }
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        viewer: Viewer | None = None,
+        session_id: str | None = None,
+        agent_id: str | None = None,
+        domain: str | None = None,
+        task_type: str | None = None,
+    ) -> list[MemoryHit]:
+        """Memories most like ``query``; with a viewer, only those it may see (turn-aware)."""
+        if limit <= 0 or self.index.count() == 0:
+            return []
+        filters: dict[str, Any] = {"user_id": NAMESPACE}
+        scope = session_id or (viewer.session_id if viewer and not viewer.all_sessions else None)
+        for name, value in (
+            ("sessions", scope),
+            ("agents", agent_id),
+            ("domain", domain),
+            ("task_type", task_type),
+        ):
+            if value:
+                filters[name] = segment(value) if name in ("domain", "task_type") else value
+        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
+        found = self.mem0.search(query, filters=filters, top_k=wanted).get("results", [])
+        indexed = self.index.get(item["id"] for item in found)
+        winners = self.index.winners() if viewer else {}
+        hits = []
+        for item in found:
+            memory = indexed.get(item["id"])
+            if memory is None:
+                continue
+            source = visible_source(memory, viewer, winners) if viewer else memory.first
+            if source is not None:
+                hits.append(
+                    MemoryHit(memory.id, memory.text, float(item.get("score") or 0.0), memory, source)
+                )
+        return hits[:limit]
+
+    def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
+        self.index.record_winner(session_id, turn, agent_id)
+
+    def list_memories(
+        self, *, session_id: str | None = None, agent_id: str | None = None
+    ) -> list[IndexedMemory]:
+        return self.index.all(session_id=session_id, agent_id=agent_id)
+
+    def clear(self, *, session_id: str | None = None) -> int:
+        """Delete every memory (or those recorded only in ``session_id``); returns how many."""
+        doomed = [
+            m.id
+            for m in self.index.all(session_id=session_id)
+            if session_id is None or {s.session_id for s in m.sources} == {session_id}
+        ]
+        for memory_id in doomed:
+            self.mem0.delete(memory_id)
+        self.index.delete(doomed)
+        return len(doomed)
+
+    def close(self) -> None:
+        self.index.close()
+
+
+class _Mem0Embedder:
+    """The offline embedder in the shape mem0 calls."""
+
+    def __init__(self) -> None:
+        self.embedder = shared_local_embedder()
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        return self.embedder.embed(text)
+
+    def embed_batch(self, texts: list[str], memory_action: str = "add") -> list[list[float]]:
+        return self.embedder.embed_many(texts)
+
+
+def _quiet_libraries() -> None:
+    """mem0 and Qdrant log optional-feature notices at WARNING on every start; they are not ours to show."""
+    for name in ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "qdrant_client"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")

@@ -1,0 +1,142 @@
+"""The memory of a run: long-term retrieval and recording around each agent step, and the
+bookkeeping at the end of a turn. A memory failure is shown and logged; it never ends a turn."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.backends.base import Message
+from massgen_cli.config.memory import MemoryConfig
+from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.events import Notice, RunEvent
+from massgen_cli.memory.persistent import PersistentMemory, RecordContext
+from massgen_cli.memory.recorder import MemoryRecorder
+from massgen_cli.memory.recording import messages_to_record
+from massgen_cli.memory.retrieval import build_query, memory_message, within_budget
+from massgen_cli.memory.visibility import Viewer
+
+
+def persistent_enabled(memory: MemoryConfig | None) -> bool:
+    return bool(memory and memory.enabled and memory.persistent_memory.enabled)
+
+
+def searches_all_sessions(memory: MemoryConfig) -> bool:
+    """``session_name: null`` written explicitly means: search every session."""
+    persistent = memory.persistent_memory
+    return "session_name" in persistent.model_fields_set and persistent.session_name is None
+
+
+class MemoryRuntime:
+    """Long-term memory for the agents of one session."""
+
+    def __init__(
+        self, config: MassGenConfig, state_dir: Path, session_id: str, emit: Callable[[RunEvent], None]
+    ):
+        self.config = config
+        self.session_id = session_id
+        self.emit = emit
+        self.settings: dict[str, MemoryConfig] = {
+            a.id or "": a.memory or config.memory for a in config.agents
+        }
+        enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
+        self.store: PersistentMemory | None = None
+        if enabled:
+            global_memory = config.memory if persistent_enabled(config.memory) else self.settings[enabled[0]]
+            self.store = PersistentMemory(
+                global_memory.persistent_memory,
+                state_dir,
+                domain=global_memory.domain,
+                task_type=global_memory.task_type,
+            )
+            self.emit(
+                Notice(
+                    "debug",
+                    f"memory: LLM {self.store.llm_plan.reason}; embedder {self.store.embedder_plan.name}",
+                )
+            )
+        self.recorder = MemoryRecorder(self.store, emit) if self.store else None
+        self.blocks: dict[str, Message | None] = {}
+        self.dump_dir: Path | None = None
+        self.turn = 0
+        self.attempt = 1
+
+    def enabled_for(self, agent_id: str) -> bool:
+        return self.store is not None and persistent_enabled(self.settings.get(agent_id))
+
+    def begin_attempt(self, turn: int, attempt: int, log_dir: Path | None) -> None:
+        self.turn, self.attempt = turn, attempt
+        self.dump_dir = log_dir / "memory_debug" if log_dir else None
+        self.blocks.clear()
+
+    async def retrieved_block(
+        self, agent_id: str, question: str, history: list[Message], refresh: bool
+    ) -> Message | None:
+        """The ``Relevant memories:`` message for this step (looked up again when ``refresh``)."""
+        if not self.enabled_for(agent_id):
+            return None
+        memory = self.settings[agent_id]
+        if not refresh and memory.retrieval.exclude_recent and agent_id in self.blocks:
+            return self.blocks[agent_id]
+        viewer = Viewer(agent_id, self.session_id, self.turn, searches_all_sessions(memory))
+        query = build_query(question, history)
+        self.emit(Notice("debug", f"🔍 [retrieve] {agent_id}: searching long-term memory (turn {self.turn})"))
+        try:
+            assert self.store is not None
+            hits = await asyncio.to_thread(
+                self.store.search,
+                query,
+                limit=memory.retrieval.limit,
+                viewer=viewer,
+                domain=None,
+                task_type=None,
+            )
+        except Exception as error:  # retrieval is a help, not a requirement
+            self._failed(f"memory retrieval for {agent_id} failed: {error}")
+            return self.blocks.get(agent_id)
+        chosen = within_budget(hits, memory.retrieval.token_budget)
+        self.emit(Notice("debug", f"✅ Total: {len(chosen)} memories retrieved for {agent_id}"))
+        self.blocks[agent_id] = memory_message(chosen)
+        return self.blocks[agent_id]
+
+    def record(self, agent_id: str, messages: list[Message]) -> None:
+        """Queue what the recording rules keep of ``messages`` for ``agent_id``."""
+        if not self.enabled_for(agent_id) or self.recorder is None:
+            return
+        selected = messages_to_record(messages, self.settings[agent_id].recording)
+        context = RecordContext(agent_id, self.session_id, self.turn, self.attempt)
+        self.recorder.submit(selected, context, self.dump_dir)
+
+    def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Any]:
+        """Messages compression drops go to long-term memory, so retrieval can bring them back."""
+
+        async def on_dropped(messages: list[Message]) -> None:
+            self.record(agent_id, messages)
+            self.blocks.pop(agent_id, None)
+
+        return on_dropped
+
+    async def end_turn(self, winner: str | None, final_answer: str | None) -> list[str]:
+        """Record the winner's final answer and the winner itself, flush, and return the errors."""
+        if self.store is None or self.recorder is None:
+            return []
+        if winner is not None and final_answer:
+            self.record(winner, [{"role": "assistant", "content": final_answer}])
+            try:
+                await asyncio.to_thread(self.store.record_winner, self.session_id, self.turn, winner)
+            except Exception as error:
+                self._failed(f"could not record the winner of turn {self.turn}: {error}")
+        return await self.recorder.flush()
+
+    def _failed(self, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.errors.append(message)
+        self.emit(Notice("warning", message))
+
+    async def close(self) -> None:
+        if self.recorder is not None:
+            await self.recorder.close()
+        if self.store is not None:
+            self.store.close()
