@@ -12,13 +12,15 @@ import typer
 
 from massgen_cli import __version__
 
-SUBCOMMANDS = ("sessions",)
-VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session")
+SUBCOMMANDS = ("sessions", "memory")
+VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session", "--agent", "--limit")
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
+memory_app = typer.Typer(help="Inspect and manage long-term memory.", no_args_is_help=True)
 admin_app.add_typer(sessions_app, name="sessions")
+admin_app.add_typer(memory_app, name="memory")
 
 ConfigOption = Annotated[
     str | None,
@@ -41,7 +43,8 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen sessions list`. A question starting with a subcommand's name goes after `--`."
+    "Subcommands: `massgen sessions list`, `massgen memory search|list|clear|import`. "
+    "A question starting with a subcommand's name goes after `--`."
 )
 def run(
     question: Annotated[
@@ -72,6 +75,88 @@ def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) 
     from massgen_cli.commands import print_sessions
 
     _guarded(debug, lambda: print_sessions(state_dir))
+
+
+SessionFilter = Annotated[str | None, typer.Option("--session", help="Only this session's memories.")]
+AgentFilter = Annotated[str | None, typer.Option("--agent", help="Only memories recorded by this agent.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
+
+
+@memory_app.command("search", help="Search long-term memory by meaning.")
+def memory_search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: SessionFilter = None,
+    agent: AgentFilter = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many results.")] = 10,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli import memory_commands
+
+    _guarded(
+        debug,
+        lambda: memory_commands.search(
+            query, config, state_dir, session=session, agent=agent, limit=limit, as_json=as_json
+        ),
+    )
+
+
+@memory_app.command("list", help="List stored memories with their keys.")
+def memory_list(
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: SessionFilter = None,
+    agent: AgentFilter = None,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli import memory_commands
+
+    _guarded(
+        debug,
+        lambda: memory_commands.list_memories(
+            config, state_dir, session=session, agent=agent, as_json=as_json
+        ),
+    )
+
+
+@memory_app.command("clear", help="Delete memories (asks first unless --yes).")
+def memory_clear(
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: SessionFilter = None,
+    everything: Annotated[bool, typer.Option("--all", help="Delete every memory.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli import memory_commands
+
+    _guarded(
+        debug,
+        lambda: memory_commands.clear(config, state_dir, session=session, everything=everything, yes=yes),
+    )
+
+
+@memory_app.command(
+    "import", help="Import a JSONL file: one {content, role?, agent_id?, turn?, ...} per line."
+)
+def memory_import(
+    path: Annotated[Path, typer.Argument(help="The JSONL file.")],
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Session to file the records under.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent to attribute records to.")] = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli import memory_commands
+
+    _guarded(
+        debug, lambda: memory_commands.import_file(path, config, state_dir, session=session, agent=agent)
+    )
 
 
 def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]

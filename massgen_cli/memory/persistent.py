@@ -164,8 +164,9 @@ class PersistentMemory:
     def _record_verbatim(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=True)
         for message in messages:
+            extra = dict(message.get("metadata") or {})
             for chunk in chunk_text(str(message["content"])):
-                self._store(chunk, str(message["role"]), context, outcome)
+                self._store(chunk, str(message["role"]), context, outcome, extra)
         return outcome
 
     def _record_facts(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
@@ -178,18 +179,20 @@ class PersistentMemory:
             self._adopt(item["id"], str(item["memory"]), context, outcome)
         return outcome
 
-    def _store(self, text: str, role: str, context: RecordContext, outcome: RecordOutcome) -> None:
+    def _store(
+        self, text: str, role: str, context: RecordContext, outcome: RecordOutcome, extra: dict[str, Any]
+    ) -> None:
         key = memory_key(text, self.domain, self.task_type)
         existing = self.index.id_for_key(key)
         if existing is not None:
             self._add_source(existing, context, outcome)
             return
-        payload = {**self._payload(context), "key": key}
+        payload = {**extra, **self._payload(context), "key": key}
         result = self.mem0.add(
             [{"role": role, "content": text}], user_id=NAMESPACE, metadata=payload, infer=False
         )
         memory_id = result["results"][0]["id"]
-        self._index_new(memory_id, key, text, role, context, outcome)
+        self._index_new(memory_id, key, text, role, context, outcome, extra)
 
     def _adopt(self, memory_id: str, text: str, context: RecordContext, outcome: RecordOutcome) -> None:
         """Give a fact mem0 just stored its key; a fact already known becomes a new source instead."""
@@ -203,9 +206,16 @@ class PersistentMemory:
         self._index_new(memory_id, key, text, "assistant", context, outcome)
 
     def _index_new(
-        self, memory_id: str, key: str, text: str, role: str, context: RecordContext, outcome: RecordOutcome
+        self,
+        memory_id: str,
+        key: str,
+        text: str,
+        role: str,
+        context: RecordContext,
+        outcome: RecordOutcome,
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        fields = {"domain": self.domain, "task_type": self.task_type, "role": role}
+        fields = {"domain": self.domain, "task_type": self.task_type, "role": role, "extra": extra or {}}
         try:
             self.index.add(memory_id, key, text, fields, context.source)
         except sqlite3.IntegrityError:  # another process stored the same content a moment ago
@@ -285,6 +295,12 @@ class PersistentMemory:
                 )
         return hits[:limit]
 
+    def prepare_embeddings(self, texts: list[str]) -> None:
+        """Embed ``texts`` in one batch before recording them one by one (imports)."""
+        embedder = self.mem0.embedding_model
+        if isinstance(embedder, _Mem0Embedder):
+            embedder.prepare([chunk for text in texts for chunk in chunk_text(text)])
+
     def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
         self.index.record_winner(session_id, turn, agent_id)
 
@@ -310,13 +326,23 @@ class PersistentMemory:
 
 
 class _Mem0Embedder:
-    """The offline embedder in the shape mem0 calls."""
+    """The offline embedder in the shape mem0 calls; ``prepare`` embeds a batch ahead of the adds."""
+
+    CACHE_SIZE = 4096
 
     def __init__(self) -> None:
         self.embedder = shared_local_embedder()
+        self.cache: dict[str, list[float]] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        missing = [text for text in dict.fromkeys(texts) if text not in self.cache]
+        if len(self.cache) + len(missing) > self.CACHE_SIZE:
+            self.cache.clear()
+        self.cache.update(zip(missing, self.embedder.embed_many(missing), strict=True))
 
     def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        return self.embedder.embed(text)
+        cached = self.cache.pop(text, None)
+        return cached if cached is not None else self.embedder.embed(text)
 
     def embed_batch(self, texts: list[str], memory_action: str = "add") -> list[list[float]]:
         return self.embedder.embed_many(texts)

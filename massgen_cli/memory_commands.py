@@ -1,0 +1,175 @@
+"""``massgen memory …``: search, list, clear and import long-term memory, without Typer."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from massgen_cli.errors import MassGenError, UsageError
+
+IMPORT_BATCH = 64
+
+
+@contextmanager
+def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
+    """The long-term store a config describes (its memory block, whether or not it is enabled)."""
+    from massgen_cli.config import load_config
+    from massgen_cli.memory.persistent import PersistentMemory
+    from massgen_cli.memory.stores import close_clients
+    from massgen_cli.state import resolve_state_dir
+
+    memory = load_config(config).config.memory
+    store = PersistentMemory(
+        memory.persistent_memory,
+        resolve_state_dir(state_dir),
+        domain=memory.domain,
+        task_type=memory.task_type,
+    )
+    try:
+        yield store
+    finally:
+        store.close()
+        close_clients()
+
+
+def search(
+    query: str,
+    config: str | None,
+    state_dir: Path | None,
+    *,
+    session: str | None,
+    agent: str | None,
+    limit: int,
+    as_json: bool,
+) -> int:
+    with open_store(config, state_dir) as store:
+        hits = store.search(query, limit=limit, session_id=session, agent_id=agent)
+    for hit in hits:
+        record = hit.to_json()
+        if as_json:
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            meta = record["metadata"]
+            where = f"{meta['agent_id']} · {meta['session_id']} · turn {meta['turn']}"
+            print(f"{hit.score:.3f}  [{where}]  {hit.text}")
+    if not hits:
+        Console(stderr=True).print("no memories found")
+    return 0
+
+
+def list_memories(
+    config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None, as_json: bool
+) -> int:
+    with open_store(config, state_dir) as store:
+        memories = store.list_memories(session_id=session, agent_id=agent)
+    for memory in memories:
+        first = memory.first
+        if as_json:
+            record = {
+                "id": memory.id,
+                "key": memory.key,
+                "text": memory.text,
+                "role": memory.role,
+                "sources": [vars(s) for s in memory.sources],
+                "metadata": memory.extra,
+            }
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
+            print(f"{memory.key}  [{where}]  {_short(memory.text)}")
+    if not memories:
+        Console(stderr=True).print("no memories stored")
+    return 0
+
+
+def clear(
+    config: str | None, state_dir: Path | None, *, session: str | None, everything: bool, yes: bool
+) -> int:
+    if not session and not everything:
+        raise UsageError("say what to clear: --session ID, or --all for every memory")
+    what = f"the memories of session {session}" if session else "every stored memory"
+    if not yes and not _confirm(f"Delete {what}?"):
+        Console(stderr=True).print("nothing deleted")
+        return 0
+    with open_store(config, state_dir) as store:
+        count = store.clear(session_id=session)
+    Console(stderr=True).print(f"deleted {count} memories")
+    return 0
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise UsageError(f"{question} Add --yes to confirm when stdin is not a terminal")
+    from rich.prompt import Confirm
+
+    return Confirm.ask(question, console=Console(stderr=True))
+
+
+def import_file(
+    path: Path, config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None
+) -> int:
+    """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing."""
+    records = list(_read_jsonl(path))
+    added = existing = 0
+    with (
+        open_store(config, state_dir) as store,
+        Progress(console=Console(stderr=True), transient=True) as bar,
+    ):
+        task = bar.add_task(f"importing {path.name}", total=len(records))
+        for start in range(0, len(records), IMPORT_BATCH):
+            batch = records[start : start + IMPORT_BATCH]
+            store.prepare_embeddings([str(item["content"]) for item in batch])
+            for item in batch:
+                outcome = store.record([_message(item)], _context(item, session, agent))
+                added, existing = added + len(outcome.added), existing + len(outcome.existing)
+                bar.advance(task)
+    Console(stderr=True).print(
+        f"imported {len(records)} records: {added} new memories, {existing} already known"
+    )
+    return 0
+
+
+_KNOWN_FIELDS = ("content", "role", "agent_id", "turn", "session_id")
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    if not path.is_file():
+        raise UsageError(f"file '{path}' not found")
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise MassGenError(f"{path.name}: line {number}: not valid JSON ({error.msg})") from error
+        if not isinstance(item, dict) or not str(item.get("content") or "").strip():
+            raise MassGenError(f"{path.name}: line {number}: needs a JSON object with a non-empty 'content'")
+        yield item
+
+
+def _message(item: dict[str, Any]) -> dict[str, Any]:
+    role = item.get("role") if item.get("role") in ("user", "assistant") else "user"
+    metadata = {key: value for key, value in item.items() if key not in _KNOWN_FIELDS}
+    return {"role": role, "content": str(item["content"]), "metadata": metadata}
+
+
+def _context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
+    from massgen_cli.memory.persistent import RecordContext
+
+    return RecordContext(
+        agent_id=str(item.get("agent_id") or agent or "import"),
+        session_id=str(session or item.get("session_id") or "import"),
+        turn=int(item.get("turn") or 0),
+    )
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
