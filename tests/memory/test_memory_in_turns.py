@@ -1,0 +1,126 @@
+"""Long-term memory inside real turns: turn-aware sharing, sessions across processes, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.conftest import run_cli, write_config
+
+MEMORY = """
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+"""
+
+TWO_TURNS = (
+    """
+agents:
+  - id: a
+    backend:
+      type: scripted
+      responses:
+        - {tool: new_answer, args: {content: "alpha: the vault opens with the brass key"}}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.3}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.2}
+        - {tool: new_answer, args: {content: "alpha two: the vault now opens with a code"}, delay: 0.2}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+  - id: b
+    backend:
+      type: scripted
+      responses:
+        - {tool: new_answer, args: {content: "beta: the vault opens with a silver key"}, delay: 0.2}
+        - {tool: new_answer, args: {content: "beta: the vault opens with a silver key"}, delay: 0.1}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+  - id: c
+    backend:
+      type: scripted
+      responses:
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.3}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
+        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+orchestrator: {final_presentation: reuse}
+"""
+    + MEMORY
+)
+
+
+def memory_blocks(requests) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
+        m["content"]
+        for r in requests
+        for m in r.messages
+        if str(m.get("content", "")).startswith("Relevant memories:")
+    ]
+
+
+def test_turn_one_winner_reaches_others_in_turn_two_but_not_losers_or_current_work(in_process):
+    run = in_process(TWO_TURNS, interactive=True)
+    first = run.app.ask("How does the vault open?")
+    assert (first.winner, first.answers["b"]) == ("a", "beta: the vault opens with a silver key")
+    turn_one_requests = len(run.requests("c"))
+    second = run.app.ask("And how does the vault open now?")
+    assert second.winner == "a" and second.memory_errors == []
+    blocks = memory_blocks(run.requests("c")[turn_one_requests:])
+    assert blocks, "c retrieved long-term memory in turn 2"
+    assert all("[From a Turn 1] alpha: the vault opens with the brass key" in block for block in blocks)
+    assert not any("silver key" in block for block in blocks), "a turn-1 loser's record leaked"
+    assert not any("alpha two" in block for block in blocks), "the winner's turn-2 work leaked"
+    dumps = sorted(
+        (run.app.run_log.directory / "turn_1" / "attempt_1" / "memory_debug").glob("mem0_add_*.json")
+    )
+    assert {json.loads(p.read_text())["agent_id"] for p in dumps} == {"a", "b", "c"}
+    dump = json.loads(dumps[0].read_text())
+    assert set(dump) == {"timestamp", "agent_id", "session_id", "metadata", "messages"}
+    assert dump["metadata"]["turn"] == 1 and dump["session_id"] == run.app.session.id
+
+
+def test_session_name_carries_memories_and_turns_across_processes(tmp_path):
+    config = write_config(
+        tmp_path,
+        """
+        agent:
+          id: solo
+          backend:
+            type: scripted
+            responses: ["The password of the archive is swordfish.", "I recall it."]
+        memory:
+          enabled: true
+          persistent_memory: {enabled: true, session_name: archive}
+        """,
+    )
+    assert run_cli("--config", str(config), "What is the archive password?").returncode == 0
+    second = run_cli("--config", str(config), "Remind me about the archive.")
+    assert second.returncode == 0, second.stderr
+    logs = sorted((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir())
+    request = json.loads((logs[-1] / "turn_2" / "attempt_1" / "requests" / "solo_001.json").read_text())
+    block = next(m["content"] for m in request["messages"] if m["content"].startswith("Relevant memories:"))
+    assert "[From solo Turn 1] The password of the archive is swordfish." in block
+    listing = run_cli("memory", "search", "archive password", "--config", str(config), "--json")
+    records = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert any(r["metadata"]["session_id"] == "archive" and r["metadata"]["turn"] == 1 for r in records)
+
+
+def test_a_failing_memory_backend_never_stops_a_turn(tmp_path, in_process):
+    run = in_process(
+        """
+        agent:
+          id: solo
+          backend: {type: scripted, responses: ["Still answered."]}
+        memory:
+          enabled: true
+          persistent_memory:
+            enabled: true
+            embedding: {provider: openai, model: text-embedding-3-small, base_url: "http://127.0.0.1:9/v1"}
+        """
+    )
+    result = run.app.ask("Q?")
+    assert result.final_answer == "Still answered."
+    assert result.memory_errors and all("failed" in error for error in result.memory_errors)
+    summary = json.loads((run.app.run_log.directory / "turn_1" / "attempt_1" / "summary.json").read_text())
+    assert summary["memory_errors"] == result.memory_errors
