@@ -5,6 +5,7 @@ embedder built the store. Keys make recording idempotent; sources make retrieval
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS sources (
     UNIQUE (memory_id, agent_id, session_id, turn, attempt)
 );
 CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(id UNINDEXED, body, tokenize = 'porter unicode61');
 CREATE TABLE IF NOT EXISTS winners (
     session_id TEXT NOT NULL,
     turn INTEGER NOT NULL,
@@ -72,6 +74,72 @@ class IndexedMemory:
     @property
     def first(self) -> Source:
         return self.sources[0]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    }
+)
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query that matches any of the text's words (quoted, so no word is read as an operator)."""
+    words = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    return " OR ".join(f'"{word}"' for word in words)
 
 
 def now_iso() -> str:
@@ -111,7 +179,7 @@ class MemoryIndex:
         return row[0] if row else None
 
     def add(self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source) -> None:
-        """A new memory and its first source."""
+        """A new memory, its first source, and its lexical entry (``fields["indexed"]``, else the text)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -130,6 +198,9 @@ class MemoryIndex:
                     ),
                 )
                 self._insert_source(memory_id, source)
+                self._db.execute(
+                    "INSERT INTO memories_fts VALUES (?, ?)", (memory_id, fields.get("indexed") or text)
+                )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -178,8 +249,27 @@ class MemoryIndex:
         wanted = list(ids)
         if not wanted:
             return
+        marks = ",".join("?" * len(wanted))
         with self._lock:
-            self._db.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(wanted))})", wanted)
+            self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
+            self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+
+    def lexical(
+        self, query: str, limit: int, *, domain: str | None = None, task_type: str | None = None
+    ) -> list[str]:
+        """Ids of the memories that best match ``query``'s words, by SQLite FTS5's BM25, best first."""
+        terms = fts_query(query)
+        if not terms:
+            return []
+        sql = (
+            "SELECT f.id FROM memories_fts f JOIN memories m ON m.id = f.id WHERE memories_fts MATCH ?"
+            + (" AND m.domain = ?" if domain else "")
+            + (" AND m.task_type = ?" if task_type else "")
+            + " ORDER BY bm25(memories_fts) LIMIT ?"
+        )
+        params = [terms, *([domain] if domain else []), *([task_type] if task_type else []), limit]
+        with self._lock:
+            return [row[0] for row in self._db.execute(sql, params)]
 
     def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
         with self._lock:

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import warnings
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,15 @@ from massgen_cli.memory.embedder import shared_local_embedder
 from massgen_cli.memory.index import IndexedMemory, MemoryIndex, Source
 from massgen_cli.memory.keys import memory_key, segment
 from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
+from massgen_cli.memory.ranking import reciprocal_rank_fusion
 from massgen_cli.memory.stores import vector_store_config
 from massgen_cli.memory.visibility import Viewer, visible_source
 
 NAMESPACE = "massgen"
 CHUNK_WORDS = 200
 CHUNK_OVERLAP = 20
-CANDIDATES_PER_RESULT = 6
-MIN_CANDIDATES = 20
+CANDIDATES_PER_RESULT = 10
+MIN_CANDIDATES = 100
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,18 @@ class MemoryHit:
             **self.memory.extra,
         }
         return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
+
+
+def contextual_text(text: str, context: RecordContext) -> str:
+    """What is embedded and indexed: the words with the date and turn they were recorded in."""
+    return f"[{datetime.now(UTC).date().isoformat()} · turn {context.turn}] {text}"
+
+
+def _in_scope(memory: IndexedMemory, session_id: str | None, agent_id: str | None) -> bool:
+    return all(
+        wanted is None or any(getattr(source, field) == wanted for source in memory.sources)
+        for field, wanted in (("session_id", session_id), ("agent_id", agent_id))
+    )
 
 
 def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
@@ -188,8 +202,9 @@ class PersistentMemory:
             self._add_source(existing, context, outcome)
             return
         payload = {**extra, **self._payload(context), "key": key}
+        indexed = contextual_text(text, context)
         result = self.mem0.add(
-            [{"role": role, "content": text}], user_id=NAMESPACE, metadata=payload, infer=False
+            [{"role": role, "content": indexed}], user_id=NAMESPACE, metadata=payload, infer=False
         )
         memory_id = result["results"][0]["id"]
         self._index_new(memory_id, key, text, role, context, outcome, extra)
@@ -215,7 +230,13 @@ class PersistentMemory:
         outcome: RecordOutcome,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        fields = {"domain": self.domain, "task_type": self.task_type, "role": role, "extra": extra or {}}
+        fields = {
+            "domain": self.domain,
+            "task_type": self.task_type,
+            "role": role,
+            "extra": extra or {},
+            "indexed": contextual_text(text, context),
+        }
         try:
             self.index.add(memory_id, key, text, fields, context.source)
         except sqlite3.IntegrityError:  # another process stored the same content a moment ago
@@ -227,15 +248,7 @@ class PersistentMemory:
         outcome.added.append(memory_id)
 
     def _add_source(self, memory_id: str, context: RecordContext, outcome: RecordOutcome) -> None:
-        if self.index.add_source(memory_id, context.source):
-            payload = self.mem0.vector_store.get(memory_id).payload or {}
-            self._update_payload(
-                memory_id,
-                {
-                    "agents": sorted({*payload.get("agents", []), context.agent_id}),
-                    "sessions": sorted({*payload.get("sessions", []), context.session_id}),
-                },
-            )
+        self.index.add_source(memory_id, context.source)
         outcome.existing.append(memory_id)
 
     def _update_payload(self, memory_id: str, changes: dict[str, Any]) -> None:
@@ -251,8 +264,6 @@ class PersistentMemory:
             "session": context.session_id,
             "turn": context.turn,
             "attempt": context.attempt,
-            "agents": [context.agent_id],
-            "sessions": [context.session_id],
         }
 
     def search(
@@ -265,35 +276,40 @@ class PersistentMemory:
         agent_id: str | None = None,
         domain: str | None = None,
         task_type: str | None = None,
+        method: str = "hybrid",
     ) -> list[MemoryHit]:
-        """Memories most like ``query``; with a viewer, only those it may see (turn-aware)."""
+        """The memories that best match ``query``: the vector store's similarity fused with BM25 over
+        the lexical index (``method`` picks ``dense`` or ``lexical`` alone). With a viewer, only what it
+        may see (turn-aware); ``session_id`` / ``agent_id`` keep memories with such a source."""
         if limit <= 0 or self.index.count() == 0:
             return []
-        filters: dict[str, Any] = {"user_id": NAMESPACE}
-        scope = session_id or (viewer.session_id if viewer and not viewer.all_sessions else None)
-        for name, value in (
-            ("sessions", scope),
-            ("agents", agent_id),
-            ("domain", domain),
-            ("task_type", task_type),
-        ):
-            if value:
-                filters[name] = segment(value) if name in ("domain", "task_type") else value
-        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
-        found = self.mem0.search(query, filters=filters, top_k=wanted).get("results", [])
-        indexed = self.index.get(item["id"] for item in found)
+        pool = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
+        domain, task_type = (segment(domain) if domain else None), (segment(task_type) if task_type else None)
+        rankings = []
+        if method in ("hybrid", "dense"):
+            rankings.append(self._dense(query, pool, domain, task_type))
+        if method in ("hybrid", "lexical"):
+            rankings.append(self.index.lexical(query, pool, domain=domain, task_type=task_type))
+        fused = reciprocal_rank_fusion(rankings)
+        indexed = self.index.get(memory_id for memory_id, _ in fused)
         winners = self.index.winners() if viewer else {}
         hits = []
-        for item in found:
-            memory = indexed.get(item["id"])
-            if memory is None:
+        for memory_id, score in fused:
+            memory = indexed.get(memory_id)
+            if memory is None or not _in_scope(memory, session_id, agent_id):
                 continue
             source = visible_source(memory, viewer, winners) if viewer else memory.first
             if source is not None:
-                hits.append(
-                    MemoryHit(memory.id, memory.text, float(item.get("score") or 0.0), memory, source)
-                )
+                hits.append(MemoryHit(memory.id, memory.text, score, memory, source))
         return hits[:limit]
+
+    def _dense(self, query: str, pool: int, domain: str | None, task_type: str | None) -> list[str]:
+        filters: dict[str, Any] = {"user_id": NAMESPACE}
+        filters.update(
+            {name: value for name, value in (("domain", domain), ("task_type", task_type)) if value}
+        )
+        found = self.mem0.search(query, filters=filters, top_k=pool, threshold=0.0).get("results", [])
+        return [item["id"] for item in found]
 
     def prepare_embeddings(self, texts: list[str]) -> None:
         """Embed ``texts`` in one batch before recording them one by one (imports)."""
