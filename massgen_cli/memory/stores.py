@@ -1,4 +1,5 @@
-"""Vector stores for mem0: Qdrant in local mode (one client per folder per process) or server mode."""
+"""Vector stores for mem0: Qdrant in local mode (one client per folder per process) or server mode, and
+PostgreSQL with pgvector, which several processes share."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
 
 COLLECTION = "massgen_memories"
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
+_PREPARED: set[tuple[str, str, int]] = set()
+PGVECTOR_CONNECT_SECONDS = 10
+# Without iterative scans an HNSW search yields at most ef_search (40) neighbours and filters those, so
+# mem0's searches (a filter, and up to 400 rows) return too few. The setting exists from pgvector 0.8.
+PGVECTOR_SESSION_OPTIONS = ("-c hnsw.iterative_scan=relaxed_order",)
 
 LOCK_REMEDY = (
     "another massgen process is using this local memory store ({path}). Wait for it to finish, give "
@@ -43,6 +49,27 @@ def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
     path = qdrant_path(settings, state_dir)
     path.mkdir(parents=True, exist_ok=True)
     return _shared(f"path:{path}", lambda: _open_local(path))
+
+
+def server_url(settings: PersistentMemoryConfig) -> str:
+    qdrant = settings.qdrant
+    return qdrant.url or f"http://{qdrant.host}:{qdrant.port}"
+
+
+def _open_server(location: str, api_key: str | None) -> Any:
+    """A client for a Qdrant server, checked now so an unreachable server is one clear error."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=location, api_key=api_key, timeout=10)
+    try:
+        client.get_collections()
+    except Exception as error:
+        client.close()
+        raise MemoryStoreError(
+            f"cannot reach the Qdrant server at {location} ({type(error).__name__}); start it with "
+            "`docker compose -f docker-compose.qdrant.yml up -d`, or use qdrant mode: local"
+        ) from error
+    return client
 
 
 def _open_local(path: Path) -> Any:
@@ -76,20 +103,117 @@ def close_clients() -> None:
 def vector_store_config(settings: PersistentMemoryConfig, state_dir: Path, dimensions: int) -> dict[str, Any]:
     """mem0's ``vector_store`` block for these settings."""
     if settings.vector_store == "pgvector":
-        if not settings.pgvector.connection_string:
-            raise MemoryStoreError(
-                "vector_store 'pgvector' needs persistent_memory.pgvector.connection_string"
-            )
-        return {
-            "provider": "pgvector",
-            "config": {
-                "connection_string": settings.pgvector.connection_string,
-                "collection_name": settings.pgvector.collection_name,
-                "embedding_model_dims": dimensions,
-            },
-        }
+        return pgvector_config(settings.pgvector, dimensions)
     client = qdrant_client(settings, state_dir)
     return {
         "provider": "qdrant",
         "config": {"collection_name": COLLECTION, "embedding_model_dims": dimensions, "client": client},
     }
+
+
+def pgvector_config(pgvector: PgvectorConfig, dimensions: int) -> dict[str, Any]:
+    """mem0's ``pgvector`` block; the collection exists (created once, by whoever comes first) on return."""
+    if not pgvector.connection_string:
+        raise MemoryStoreError(
+            "vector_store 'pgvector' needs persistent_memory.pgvector.connection_string, "
+            "e.g. postgresql://user:password@localhost:5432/massgen"
+        )
+    conninfo = _pgvector_conninfo(pgvector.connection_string)
+    prepared = (conninfo, pgvector.collection_name, dimensions)
+    with _CLIENTS_LOCK:
+        if prepared not in _PREPARED:
+            _prepare_collection(*prepared)
+            _PREPARED.add(prepared)
+    return {
+        "provider": "pgvector",
+        "config": {
+            "connection_string": conninfo,
+            "collection_name": pgvector.collection_name,
+            "embedding_model_dims": dimensions,
+        },
+    }
+
+
+def _pgvector_conninfo(connection_string: str) -> str:
+    """The connection string with the session settings filtered searches need added to its options."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    except ImportError as error:
+        raise MemoryStoreError(
+            "vector_store 'pgvector' needs psycopg: pip install 'massgen-cli[pgvector]'"
+        ) from error
+    try:
+        params = conninfo_to_dict(connection_string)
+    except Exception as error:
+        raise MemoryStoreError(
+            f"persistent_memory.pgvector.connection_string is not a PostgreSQL connection string: {error}"
+        ) from error
+    options = " ".join(filter(None, [str(params.get("options") or ""), *PGVECTOR_SESSION_OPTIONS]))
+    return make_conninfo("", **{**params, "options": options})
+
+
+def _prepare_collection(conninfo: str, collection: str, dimensions: int) -> None:
+    """Create mem0's table and indexes under an advisory lock: several processes starting at once would
+    otherwise race in ``CREATE ... IF NOT EXISTS`` and fail on PostgreSQL's catalog constraints."""
+    import psycopg
+    from mem0.vector_stores.pgvector import PGVector
+
+    try:
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=PGVECTOR_CONNECT_SECONDS) as lock:
+            lock.execute("SELECT pg_advisory_lock(hashtext(%s))", (f"massgen:{collection}",))
+            existing = _stored_dimensions(lock, collection)
+            if existing is None:
+                store = PGVector(
+                    dbname=None,
+                    collection_name=collection,
+                    embedding_model_dims=dimensions,
+                    user=None,
+                    password=None,
+                    host=None,
+                    port=None,
+                    diskann=False,
+                    hnsw=True,
+                    minconn=1,
+                    maxconn=1,
+                    connection_string=conninfo,
+                )
+                try:
+                    store.create_col()
+                finally:
+                    store.connection_pool.close()
+    except psycopg.Error as error:
+        raise MemoryStoreError(_pgvector_problem(conninfo, error)) from error
+    if existing is not None and existing != dimensions:
+        raise MemoryStoreError(
+            f"the pgvector collection '{collection}' holds {existing}-dimension vectors but the embedder "
+            f"makes {dimensions}; use the embedder it was built with or another "
+            "persistent_memory.pgvector.collection_name"
+        )
+
+
+def _stored_dimensions(connection: Any, collection: str) -> int | None:
+    """The vector size of an existing collection table, or None when there is no such table."""
+    row = connection.execute(
+        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relname = %s AND a.attname = 'vector' AND NOT a.attisdropped",
+        (collection,),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def _pgvector_problem(conninfo: str, error: Exception) -> str:
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(conninfo)
+    where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}/{params.get('dbname') or ''}"
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if "vector" in detail and ("extension" in detail or "type" in detail):
+        return (
+            f"the PostgreSQL database {where} has no pgvector extension ({detail}); "
+            "install pgvector there and run CREATE EXTENSION vector as a superuser"
+        )
+    return (
+        f"could not use the PostgreSQL memory store at {where}: {detail}. Check that the server runs and "
+        "persistent_memory.pgvector.connection_string (MASSGEN_PGVECTOR_URL in the example) is right"
+    )
