@@ -40,10 +40,8 @@ def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
 
     qdrant = settings.qdrant
     if qdrant.mode == "server":
-        location = qdrant.url or f"http://{qdrant.host}:{qdrant.port}"
-        return _shared(
-            f"server:{location}", lambda: QdrantClient(url=location, api_key=qdrant.api_key, timeout=30)
-        )
+        location = server_url(settings)
+        return _shared(f"server:{location}", lambda: _open_server(location, qdrant.api_key))
     if not settings.on_disk:
         return _shared("memory", lambda: QdrantClient(location=":memory:"))
     path = qdrant_path(settings, state_dir)
