@@ -11,6 +11,7 @@ from typing import Any
 from massgen_cli.backends.base import Message
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.errors import MemoryStoreError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.persistent import PersistentMemory, RecordContext
 from massgen_cli.memory.recorder import MemoryRecorder
@@ -42,26 +43,33 @@ class MemoryRuntime:
             a.id or "": a.memory or config.memory for a in config.agents
         }
         enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
-        self.store: PersistentMemory | None = None
-        if enabled:
-            global_memory = config.memory if persistent_enabled(config.memory) else self.settings[enabled[0]]
-            self.store = PersistentMemory(
-                global_memory.persistent_memory,
-                state_dir,
-                domain=global_memory.domain,
-                task_type=global_memory.task_type,
-            )
-            self.emit(
-                Notice(
-                    "debug",
-                    f"memory: LLM {self.store.llm_plan.reason}; embedder {self.store.embedder_plan.name}",
-                )
-            )
+        self.startup_errors: list[str] = []
+        self.store = self._open_store(config, state_dir, enabled) if enabled else None
         self.recorder = MemoryRecorder(self.store, emit) if self.store else None
         self.blocks: dict[str, Message | None] = {}
         self.dump_dir: Path | None = None
         self.turn = 0
         self.attempt = 1
+
+    def _open_store(
+        self, config: MassGenConfig, state_dir: Path, enabled: list[str]
+    ) -> PersistentMemory | None:
+        """The process's store, opened now so a problem (another process's lock, a server that is
+        down) shows before the first turn; the run goes on without long-term memory then."""
+        memory = config.memory if persistent_enabled(config.memory) else self.settings[enabled[0]]
+        try:
+            store = PersistentMemory(
+                memory.persistent_memory, state_dir, domain=memory.domain, task_type=memory.task_type
+            )
+            store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
+        except MemoryStoreError as error:
+            message = f"long-term memory is off for this run: {error}"
+            self.startup_errors.append(message)
+            self.emit(Notice("warning", message))
+            return None
+        plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
+        self.emit(Notice("debug", plan))
+        return store
 
     def enabled_for(self, agent_id: str) -> bool:
         return self.store is not None and persistent_enabled(self.settings.get(agent_id))
@@ -120,15 +128,16 @@ class MemoryRuntime:
 
     async def end_turn(self, winner: str | None, final_answer: str | None) -> list[str]:
         """Record the winner's final answer and the winner itself, flush, and return the errors."""
+        startup, self.startup_errors = self.startup_errors, []
         if self.store is None or self.recorder is None:
-            return []
+            return startup
         if winner is not None and final_answer:
             self.record(winner, [{"role": "assistant", "content": final_answer}])
             try:
                 await asyncio.to_thread(self.store.record_winner, self.session_id, self.turn, winner)
             except Exception as error:
                 self._failed(f"could not record the winner of turn {self.turn}: {error}")
-        return await self.recorder.flush()
+        return startup + await self.recorder.flush()
 
     def _failed(self, message: str) -> None:
         if self.recorder is not None:

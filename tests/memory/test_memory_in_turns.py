@@ -124,3 +124,44 @@ def test_a_failing_memory_backend_never_stops_a_turn(tmp_path, in_process):
     assert result.memory_errors and all("failed" in error for error in result.memory_errors)
     summary = json.loads((run.app.run_log.directory / "turn_1" / "attempt_1" / "summary.json").read_text())
     assert summary["memory_errors"] == result.memory_errors
+
+
+def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    slow = write_config(
+        tmp_path,
+        "agent:\n  backend: {type: scripted, responses: [{text: 'first run', delay: 20}]}\n" + MEMORY,
+        "slow.yaml",
+    )
+    quick = write_config(
+        tmp_path, "agent:\n  backend: {type: scripted, responses: ['second run']}\n" + MEMORY, "quick.yaml"
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-m", "massgen_cli", "--config", str(slow), "Q1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lock = Path(os.environ["MASSGEN_HOME"]) / "qdrant" / ".lock"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            held = (
+                lock.exists()
+                and subprocess.run(["flock", "--nonblock", str(lock), "true"], check=False).returncode
+            )
+            if held:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the first run never opened its store")
+        second = run_cli("--config", str(quick), "Q2")
+        assert second.returncode == 0 and second.stdout == "second run\n"
+        assert "another massgen process is using this local memory store" in second.stderr
+        assert "cleanup_qdrant_lock.sh" in second.stderr
+    finally:
+        first.kill()
+        first.wait(10)
