@@ -18,6 +18,7 @@ from massgen_cli.coordination.turn import TurnResult, TurnRunner
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import RunLog
 from massgen_cli.memory.runtime import MemoryRuntime
+from massgen_cli.memory.shared_session import SharedParts
 from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session, open_session
 from massgen_cli.ui import ConsoleView
@@ -61,8 +62,16 @@ class MassGenApp:
         self.agents: list[Agent] = build_agents(config, emit, self.memory)
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
         self.threads = AgentThreads.load(self.session.directory)
+        self.shared = SharedParts.open(config, self.session.directory, self.memory.store)
         self.turns = TurnRunner(
-            config, self.agents, self.session, self.threads, self.run_log, self.view, memory=self.memory
+            config,
+            self.agents,
+            self.session,
+            self.threads,
+            self.run_log,
+            self.view,
+            memory=self.memory,
+            shared=self.shared,
         )
 
     def _emit(self, event: RunEvent) -> None:

@@ -15,11 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.backends.base import Message, Request
+from massgen_cli.backends.base import Completion, Message, Request
 from massgen_cli.config.schema import OrchestratorConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript, run_step
 from massgen_cli.coordination.decisions import (
+    SHARE_MEMORY,
+    SHARE_TOOL,
     Decision,
     NewAnswer,
     VoteFor,
@@ -31,8 +33,12 @@ from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.logs import AttemptLog
+from massgen_cli.memory.conversation import ConversationMemory
+from massgen_cli.memory.persistent import PersistentMemory
 from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
+from massgen_cli.memory.shared import SharedEntries
+from massgen_cli.memory.shared_block import SessionFacts, SharedMemory, is_shared_block
 from massgen_cli.memory.threads import AgentThreads
 
 
@@ -59,31 +65,55 @@ class AttemptResult:
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
 
 
-class Coordination:
-    """Runs one attempt over ``agents`` for ``question``; events go to ``emit``."""
+class Orchestrator:
+    """Runs one attempt over ``agents`` for ``question``; events go to ``emit``.
+
+    Shared memory is optional in every combination: ``shared_conversation_memory`` (answers and votes
+    of all agents), ``shared_persistent_memory`` (long-term knowledge, turn-aware) and
+    ``shared_entries`` (scoped entries and slots, written with the ``share_memory`` tool). With none,
+    the messages agents get are unchanged.
+    """
 
     def __init__(
         self,
         agents: Sequence[Agent],
-        settings: OrchestratorConfig,
+        settings: OrchestratorConfig | None = None,
         *,
-        emit: Callable[[RunEvent], None],
-        threads: AgentThreads,
+        shared_conversation_memory: ConversationMemory | None = None,
+        shared_persistent_memory: PersistentMemory | None = None,
+        shared_entries: SharedEntries | None = None,
+        session_facts: SessionFacts | None = None,
+        emit: Callable[[RunEvent], None] = lambda event: None,
+        threads: AgentThreads | None = None,
         memory: MemoryRuntime | None = None,
         log: AttemptLog | None = None,
-        turn_timeout_s: float,
+        turn_timeout_s: float | None = None,
+        session_id: str = "",
+        turn: int = 1,
+        attempt: int = 1,
     ):
+        settings = settings or OrchestratorConfig()
+        self.shared = SharedMemory(
+            settings.shared_memory,
+            conversation=shared_conversation_memory,
+            persistent=shared_persistent_memory,
+            entries=shared_entries,
+            session_id=session_id,
+            emit=emit,
+        )
+        self.shared.facts = session_facts or SessionFacts()
+        self.turn, self.attempt = turn, attempt
         self.agents = {agent.id: agent for agent in agents}
         self.order = [agent.id for agent in agents]
         self.settings = settings
         self.emit = emit
-        self.threads = threads
+        self.threads = threads or AgentThreads()
         self.memory = memory
         self.needs_retrieval: set[str] = set(self.order)
         self.question_recorded: set[str] = set()
         self.transcripts: dict[str, list[Message]] = {}
         self.log = log
-        self.turn_timeout_s = turn_timeout_s
+        self.turn_timeout_s = turn_timeout_s or 1800.0
         self.answers: dict[str, str] = {}
         self.answer_counts: Counter[str] = Counter()
         self.votes: dict[str, Vote] = {}
@@ -151,7 +181,7 @@ class Coordination:
         if isinstance(outcome.decision, NewAnswer):
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
-            self._accept_vote(agent_id, outcome)
+            await self._accept_vote(agent_id, outcome)
         else:
             self._idle(agent_id, "done", outcome.note or "no decision")
 
@@ -160,6 +190,7 @@ class Coordination:
         self.answer_counts[agent_id] += 1
         self.version += 1
         self.emit(AgentStatus(agent_id, "answered", content))
+        await self.shared.record(agent_id, content, self.turn, self.attempt)
         if self.votes:
             self.emit(
                 Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
@@ -170,7 +201,7 @@ class Coordination:
                 await self._restart(other)
         self._start(agent_id)
 
-    def _accept_vote(self, agent_id: str, outcome: StepOutcome) -> None:
+    async def _accept_vote(self, agent_id: str, outcome: StepOutcome) -> None:
         assert isinstance(outcome.decision, VoteFor)
         if outcome.version != self.version:
             self.emit(AgentStatus(agent_id, "restarted", "vote was cast on an outdated set of answers"))
@@ -179,6 +210,7 @@ class Coordination:
         vote = Vote(agent_id, outcome.decision.target, outcome.decision.reason)
         self.votes[agent_id] = vote
         self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
+        await self.shared.record(agent_id, f"Voted for {vote.target}: {vote.reason}", self.turn, self.attempt)
 
     async def _restart(self, agent_id: str) -> None:
         task = self.tasks.pop(agent_id, None)
@@ -226,6 +258,7 @@ class Coordination:
                 ),
                 self.settings.step_timeout_seconds,
             )
+            self._share(agent_id, completion)
             decision, problem = self._validate(agent_id, parse_decision(completion))
             if decision is not None:
                 transcript = decision_transcript(completion, _receipt(decision))
@@ -239,7 +272,7 @@ class Coordination:
 
         async def write_back(messages: list[Message]) -> None:
             self.needs_retrieval.add(agent_id)
-            history = [m for m in messages[1:-1] if not is_memory_message(m)]
+            history = [m for m in messages[1:-1] if not is_memory_message(m) and not is_shared_block(m)]
             await self.threads.replace_history(agent_id, history)
 
         return write_back
@@ -272,12 +305,32 @@ class Coordination:
             *history,
             prompts.task_message(self.question, self.answers, self.order, self.extra),
         ]
-        if self.memory is None:
-            return messages
-        refresh = agent.id in self.needs_retrieval
-        self.needs_retrieval.discard(agent.id)
-        block = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
-        return inject_after_first_system(messages, block) if block else messages
+        if self.memory is not None:
+            refresh = agent.id in self.needs_retrieval
+            self.needs_retrieval.discard(agent.id)
+            block = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
+            messages = inject_after_first_system(messages, block) if block else messages
+        shared = await self.shared.block(agent.id, self.turn, self.question)
+        return inject_after_first_system(messages, shared) if shared else messages
+
+    def _share(self, agent_id: str, completion: Completion) -> None:
+        """Scoped entries an agent wrote with ``share_memory`` in this step."""
+        entries = self.shared.entries
+        for call in completion.tool_calls:
+            if call.name != SHARE_MEMORY or entries is None:
+                continue
+            kind, content = (
+                str(call.arguments.get("type", "")).strip(),
+                str(call.arguments.get("content", "")),
+            )
+            scope = (
+                call.arguments.get("scope")
+                if call.arguments.get("scope") in ("round", "conversation")
+                else "round"
+            )
+            if kind and content:
+                entries.add(kind, content, scope, agent_id, self.turn, self.attempt)
+                self.emit(Notice("info", f"[{agent_id}] shared {kind} ({scope})"))
 
     def _record(self, agent_id: str, outcome: StepOutcome) -> None:
         """Long-term memory gets the question (once a turn), the reasoning and a new answer."""
@@ -296,7 +349,8 @@ class Coordination:
     def _request(self, agent: Agent, messages: list[Message]) -> Request:
         can_answer, targets = self._can_answer(agent.id), self._vote_aliases()
         if agent.backend.capabilities.tool_calls:
-            return Request(messages, tools=workflow_tools(can_answer, targets), purpose="coordination")
+            tools = workflow_tools(can_answer, targets) + (SHARE_TOOL,) * (self.shared.entries is not None)
+            return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
 
 

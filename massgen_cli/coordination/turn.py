@@ -11,13 +11,15 @@ from massgen_cli.backends.base import Message, Request
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, run_step
-from massgen_cli.coordination.orchestrator import AttemptResult, Coordination
+from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
 from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
+from massgen_cli.memory.shared_block import SharedMemory, is_shared_block
+from massgen_cli.memory.shared_session import SharedParts
 from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session
 
@@ -55,8 +57,10 @@ class TurnRunner:
         run_log: RunLog,
         sink: Callable[[RunEvent], None],
         memory: MemoryRuntime | None = None,
+        shared: SharedParts | None = None,
     ):
         self.config = config
+        self.shared = shared or SharedParts(config.orchestrator.shared_memory)
         self.agents = list(agents)
         self.session = session
         self.threads = threads
@@ -89,16 +93,20 @@ class TurnRunner:
                 result = await self._attempt(question, turn, attempt, extra)
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
             except BaseException:
+                self.shared.cancel_turn(turn)
                 self._close_attempt(result)
                 raise
             if restart is None:
                 break
+            self.shared.reject_attempt(turn, attempt)
             self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
         assert result is not None
+        votes = ", ".join(f"{v['voter']}→{v['target']}" for v in result.votes)
+        self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes)
         if self.memory is not None:
-            result.memory_errors = await self.memory.end_turn(result.winner, result.final_answer)
+            result.memory_errors += await self.memory.end_turn(result.winner, result.final_answer)
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
@@ -124,18 +132,28 @@ class TurnRunner:
         self.log = None
 
     async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
+        shared_errors: list[str] = []
         if len(self.agents) == 1:
-            coordination = await self._single_agent(question)
+            coordination = await self._single_agent(question, turn)
         else:
-            coordination = await Coordination(
+            orchestrator = Orchestrator(
                 self.agents,
                 self.config.orchestrator,
                 emit=self.emit,
                 threads=self.threads,
                 memory=self.memory,
+                shared_conversation_memory=self.shared.conversation,
+                shared_persistent_memory=self.shared.persistent,
+                shared_entries=self.shared.entries,
+                session_facts=self.shared.facts(self.session),
+                session_id=self.session.id,
+                turn=turn,
+                attempt=attempt,
                 log=self.log,
                 turn_timeout_s=self.config.timeout_settings.orchestrator_timeout_seconds,
-            ).run(question, extra)
+            )
+            coordination = await orchestrator.run(question, extra)
+            shared_errors = orchestrator.shared.take_errors()
         self.transcripts = coordination.transcripts
         final = await self._final_answer(question, coordination)
         return TurnResult(
@@ -152,11 +170,37 @@ class TurnRunner:
                 a.id: {"input_tokens": a.usage_input, "output_tokens": a.usage_output} for a in self.agents
             },
             timings_s=coordination.timings_s,
+            memory_errors=shared_errors,
         )
 
-    async def _single_agent(self, question: str) -> AttemptResult:
+    async def _single_agent(self, question: str, turn: int) -> AttemptResult:
         """One agent needs no voting: its first answer is final, streamed as it comes."""
         agent, started = self.agents[0], time.monotonic()
+        messages, system_count = await self._single_agent_messages(agent, question, turn)
+
+        async def write_back(compressed: list[Message]) -> None:
+            middle = compressed[system_count:-1]
+            kept = [m for m in middle if not is_memory_message(m) and not is_shared_block(m)]
+            await self.threads.replace_history(agent.id, kept)
+
+        request = Request(messages)
+        try:
+            completion = await run_step(
+                agent, request, self.emit, self.log, text_kind="presentation", on_compressed=write_back
+            )
+        except BackendError as error:
+            return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
+        if self.memory is not None:
+            reasoning = [{"role": "assistant", "content": None, "reasoning": completion.reasoning}]
+            self.memory.record(agent.id, [{"role": "user", "content": question}, *reasoning])
+        answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
+        reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
+        return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))
+
+    async def _single_agent_messages(
+        self, agent: Agent, question: str, turn: int
+    ) -> tuple[list[Message], int]:
+        """System prompt, thread, question; then retrieved memories and the shared block after the system."""
         system = (
             [{"role": "system", "content": agent.config.system_message}]
             if agent.config.system_message
@@ -167,28 +211,15 @@ class TurnRunner:
         if self.memory is not None:
             block = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
             messages = inject_after_first_system(messages, block) if block else messages
-
-        async def write_back(compressed: list[Message]) -> None:
-            kept = [m for m in compressed[len(system) : -1] if not is_memory_message(m)]
-            await self.threads.replace_history(agent.id, kept)
-
-        try:
-            completion = await run_step(
-                agent,
-                Request(messages),
-                self.emit,
-                self.log,
-                text_kind="presentation",
-                on_compressed=write_back,
-            )
-        except BackendError as error:
-            return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
-        if self.memory is not None:
-            reasoning = [{"role": "assistant", "content": None, "reasoning": completion.reasoning}]
-            self.memory.record(agent.id, [{"role": "user", "content": question}, *reasoning])
-        answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
-        reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
-        return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))
+        shared = SharedMemory(
+            self.config.orchestrator.shared_memory,
+            entries=self.shared.entries,
+            session_id=self.session.id,
+            emit=self.emit,
+        )
+        shared.facts = self.shared.facts(self.session)
+        shared_block = await shared.block(agent.id, turn, question)
+        return (inject_after_first_system(messages, shared_block) if shared_block else messages), len(system)
 
     async def _final_answer(self, question: str, result: AttemptResult) -> str | None:
         if result.winner is None:

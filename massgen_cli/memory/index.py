@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS memories (
     task_type TEXT NOT NULL,
     role TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    expires_at TEXT,
+    expires_at REAL,
     extra TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS sources (
@@ -67,7 +67,7 @@ class IndexedMemory:
     task_type: str
     role: str
     created_at: str
-    expires_at: str | None
+    expires_at: float | None
     extra: dict[str, Any]
     sources: tuple[Source, ...]
 
@@ -205,6 +205,15 @@ class MemoryIndex:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
+        """Keep the memory at least until ``deadline`` (None: forever)."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE memories SET expires_at = CASE WHEN expires_at IS NULL OR ? IS NULL THEN NULL "
+                "ELSE MAX(expires_at, ?) END WHERE id = ?",
+                (deadline, deadline, memory_id),
+            )
 
     def add_source(self, memory_id: str, source: Source) -> bool:
         """Another recording of the same content; False if this exact source was known."""

@@ -12,16 +12,17 @@ import os
 import sqlite3
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.embedder import shared_local_embedder
 from massgen_cli.memory.index import IndexedMemory, MemoryIndex, Source
 from massgen_cli.memory.keys import memory_key, segment
+from massgen_cli.memory.lifecycle import expired, expires_at
 from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.ranking import reciprocal_rank_fusion
 from massgen_cli.memory.stores import vector_store_config
@@ -42,6 +43,7 @@ class RecordContext:
     session_id: str
     turn: int
     attempt: int = 1
+    level: str = "episodic"
 
     @property
     def source(self) -> Source:
@@ -108,8 +110,17 @@ def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP
 class PersistentMemory:
     """One long-term store (mem0 + vector store + index) for the whole process."""
 
-    def __init__(self, settings: PersistentMemoryConfig, state_dir: Path, *, domain: str, task_type: str):
+    def __init__(
+        self,
+        settings: PersistentMemoryConfig,
+        state_dir: Path,
+        *,
+        domain: str,
+        task_type: str,
+        lifecycle: LifecycleConfig | None = None,
+    ):
         self.settings = settings
+        self.lifecycle = lifecycle or LifecycleConfig()
         self.state_dir = state_dir
         self.domain, self.task_type = segment(domain), segment(task_type)
         self.llm_plan = plan_llm(settings.llm)
@@ -186,11 +197,12 @@ class PersistentMemory:
     def _record_facts(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=False)
         result = self.mem0.add(messages, user_id=NAMESPACE, metadata=self._payload(context), infer=True)
+        facts = replace(context, level="semantic")
         for item in result.get("results", []):
             if item.get("event", "ADD") != "ADD":
                 continue
             outcome.facts += 1
-            self._adopt(item["id"], str(item["memory"]), context, outcome)
+            self._adopt(item["id"], str(item["memory"]), facts, outcome)
         return outcome
 
     def _store(
@@ -236,6 +248,7 @@ class PersistentMemory:
             "role": role,
             "extra": extra or {},
             "indexed": contextual_text(text, context),
+            "expires_at": expires_at(context.level, self.lifecycle),
         }
         try:
             self.index.add(memory_id, key, text, fields, context.source)
@@ -249,6 +262,7 @@ class PersistentMemory:
 
     def _add_source(self, memory_id: str, context: RecordContext, outcome: RecordOutcome) -> None:
         self.index.add_source(memory_id, context.source)
+        self.index.extend_expiry(memory_id, expires_at(context.level, self.lifecycle))
         outcome.existing.append(memory_id)
 
     def _update_payload(self, memory_id: str, changes: dict[str, Any]) -> None:
@@ -296,7 +310,7 @@ class PersistentMemory:
         hits = []
         for memory_id, score in fused:
             memory = indexed.get(memory_id)
-            if memory is None or not _in_scope(memory, session_id, agent_id):
+            if memory is None or expired(memory.expires_at) or not _in_scope(memory, session_id, agent_id):
                 continue
             source = visible_source(memory, viewer, winners) if viewer else memory.first
             if source is not None:

@@ -33,7 +33,7 @@ class Job:
 class MemoryRecorder:
     """Feeds a PersistentMemory from a queue, one job at a time, in a worker thread."""
 
-    def __init__(self, store: PersistentMemory, emit: Callable[[RunEvent], None]):
+    def __init__(self, store: PersistentMemory | Any, emit: Callable[[RunEvent], None]):
         self.store = store
         self.emit = emit
         self.queue: asyncio.Queue[Job] | None = None
@@ -81,6 +81,8 @@ class MemoryRecorder:
         _dump(job)
         try:
             outcome = await asyncio.to_thread(self.store.record, job.messages, context)
+        except NotImplementedError:
+            return  # a store that only reads is allowed
         except Exception as error:  # a memory failure is reported, never fatal
             if job.tries < MAX_RETRIES:
                 self.failed.append(job)

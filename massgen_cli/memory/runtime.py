@@ -44,7 +44,8 @@ class MemoryRuntime:
         }
         enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
         self.startup_errors: list[str] = []
-        self.store = self._open_store(config, state_dir, enabled) if enabled else None
+        wanted = enabled or config.orchestrator.shared_memory.persistent
+        self.store = self._open_store(config, state_dir, enabled) if wanted else None
         self.recorder = MemoryRecorder(self.store, emit) if self.store else None
         self.blocks: dict[str, Message | None] = {}
         self.dump_dir: Path | None = None
@@ -56,10 +57,16 @@ class MemoryRuntime:
     ) -> PersistentMemory | None:
         """The process's store, opened now so a problem (another process's lock, a server that is
         down) shows before the first turn; the run goes on without long-term memory then."""
-        memory = config.memory if persistent_enabled(config.memory) else self.settings[enabled[0]]
+        memory = (
+            config.memory if persistent_enabled(config.memory) or not enabled else self.settings[enabled[0]]
+        )
         try:
             store = PersistentMemory(
-                memory.persistent_memory, state_dir, domain=memory.domain, task_type=memory.task_type
+                memory.persistent_memory,
+                state_dir,
+                domain=memory.domain,
+                task_type=memory.task_type,
+                lifecycle=memory.lifecycle,
             )
             store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
         except MemoryStoreError as error:

@@ -15,6 +15,7 @@ COLLECTION = "massgen_memories"
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 _PREPARED: set[tuple[str, str, int]] = set()
+_PREPARED_LOCK = threading.Lock()
 PGVECTOR_CONNECT_SECONDS = 10
 # Without iterative scans an HNSW search yields at most ef_search (40) neighbours and filters those, so
 # mem0's searches (a filter, and up to 400 rows) return too few. The setting exists from pgvector 0.8.
@@ -118,7 +119,7 @@ def pgvector_config(pgvector: PgvectorConfig, dimensions: int) -> dict[str, Any]
         )
     conninfo = _pgvector_conninfo(pgvector.connection_string)
     prepared = (conninfo, pgvector.collection_name, dimensions)
-    with _CLIENTS_LOCK:
+    with _PREPARED_LOCK:
         if prepared not in _PREPARED:
             _prepare_collection(*prepared)
             _PREPARED.add(prepared)

@@ -1,0 +1,86 @@
+"""Shared memory across the turns of a session: what persists, what the orchestrator writes at the
+end of a turn, and what is rolled back when an attempt is rejected or a turn fails or is cancelled."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from massgen_cli.config.schema import MassGenConfig, SharedMemoryConfig
+from massgen_cli.memory.conversation import ConversationMemory
+from massgen_cli.memory.persistent import PersistentMemory
+from massgen_cli.memory.shared import SharedEntries
+from massgen_cli.memory.shared_block import SessionFacts
+from massgen_cli.session import Session
+
+CONVERSATION_FILE = "shared_conversation.json"
+ORCHESTRATOR = "orchestrator"
+
+
+@dataclass
+class SharedParts:
+    """The configured parts of shared memory (any of them may be None)."""
+
+    settings: SharedMemoryConfig
+    conversation: ConversationMemory | None = None
+    persistent: PersistentMemory | None = None
+    entries: SharedEntries | None = None
+    conversation_path: Path | None = None
+
+    @classmethod
+    def open(cls, config: MassGenConfig, session_dir: Path, store: PersistentMemory | None) -> SharedParts:
+        settings = config.orchestrator.shared_memory
+        parts = cls(settings, conversation_path=session_dir / CONVERSATION_FILE)
+        if settings.conversation:
+            parts.conversation = _load_conversation(parts.conversation_path)
+        if settings.persistent:
+            parts.persistent = store
+        if settings.entries:
+            parts.entries = SharedEntries.load(session_dir, config.memory.lifecycle)
+        return parts
+
+    @staticmethod
+    def facts(session: Session) -> SessionFacts:
+        winners = [exchange.winner for exchange in session.history() if exchange.winner]
+        return SessionFacts(winners[-1] if winners else None, list(dict.fromkeys(winners)))
+
+    def reject_attempt(self, turn: int, attempt: int) -> None:
+        if self.entries is not None:
+            self.entries.roll_back(turn, attempt)
+
+    def finish_turn(self, turn: int, attempt: int, winner: str | None, final: str | None, votes: str) -> None:
+        """A turn with an answer leaves the orchestrator's entries; one without is rolled back."""
+        if self.entries is not None:
+            if final is None or winner is None:
+                self.entries.roll_back(turn)
+            else:
+                self.entries.add(
+                    "winning_answer", f"{winner}: {final}", "conversation", ORCHESTRATOR, turn, attempt
+                )
+                self.entries.add(
+                    "vote_result", votes or "no votes", "conversation", ORCHESTRATOR, turn, attempt
+                )
+        self.save()
+
+    def cancel_turn(self, turn: int) -> None:
+        if self.entries is not None:
+            self.entries.roll_back(turn)
+        self.save()
+
+    def save(self) -> None:
+        if self.entries is not None:
+            self.entries.save()
+        if self.conversation is not None and self.conversation_path is not None:
+            temporary = self.conversation_path.with_name(f"{CONVERSATION_FILE}.{os.getpid()}.tmp")
+            temporary.write_text(
+                json.dumps(self.conversation.to_list(), ensure_ascii=False), encoding="utf-8"
+            )
+            temporary.replace(self.conversation_path)
+
+
+def _load_conversation(path: Path | None) -> ConversationMemory:
+    if path is None or not path.is_file():
+        return ConversationMemory()
+    return ConversationMemory.from_list(json.loads(path.read_text(encoding="utf-8")))
