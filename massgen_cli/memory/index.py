@@ -303,7 +303,7 @@ def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> di
             row[4],
             row[5],
             row[6],
-            row[7],
+            float(row[7]) if row[7] is not None else None,  # stores made before REAL typing hold text
             json.loads(row[8]),
             tuple(by_memory.get(row[0], ())),
         )
