@@ -18,7 +18,6 @@ import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from massgen_cli.backends.base import Backend, Capabilities, Request
 from massgen_cli.backends.local_server import (
@@ -171,6 +170,8 @@ class LocalBackend:
     def __init__(self, config: BackendConfig):
         self.name = "local"
         self.model = config.model or DEFAULT_ALIAS
+        # Each parallel slot of the server gets ctx / parallel tokens: that is this model's window here.
+        self.context_window = settings_from_env().slot_ctx
         self.config = config
         self._joined = False
         self._server: LocalServer | None = None
@@ -210,16 +211,10 @@ class LocalBackend:
                 await asyncio.to_thread(_SHARED.release)
 
 
-class _EmbeddedServerChat(OpenAIChatBackend):
-    """The chat backend with one connection per request.
-
-    llama.cpp's HTTP server closes the connection after a streamed response although it announces
-    keep-alive, so a pooled connection reused right after fails with "Server disconnected".
-    """
-
-    def _params(self, request: Request) -> dict[str, Any]:
-        return {**super()._params(request), "extra_headers": {"Connection": "close"}}
-
-
 def _openai_backend(config: BackendConfig, model: str, base_url: str) -> Backend:
-    return _EmbeddedServerChat(config.model_copy(update={"model": model}), api_key=None, base_url=base_url)
+    return OpenAIChatBackend(
+        config.model_copy(update={"model": model}),
+        api_key=None,
+        base_url=base_url,
+        one_request_per_connection=True,
+    )

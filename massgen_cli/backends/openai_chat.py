@@ -35,7 +35,16 @@ class OpenAIChatBackend:
 
     capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
 
-    def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
+    def __init__(
+        self,
+        config: BackendConfig,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        one_request_per_connection: bool = False,
+    ):
+        """``one_request_per_connection`` is for llama.cpp's server, which closes a connection after a
+        streamed response while announcing keep-alive (a reused connection would fail)."""
         self.name = config.type or "openai"
         if not config.model:
             raise ConfigError(f"backend '{self.name}' needs 'model': the model name its server expects")
@@ -46,6 +55,7 @@ class OpenAIChatBackend:
             base_url=base_url,
             timeout=config.request_timeout_seconds,
             max_retries=0,
+            default_headers={"Connection": "close"} if one_request_per_connection else None,
         )
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:

@@ -22,7 +22,12 @@ def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = No
     elif protocol == "openai":
         from massgen_cli.backends.openai_chat import OpenAIChatBackend
 
-        inner = OpenAIChatBackend(config, api_key=resolve_api_key(config), base_url=resolve_base_url(config))
+        inner = OpenAIChatBackend(
+            config,
+            api_key=resolve_api_key(config),
+            base_url=resolve_base_url(config),
+            one_request_per_connection=config.type == "llamacpp",
+        )
     elif protocol == "anthropic":
         from massgen_cli.backends.anthropic_messages import AnthropicBackend
 

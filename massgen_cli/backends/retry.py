@@ -27,6 +27,7 @@ class RetryingBackend:
     ):
         self.inner = inner
         self.name, self.model, self.capabilities = inner.name, inner.model, inner.capabilities
+        self.context_window: int | None = getattr(inner, "context_window", None)
         self.max_retries = max_retries
         self.base_delay = base_delay
         self.on_retry = on_retry

@@ -15,8 +15,9 @@ vote with `vote` for the best existing answer (when one is already complete and 
 Always end with exactly one of these actions."""
 
 JSON_INSTRUCTIONS = """\
-Reply with one JSON object only: {"action": "new_answer", "content": "<your full answer>"} \
-or {"action": "vote", "agent_id": "<agentN>", "reason": "<why>"}."""
+Reply with one JSON object only. To answer, set "action" to "new_answer" and put your complete answer \
+to the original message in "content". To vote, set "action" to "vote", "agent_id" to the agent whose \
+answer is best (for example agent1) and give a short "reason"."""
 
 REASK = (
     "You did not finish with an action. End now with exactly one action: `new_answer` with your "
