@@ -13,7 +13,7 @@ import typer
 from massgen_cli import __version__
 
 SUBCOMMANDS = ("sessions", "memory")
-VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session", "--agent", "--limit")
+VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session", "--agent", "--limit", "--goal")
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -43,7 +43,7 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen sessions list`, `massgen memory search|list|clear|import`. "
+    "Subcommands: `massgen sessions list`, `massgen memory search|list|values|clear|import`. "
     "A question starting with a subcommand's name goes after `--`."
 )
 def run(
@@ -119,6 +119,23 @@ def memory_list(
         lambda: memory_commands.list_memories(
             config, state_dir, session=session, agent=agent, as_json=as_json
         ),
+    )
+
+
+@memory_app.command("values", help="Rank memories by their learned value for a goal.")
+def memory_values(
+    goal: Annotated[str | None, typer.Option("--goal", help="The goal (default: the config's).")] = None,
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many memories.")] = 20,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli import memory_commands
+
+    _guarded(
+        debug,
+        lambda: memory_commands.values(config, state_dir, goal=goal, limit=limit, as_json=as_json),
     )
 
 

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.memory.keys import segment
+from massgen_cli.memory.values import DEFAULT_VALUE
 
 IMPORT_BATCH = 64
 
@@ -67,14 +69,19 @@ def search(
 def list_memories(
     config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None, as_json: bool
 ) -> int:
+    """Every memory with its key and its learned value for the configured goal."""
+    goal = _goal(config)
     with open_store(config, state_dir) as store:
         memories = store.list_memories(session_id=session, agent_id=agent)
+        values = store.index.values((m.id for m in memories), segment(goal))
     for memory in memories:
         first = memory.first
         if as_json:
             record = {
                 "id": memory.id,
                 "key": memory.key,
+                "value": round(values.get(memory.id, DEFAULT_VALUE), 4),
+                "goal": goal,
                 "text": memory.text,
                 "role": memory.role,
                 "sources": [vars(s) for s in memory.sources],
@@ -83,10 +90,44 @@ def list_memories(
             print(json.dumps(record, ensure_ascii=False))
         else:
             where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
-            print(f"{memory.key}  [{where}]  {_short(memory.text)}")
+            value = values.get(memory.id, DEFAULT_VALUE)
+            print(f"{memory.key}  value={value:.3f}  [{where}]  {_short(memory.text)}")
     if not memories:
         Console(stderr=True).print("no memories stored")
     return 0
+
+
+def values(config: str | None, state_dir: Path | None, *, goal: str | None, limit: int, as_json: bool) -> int:
+    """Memories ranked by their learned value for ``goal`` (default: the config's goal)."""
+    goal = goal or _goal(config)
+    with open_store(config, state_dir) as store:
+        ranked = store.index.ranked_values(segment(goal), limit)
+        memories = store.index.get(memory_id for memory_id, _, _ in ranked)
+    for memory_id, value, updates in ranked:
+        memory = memories.get(memory_id)
+        if memory is None:
+            continue
+        if as_json:
+            record = {
+                "id": memory_id,
+                "key": memory.key,
+                "goal": goal,
+                "value": round(value, 4),
+                "updates": updates,
+            }
+            print(json.dumps({**record, "text": memory.text}, ensure_ascii=False))
+        else:
+            print(f"{value:.3f}  ({updates} updates)  {memory.key}  {_short(memory.text)}")
+    if not ranked:
+        Console(stderr=True).print(f"no learned values for goal '{goal}' yet")
+    return 0
+
+
+def _goal(config: str | None) -> str:
+    from massgen_cli.config import load_config
+    from massgen_cli.memory.runtime import value_goal
+
+    return value_goal(load_config(config).config.memory)
 
 
 def clear(

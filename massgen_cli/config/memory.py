@@ -200,7 +200,17 @@ class ValueLearningConfig(Section):
         default=0.2, ge=0, le=1, description="Share of the learned value in a memory's ranking score."
     )
     goal: str | None = Field(
-        default=None, description="Goal the values are learned for; values are kept per goal."
+        default=None,
+        description="Goal the values are learned for (null: the task_type); values are kept per goal.",
+    )
+    reward_winner: float = Field(
+        default=1.0, ge=0, le=1, description="Reward for a memory that was in the winning answer's context."
+    )
+    reward_rejected: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Reward for a memory that was only in the contexts of answers that lost.",
     )
 
 

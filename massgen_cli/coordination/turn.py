@@ -94,6 +94,8 @@ class TurnRunner:
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
             except BaseException:
                 self.shared.cancel_turn(turn)
+                if self.memory is not None:
+                    self.memory.cancel_turn()
                 self._close_attempt(result)
                 raise
             if restart is None:
@@ -106,7 +108,9 @@ class TurnRunner:
         votes = ", ".join(f"{v['voter']}→{v['target']}" for v in result.votes)
         self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes)
         if self.memory is not None:
-            result.memory_errors += await self.memory.end_turn(result.winner, result.final_answer)
+            result.memory_errors += await self.memory.end_turn(
+                result.winner, result.final_answer, result.answers
+            )
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)

@@ -38,6 +38,14 @@ CREATE TABLE IF NOT EXISTS sources (
     UNIQUE (memory_id, agent_id, session_id, turn, attempt)
 );
 CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
+CREATE TABLE IF NOT EXISTS memory_values (
+    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    goal TEXT NOT NULL,
+    value REAL NOT NULL,
+    updates INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (memory_id, goal)
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(id UNINDEXED, body, tokenize = 'porter unicode61');
 CREATE TABLE IF NOT EXISTS winners (
     session_id TEXT NOT NULL,
@@ -279,6 +287,36 @@ class MemoryIndex:
         params = [terms, *([domain] if domain else []), *([task_type] if task_type else []), limit]
         with self._lock:
             return [row[0] for row in self._db.execute(sql, params)]
+
+    def values(self, ids: Iterable[str], goal: str) -> dict[str, float]:
+        """Learned values of ``ids`` for ``goal`` (memories that never learned are left out)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT memory_id, value FROM memory_values WHERE goal = ? AND memory_id IN ({marks})",
+                [goal, *wanted],
+            ).fetchall()
+        return {memory_id: value for memory_id, value in rows}
+
+    def set_value(self, memory_id: str, goal: str, value: float) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO memory_values VALUES (?, ?, ?, 1, ?) ON CONFLICT (memory_id, goal) DO UPDATE "
+                "SET value = excluded.value, updates = updates + 1, updated_at = excluded.updated_at",
+                (memory_id, goal, value, now_iso()),
+            )
+
+    def ranked_values(self, goal: str, limit: int) -> list[tuple[str, float, int]]:
+        """``(memory_id, value, updates)`` for ``goal``, highest value first."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT memory_id, value, updates FROM memory_values WHERE goal = ? "
+                "ORDER BY value DESC LIMIT ?",
+                (goal, limit),
+            ).fetchall()
 
     def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
         with self._lock:

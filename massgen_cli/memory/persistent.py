@@ -26,6 +26,7 @@ from massgen_cli.memory.lifecycle import expired, expires_at
 from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.ranking import reciprocal_rank_fusion
 from massgen_cli.memory.stores import vector_store_config
+from massgen_cli.memory.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
 from massgen_cli.memory.visibility import Viewer, visible_source
 
 NAMESPACE = "massgen"
@@ -291,6 +292,8 @@ class PersistentMemory:
         domain: str | None = None,
         task_type: str | None = None,
         method: str = "hybrid",
+        value_goal: str | None = None,
+        value_weight: float = 0.0,
     ) -> list[MemoryHit]:
         """The memories that best match ``query``: the vector store's similarity fused with BM25 over
         the lexical index (``method`` picks ``dense`` or ``lexical`` alone). With a viewer, only what it
@@ -305,6 +308,8 @@ class PersistentMemory:
         if method in ("hybrid", "lexical"):
             rankings.append(self.index.lexical(query, pool, domain=domain, task_type=task_type))
         fused = reciprocal_rank_fusion(rankings)
+        if value_goal and value_weight > 0:
+            fused = self._with_values(fused, segment(value_goal), value_weight)
         indexed = self.index.get(memory_id for memory_id, _ in fused)
         winners = self.index.winners() if viewer else {}
         hits = []
@@ -316,6 +321,30 @@ class PersistentMemory:
             if source is not None:
                 hits.append(MemoryHit(memory.id, memory.text, score, memory, source))
         return hits[:limit]
+
+    def _with_values(
+        self, fused: list[tuple[str, float]], goal: str, weight: float
+    ) -> list[tuple[str, float]]:
+        """Similarity (normalised by the best score) blended with each memory's learned value."""
+        if not fused:
+            return fused
+        best = fused[0][1]
+        values = self.index.values((memory_id for memory_id, _ in fused), goal)
+        scored = [(i, blend(score / best, values.get(i, DEFAULT_VALUE), weight)) for i, score in fused]
+        return sorted(scored, key=lambda pair: pair[1], reverse=True)
+
+    def apply_value_updates(self, updates: list[ValueUpdate], goal: str, alpha: float) -> dict[str, float]:
+        """Move each memory's value for ``goal`` toward its reward; returns the new values."""
+        goal = segment(goal)
+        current = self.index.values((u.memory_id for u in updates), goal)
+        new_values = {}
+        for update in updates:
+            value = td_update(
+                current.get(update.memory_id, DEFAULT_VALUE), update.reward, update.trace, alpha
+            )
+            self.index.set_value(update.memory_id, goal, value)
+            new_values[update.memory_id] = value
+        return new_values
 
     def _dense(self, query: str, pool: int, domain: str | None, task_type: str | None) -> list[str]:
         filters: dict[str, Any] = {"user_id": NAMESPACE}

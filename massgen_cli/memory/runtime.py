@@ -4,7 +4,7 @@ bookkeeping at the end of a turn. A memory failure is shown and logged; it never
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +17,17 @@ from massgen_cli.memory.persistent import PersistentMemory, RecordContext
 from massgen_cli.memory.recorder import MemoryRecorder
 from massgen_cli.memory.recording import messages_to_record
 from massgen_cli.memory.retrieval import build_query, memory_message, within_budget
+from massgen_cli.memory.values import EligibilityTraces
 from massgen_cli.memory.visibility import Viewer
 
 
 def persistent_enabled(memory: MemoryConfig | None) -> bool:
     return bool(memory and memory.enabled and memory.persistent_memory.enabled)
+
+
+def value_goal(memory: MemoryConfig) -> str:
+    """The goal learned values belong to: ``value_learning.goal``, else the memory's task type."""
+    return memory.value_learning.goal or memory.task_type
 
 
 def searches_all_sessions(memory: MemoryConfig) -> bool:
@@ -47,6 +53,8 @@ class MemoryRuntime:
         wanted = enabled or config.orchestrator.shared_memory.persistent
         self.store = self._open_store(config, state_dir, enabled) if wanted else None
         self.recorder = MemoryRecorder(self.store, emit) if self.store else None
+        learning = config.memory.value_learning
+        self.traces = EligibilityTraces(learning) if learning.enabled and self.store else None
         self.blocks: dict[str, Message | None] = {}
         self.dump_dir: Path | None = None
         self.turn = 0
@@ -100,18 +108,21 @@ class MemoryRuntime:
         self.emit(Notice("debug", f"🔍 [retrieve] {agent_id}: searching long-term memory (turn {self.turn})"))
         try:
             assert self.store is not None
+            learning = memory.value_learning
             hits = await asyncio.to_thread(
                 self.store.search,
                 query,
                 limit=memory.retrieval.limit,
                 viewer=viewer,
-                domain=None,
-                task_type=None,
+                value_goal=value_goal(memory),
+                value_weight=learning.weight if learning.enabled else 0.0,
             )
         except Exception as error:  # retrieval is a help, not a requirement
             self._failed(f"memory retrieval for {agent_id} failed: {error}")
             return self.blocks.get(agent_id)
         chosen = within_budget(hits, memory.retrieval.token_budget)
+        if self.traces is not None:
+            self.traces.observe(agent_id, [hit.id for hit in chosen])
         self.emit(Notice("debug", f"✅ Total: {len(chosen)} memories retrieved for {agent_id}"))
         self.blocks[agent_id] = memory_message(chosen)
         return self.blocks[agent_id]
@@ -133,11 +144,17 @@ class MemoryRuntime:
 
         return on_dropped
 
-    async def end_turn(self, winner: str | None, final_answer: str | None) -> list[str]:
-        """Record the winner's final answer and the winner itself, flush, and return the errors."""
+    async def end_turn(
+        self, winner: str | None, final_answer: str | None, answered: Iterable[str] = ()
+    ) -> list[str]:
+        """Record the winner's final answer and the winner itself, learn values from the outcome,
+        flush, and return the errors."""
         startup, self.startup_errors = self.startup_errors, []
         if self.store is None or self.recorder is None:
             return startup
+        if winner is not None and final_answer:
+            await self._learn(winner, [agent_id for agent_id in answered if agent_id != winner])
+        self.cancel_turn()
         if winner is not None and final_answer:
             self.record(winner, [{"role": "assistant", "content": final_answer}])
             try:
@@ -145,6 +162,26 @@ class MemoryRuntime:
             except Exception as error:
                 self._failed(f"could not record the winner of turn {self.turn}: {error}")
         return startup + await self.recorder.flush()
+
+    async def _learn(self, winner: str, rejected: list[str]) -> None:
+        if self.traces is None or self.store is None:
+            return
+        learning = self.config.memory.value_learning
+        updates = self.traces.outcome(winner, rejected)
+        try:
+            changed = await asyncio.to_thread(
+                self.store.apply_value_updates, updates, value_goal(self.config.memory), learning.alpha
+            )
+        except Exception as error:
+            self._failed(f"could not update memory values: {error}")
+            return
+        if changed:
+            self.emit(Notice("debug", f"📈 updated the values of {len(changed)} memories (winner {winner})"))
+
+    def cancel_turn(self) -> None:
+        """A turn that ends without an outcome (or a finished one) leaves no traces behind."""
+        if self.traces is not None:
+            self.traces.clear()
 
     def _failed(self, message: str) -> None:
         if self.recorder is not None:
