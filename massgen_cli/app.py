@@ -84,6 +84,7 @@ class MassGenApp:
         try:
             return self.runner.run(self.turns.run(question))
         except KeyboardInterrupt:
+            self.view.cancel_turn()
             self.view(Notice("warning", "turn cancelled"))
             raise
         finally:

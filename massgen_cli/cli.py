@@ -13,7 +13,17 @@ import typer
 from massgen_cli import __version__
 
 SUBCOMMANDS = ("sessions", "memory")
-VALUE_OPTIONS = ("--config", "-c", "--state-dir", "--session", "--agent", "--limit", "--goal")
+VALUE_OPTIONS = (
+    "--config",
+    "-c",
+    "--state-dir",
+    "--session",
+    "--agent",
+    "--limit",
+    "--goal",
+    "--domain",
+    "--task-type",
+)
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -57,17 +67,24 @@ def run(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
     debug: DebugOption = False,
+    domain: Annotated[
+        str | None, typer.Option("--domain", help="Memory domain (overrides memory.domain).")
+    ] = None,
+    task_type: Annotated[
+        str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
+    ] = None,
     list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    from massgen_cli.commands import ask_or_chat, print_examples
+    from massgen_cli.commands import RunOptions, ask_or_chat, print_examples
 
     if list_examples:
         print_examples()
         return
-    _guarded(debug, lambda: ask_or_chat(question, config, state_dir, session, quiet=quiet, debug=debug))
+    options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
+    _guarded(debug, lambda: ask_or_chat(options))
 
 
 @sessions_app.command("list", help="List sessions, most recent first.")
@@ -90,16 +107,18 @@ def memory_search(
     session: SessionFilter = None,
     agent: AgentFilter = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many results.")] = 10,
+    domain: Annotated[str | None, typer.Option("--domain", help="Only memories of this domain.")] = None,
+    task_type: Annotated[
+        str | None, typer.Option("--task-type", help="Only memories of this task type.")
+    ] = None,
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli import memory_commands
 
+    scope = memory_commands.SearchScope(session, agent, domain, task_type)
     _guarded(
-        debug,
-        lambda: memory_commands.search(
-            query, config, state_dir, session=session, agent=agent, limit=limit, as_json=as_json
-        ),
+        debug, lambda: memory_commands.search(query, config, state_dir, scope, limit=limit, as_json=as_json)
     )
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,21 +23,29 @@ def _stderr_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def ask_or_chat(
-    question: str | None,
-    config: str | None,
-    state_dir: Path | None,
-    session: str | None,
-    *,
-    quiet: bool,
-    debug: bool = False,
-) -> int:
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line asked for."""
+
+    question: str | None = None
+    config: str | None = None
+    state_dir: Path | None = None
+    session: str | None = None
+    quiet: bool = False
+    debug: bool = False
+    domain: str | None = None
+    task_type: str | None = None
+
+
+def ask_or_chat(options: RunOptions) -> int:
     """Answer one question (exit code 0, or 1 without an answer), or run an interactive session."""
     from massgen_cli.app import MassGenApp
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
 
-    loaded = load_config(config)
+    question, quiet = options.question, options.quiet
+    loaded = load_config(options.config)
+    _override_memory_scope(loaded.config, options.domain, options.task_type)
     console = _stderr_console()
     if not quiet:
         for warning in loaded.warnings:
@@ -45,18 +55,26 @@ def ask_or_chat(
     live = console.is_terminal and loaded.config.ui.display_type == "rich_terminal"
     app = MassGenApp(
         loaded,
-        state_dir=resolve_state_dir(state_dir),
+        state_dir=resolve_state_dir(options.state_dir),
         console=console,
-        session_id=session,
+        session_id=options.session,
         interactive=question is None,
         quiet=quiet or loaded.config.ui.display_type == "silent",
         live=live,
-        debug=debug,
+        debug=options.debug,
     )
     try:
         return _answer(app, question) if question is not None else _chat(app, console)
     finally:
         app.close()
+
+
+def _override_memory_scope(config: Any, domain: str | None, task_type: str | None) -> None:
+    """``--domain`` / ``--task-type`` win over ``memory.domain`` / ``memory.task_type`` everywhere."""
+    memories = [config.memory, *(agent.memory for agent in config.agents if agent.memory is not None)]
+    for memory in memories:
+        memory.domain = domain or memory.domain
+        memory.task_type = task_type or memory.task_type
 
 
 def _answer(app, question: str) -> int:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +42,28 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
         close_clients()
 
 
+@dataclass(frozen=True)
+class SearchScope:
+    """Which memories a search may return (None: any)."""
+
+    session: str | None = None
+    agent: str | None = None
+    domain: str | None = None
+    task_type: str | None = None
+
+
 def search(
-    query: str,
-    config: str | None,
-    state_dir: Path | None,
-    *,
-    session: str | None,
-    agent: str | None,
-    limit: int,
-    as_json: bool,
+    query: str, config: str | None, state_dir: Path | None, scope: SearchScope, *, limit: int, as_json: bool
 ) -> int:
     with open_store(config, state_dir) as store:
-        hits = store.search(query, limit=limit, session_id=session, agent_id=agent)
+        hits = store.search(
+            query,
+            limit=limit,
+            session_id=scope.session,
+            agent_id=scope.agent,
+            domain=scope.domain,
+            task_type=scope.task_type,
+        )
     for hit in hits:
         record = hit.to_json()
         if as_json:

@@ -74,6 +74,14 @@ class ConsoleView:
     def end_turn(self) -> None:
         self._stop_live()
 
+    def cancel_turn(self) -> None:
+        """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
+        self._stop_live()
+        if self.streamed_answer:
+            self.out.write("\n")
+            self.out.flush()
+            self.streamed_answer = False
+
     def _text(self, event: AgentText) -> None:
         if event.kind == "presentation":
             self._stop_live()

@@ -165,3 +165,27 @@ def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(
     finally:
         first.kill()
         first.wait(10)
+
+
+def test_domain_and_task_type_flags_key_and_filter_memories(tmp_path):
+    config = write_config(
+        tmp_path,
+        "agent:\n  id: solo\n  backend: {type: scripted, responses: ['Tides follow the moon.']}\n" + MEMORY,
+    )
+    assert (
+        run_cli("--config", str(config), "--domain", "Ocean", "--task-type", "qa", "Why tides?").returncode
+        == 0
+    )
+    keys = [
+        json.loads(line)["key"]
+        for line in run_cli("memory", "list", "--config", str(config), "--json").stdout.splitlines()
+    ]
+    assert keys and all(key.startswith("ocean:qa:") for key in keys)
+    found = run_cli(
+        "memory", "search", "tides", "--config", str(config), "--domain", "ocean", "--json"
+    ).stdout
+    assert "Tides follow the moon." in found
+    other = run_cli(
+        "memory", "search", "tides", "--config", str(config), "--domain", "space", "--json"
+    ).stdout
+    assert other == ""
