@@ -161,7 +161,11 @@ class PersistentMemory:
             "vector_store": vector_store_config(self.settings, self.state_dir, self.embedder_plan.dimensions),
             "embedder": self.embedder_plan.mem0_config,
             "llm": self.llm_plan.mem0_config,
-            "history_db_path": str(self.state_dir / "memory" / "history.db"),
+            # Several processes share a pgvector store; mem0's own history file would make them wait on
+            # each other's SQLite locks, and nothing here reads it.
+            "history_db_path": ":memory:"
+            if self.settings.vector_store == "pgvector"
+            else str(self.state_dir / "memory" / "history.db"),
         }
         try:
             memory = Memory.from_config(config)
