@@ -147,6 +147,7 @@ def load_into(store, conversation: Conversation, session: str = "synthetic") -> 
     """Record every message as its own turn of one session."""
     from massgen_cli.memory.persistent import RecordContext
 
-    store.prepare_embeddings(conversation.messages)
-    for turn, text in enumerate(conversation.messages, start=1):
-        store.record([{"role": "user", "content": text}], RecordContext("user", session, turn))
+    contexts = [RecordContext("user", session, turn) for turn in range(1, len(conversation.messages) + 1)]
+    store.prepare_embeddings(list(zip(conversation.messages, contexts, strict=True)))
+    for text, context in zip(conversation.messages, contexts, strict=True):
+        store.record([{"role": "user", "content": text}], context)

@@ -177,9 +177,10 @@ def import_file(
         task = bar.add_task(f"importing {path.name}", total=len(records))
         for start in range(0, len(records), IMPORT_BATCH):
             batch = records[start : start + IMPORT_BATCH]
-            store.prepare_embeddings([str(item["content"]) for item in batch])
-            for item in batch:
-                outcome = store.record([_message(item)], _context(item, session, agent))
+            pairs = [(item, _context(item, session, agent)) for item in batch]
+            store.prepare_embeddings([(str(item["content"]), context) for item, context in pairs])
+            for item, context in pairs:
+                outcome = store.record([_message(item)], context)
                 added, existing = added + len(outcome.added), existing + len(outcome.existing)
                 bar.advance(task)
     Console(stderr=True).print(

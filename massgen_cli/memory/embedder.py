@@ -114,3 +114,26 @@ def shared_local_embedder() -> LocalEmbedder:
     if _SHARED is None:
         _SHARED = LocalEmbedder()
     return _SHARED
+
+
+class Mem0EmbedderAdapter:
+    """The offline embedder in the shape mem0 calls; ``prepare`` embeds a batch ahead of the adds."""
+
+    CACHE_SIZE = 4096
+
+    def __init__(self) -> None:
+        self.embedder = shared_local_embedder()
+        self.cache: dict[str, list[float]] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        missing = [text for text in dict.fromkeys(texts) if text not in self.cache]
+        if len(self.cache) + len(missing) > self.CACHE_SIZE:
+            self.cache.clear()
+        self.cache.update(zip(missing, self.embedder.embed_many(missing), strict=True))
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        cached = self.cache.pop(text, None)
+        return cached if cached is not None else self.embedder.embed(text)
+
+    def embed_batch(self, texts: list[str], memory_action: str = "add") -> list[list[float]]:
+        return self.embedder.embed_many(texts)

@@ -12,84 +12,26 @@ import os
 import sqlite3
 import threading
 import warnings
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.embedder import shared_local_embedder
-from massgen_cli.memory.index import IndexedMemory, MemoryIndex, Source
+from massgen_cli.memory.embedder import Mem0EmbedderAdapter
+from massgen_cli.memory.index import IndexedMemory, MemoryIndex
 from massgen_cli.memory.keys import memory_key, segment
 from massgen_cli.memory.lifecycle import expired, expires_at
 from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.ranking import reciprocal_rank_fusion
+from massgen_cli.memory.records import MemoryHit, RecordContext, RecordOutcome, chunk_text, contextual_text
 from massgen_cli.memory.stores import vector_store_config
 from massgen_cli.memory.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
 from massgen_cli.memory.visibility import Viewer, visible_source
 
 NAMESPACE = "massgen"
-CHUNK_WORDS = 200
-CHUNK_OVERLAP = 20
 CANDIDATES_PER_RESULT = 10
 MIN_CANDIDATES = 100
-
-
-@dataclass(frozen=True)
-class RecordContext:
-    """Who records, and where in the session."""
-
-    agent_id: str
-    session_id: str
-    turn: int
-    attempt: int = 1
-    level: str = "episodic"
-
-    @property
-    def source(self) -> Source:
-        return Source(self.agent_id, self.session_id, self.turn, self.attempt)
-
-
-@dataclass
-class RecordOutcome:
-    added: list[str] = field(default_factory=list)
-    existing: list[str] = field(default_factory=list)
-    facts: int = 0
-    verbatim: bool = True
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class MemoryHit:
-    """A retrieved memory, attributed to the source that makes it visible."""
-
-    id: str
-    text: str
-    score: float
-    memory: IndexedMemory
-    source: Source
-
-    def to_json(self) -> dict[str, Any]:
-        sources = [vars(s) for s in self.memory.sources]
-        metadata = {
-            "agent_id": self.source.agent_id,
-            "session_id": self.source.session_id,
-            "turn": self.source.turn,
-            "attempt": self.source.attempt,
-            "role": self.memory.role,
-            "key": self.memory.key,
-            "domain": self.memory.domain,
-            "task_type": self.memory.task_type,
-            "sources": sources,
-            **self.memory.extra,
-        }
-        return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
-
-
-def contextual_text(text: str, context: RecordContext) -> str:
-    """What is embedded and indexed: the words with the date and turn they were recorded in."""
-    return f"[{datetime.now(UTC).date().isoformat()} · turn {context.turn}] {text}"
 
 
 def _in_scope(memory: IndexedMemory, session_id: str | None, agent_id: str | None) -> bool:
@@ -97,15 +39,6 @@ def _in_scope(memory: IndexedMemory, session_id: str | None, agent_id: str | Non
         wanted is None or any(getattr(source, field) == wanted for source in memory.sources)
         for field, wanted in (("session_id", session_id), ("agent_id", agent_id))
     )
-
-
-def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
-    """Long text in overlapping word windows; short text as is."""
-    tokens = text.split()
-    if len(tokens) <= words:
-        return [text.strip()] if text.strip() else []
-    step = words - overlap
-    return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens) - overlap, step)]
 
 
 class PersistentMemory:
@@ -174,7 +107,7 @@ class PersistentMemory:
         except Exception as error:
             raise MemoryStoreError(f"could not open the memory store: {error}") from error
         if self.embedder_plan.local:
-            memory.embedding_model = _Mem0Embedder()
+            memory.embedding_model = Mem0EmbedderAdapter()
         return memory
 
     def record(self, messages: list[dict[str, Any]], context: RecordContext) -> RecordOutcome:
@@ -358,11 +291,13 @@ class PersistentMemory:
         found = self.mem0.search(query, filters=filters, top_k=pool, threshold=0.0).get("results", [])
         return [item["id"] for item in found]
 
-    def prepare_embeddings(self, texts: list[str]) -> None:
-        """Embed ``texts`` in one batch before recording them one by one (imports)."""
+    def prepare_embeddings(self, items: list[tuple[str, RecordContext]]) -> None:
+        """Embed what ``record`` will store for these (text, context) pairs, in one batch (imports)."""
         embedder = self.mem0.embedding_model
-        if isinstance(embedder, _Mem0Embedder):
-            embedder.prepare([chunk for text in texts for chunk in chunk_text(text)])
+        if isinstance(embedder, Mem0EmbedderAdapter):
+            embedder.prepare(
+                [contextual_text(chunk, context) for text, context in items for chunk in chunk_text(text)]
+            )
 
     def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
         self.index.record_winner(session_id, turn, agent_id)
@@ -386,29 +321,6 @@ class PersistentMemory:
 
     def close(self) -> None:
         self.index.close()
-
-
-class _Mem0Embedder:
-    """The offline embedder in the shape mem0 calls; ``prepare`` embeds a batch ahead of the adds."""
-
-    CACHE_SIZE = 4096
-
-    def __init__(self) -> None:
-        self.embedder = shared_local_embedder()
-        self.cache: dict[str, list[float]] = {}
-
-    def prepare(self, texts: list[str]) -> None:
-        missing = [text for text in dict.fromkeys(texts) if text not in self.cache]
-        if len(self.cache) + len(missing) > self.CACHE_SIZE:
-            self.cache.clear()
-        self.cache.update(zip(missing, self.embedder.embed_many(missing), strict=True))
-
-    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        cached = self.cache.pop(text, None)
-        return cached if cached is not None else self.embedder.embed(text)
-
-    def embed_batch(self, texts: list[str], memory_action: str = "add") -> list[list[float]]:
-        return self.embedder.embed_many(texts)
 
 
 def _quiet_libraries() -> None:
