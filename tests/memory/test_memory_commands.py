@@ -1,0 +1,67 @@
+"""`massgen memory import|search|list|clear` through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli, write_config
+
+CONFIG = """
+agent:
+  backend: {type: scripted, responses: [x]}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+"""
+
+
+def test_import_is_idempotent_and_keeps_extra_fields(tmp_path):
+    config = write_config(tmp_path, CONFIG)
+    data = tmp_path / "kb.jsonl"
+    data.write_text(
+        '{"content": "Alice likes green tea", "speaker": "Alice", "turn": 3, "timestamp": "2024-05-01"}\n'
+        "\n"
+        '{"content": "Bob prefers coffee", "role": "assistant", "agent_id": "bob"}\n'
+    )
+    first = run_cli("memory", "import", str(data), "--config", str(config), "--session", "kb")
+    assert first.returncode == 0 and "2 new memories, 0 already known" in first.stderr
+    second = run_cli("memory", "import", str(data), "--config", str(config), "--session", "kb")
+    assert second.returncode == 0 and "0 new memories, 2 already known" in second.stderr
+    hits = [
+        json.loads(line)
+        for line in run_cli("memory", "search", "tea", "--config", str(config), "--json").stdout.splitlines()
+    ]
+    tea = next(hit for hit in hits if hit["text"] == "Alice likes green tea")
+    assert tea["metadata"]["speaker"] == "Alice" and tea["metadata"]["timestamp"] == "2024-05-01"
+    assert (tea["metadata"]["session_id"], tea["metadata"]["turn"], tea["metadata"]["agent_id"]) == (
+        "kb",
+        3,
+        "import",
+    )
+    listed = run_cli(
+        "memory", "list", "--config", str(config), "--agent", "bob", "--json"
+    ).stdout.splitlines()
+    assert [json.loads(line)["text"] for line in listed] == ["Bob prefers coffee"]
+
+
+def test_bad_import_line_names_the_line(tmp_path):
+    config = write_config(tmp_path, CONFIG)
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"content": "fine"}\n{"text": "no content field"}\n')
+    result = run_cli("memory", "import", str(data), "--config", str(config))
+    assert (
+        result.returncode == 1
+        and "bad.jsonl: line 2: needs a JSON object with a non-empty 'content'" in result.stderr
+    )
+
+
+def test_clear_asks_unless_yes(tmp_path):
+    config = write_config(tmp_path, CONFIG)
+    data = tmp_path / "kb.jsonl"
+    data.write_text('{"content": "temporary note"}\n')
+    assert run_cli("memory", "import", str(data), "--config", str(config), "--session", "tmp").returncode == 0
+    refused = run_cli("memory", "clear", "--config", str(config), "--session", "tmp")
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    cleared = run_cli("memory", "clear", "--config", str(config), "--session", "tmp", "--yes")
+    assert cleared.returncode == 0 and "deleted 1 memories" in cleared.stderr
+    assert run_cli("memory", "list", "--config", str(config)).stdout == ""
