@@ -103,6 +103,8 @@ class TurnEnded:
     turn: int
     reason: str
     usage: dict[str, Usage] = field(default_factory=dict)
+    winner: str | None = None
+    votes: dict[str, int] = field(default_factory=dict)
 
 
 RunEvent = AgentText | AgentStatus | ContextStatus | Notice | FinalAnswer | TurnEnded

@@ -50,6 +50,8 @@ class ConsoleView:
         self.text = {agent_id: "" for agent_id in agent_ids}
         self.live: Live | None = None
         self.streamed_answer = False
+        self.line_open = False
+        self.answers: dict[str, str] = {}
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
@@ -60,14 +62,16 @@ class ConsoleView:
             self._notice(event)
         elif isinstance(event, FinalAnswer):
             self._stop_live()
-            if not self.quiet:
-                self.console.print(f"[bold green]Final answer[/] presented by [bold]{event.agent_id}[/]")
+            self._end_answer_line()
+            if not self.quiet and not self.streamed_answer:
+                self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
         elif isinstance(event, TurnEnded):
             self._turn_ended(event)
 
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
         self.streamed_answer = False
+        self.answers.clear()
         self.status = dict.fromkeys(self.status, "waiting")
         self.text = dict.fromkeys(self.text, "")
 
@@ -77,25 +81,40 @@ class ConsoleView:
     def cancel_turn(self) -> None:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
         self._stop_live()
-        if self.streamed_answer:
+        self._end_answer_line()
+        self.streamed_answer = False
+
+    def _end_answer_line(self) -> None:
+        if self.line_open:
             self.out.write("\n")
             self.out.flush()
-            self.streamed_answer = False
+            self.line_open = False
 
     def _text(self, event: AgentText) -> None:
         if event.kind == "presentation":
             self._stop_live()
+            if not self.streamed_answer and not self.quiet and len(self.status) > 1:
+                self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
             self.out.write(event.text)
             self.out.flush()
-            self.streamed_answer = True
+            self.streamed_answer = self.line_open = True
             return
         self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]
         self._refresh()
 
     def _status(self, event: AgentStatus) -> None:
         self.status[event.agent_id] = event.status
-        if event.status in ("answered", "restarted"):
-            self.text[event.agent_id] = ""
+        if event.status == "answered":
+            self.answers[event.agent_id] = f"answer: {event.detail}"
+        shown = {
+            "answered": self.answers.get(event.agent_id, ""),
+            "voted": f"{self.answers.get(event.agent_id, '')}\nvote → {event.detail}".strip(),
+            "restarted": "",
+        }
+        if event.status in shown:
+            self.text[event.agent_id] = shown[event.status]
+        elif event.status in ("done", "failed"):
+            self.text[event.agent_id] += f"\n[{event.status}] {event.detail}"
         self._refresh()
         if not self.use_live and not self.quiet and event.status != "working":
             detail = f": {_one_line(event.detail)}" if event.detail else ""
@@ -110,11 +129,13 @@ class ConsoleView:
 
     def _turn_ended(self, event: TurnEnded) -> None:
         self._stop_live()
-        if self.streamed_answer:
-            self.out.write("\n")
-            self.out.flush()
-        if not self.quiet:
-            self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)}[/]")
+        self._end_answer_line()
+        if self.quiet:
+            return
+        if event.votes:
+            counts = " · ".join(f"{agent_id} {count}" for agent_id, count in sorted(event.votes.items()))
+            self.console.print(f"Votes: {escape(counts)} — winner [bold]{escape(event.winner or 'none')}[/]")
+        self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)}[/]")
 
     def _refresh(self) -> None:
         if not self.use_live:

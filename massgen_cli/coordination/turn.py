@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -115,7 +116,8 @@ class TurnRunner:
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
             self.session.complete_turn(question, result.final_answer, result.winner)
-        self.emit(TurnEnded(turn, result.end_reason, self._usage_events()))
+        tally = Counter(vote["target"] for vote in result.votes)
+        self.emit(TurnEnded(turn, result.end_reason, self._usage_events(), result.winner, dict(tally)))
         self._close_attempt(result)
         return result
 
