@@ -59,7 +59,7 @@ def _open_server(location: str, api_key: str | None) -> Any:
     """A client for a Qdrant server, checked now so an unreachable server is one clear error."""
     from qdrant_client import QdrantClient
 
-    client = QdrantClient(url=location, api_key=api_key, timeout=10)
+    client = QdrantClient(url=location, api_key=api_key, timeout=10, check_compatibility=False)
     try:
         client.get_collections()
     except Exception as error:
