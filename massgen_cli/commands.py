@@ -81,7 +81,8 @@ def _answer(app, question: str) -> int:  # type: ignore[no-untyped-def]
     result = app.ask(question)
     if result.final_answer is None:
         raise MassGenError(f"no answer: {result.end_reason}")
-    if not app.view.streamed_answer:
+    if app.view.streamed_text.strip() != result.final_answer.strip():
+        # Nothing streamed (a reused answer), or a presentation that broke off: print the final answer.
         sys.stdout.write(result.final_answer + "\n")
         sys.stdout.flush()
     return 0

@@ -17,7 +17,7 @@ from typing import Any
 from massgen_cli.errors import UsageError
 from massgen_cli.state import timestamp
 
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 @dataclass
@@ -38,6 +38,7 @@ class SessionRecord:
     created_at: str
     updated_at: str
     turns_completed: int = 0
+    turns_started: int = 0
     config_path: str | None = None
     exchanges: list[Exchange] = field(default_factory=list)
 
@@ -55,18 +56,23 @@ class Session:
 
     @property
     def next_turn(self) -> int:
-        return self.record.turns_completed + 1
+        return max(self.record.turns_started, self.record.turns_completed) + 1
+
+    def begin_turn(self) -> int:
+        """Take the next turn number (a failed or cancelled turn keeps its number) and persist it."""
+        turn = self.next_turn
+        self.record.turns_started = turn
+        self.save()
+        return turn
 
     def history(self) -> list[Exchange]:
         return list(self.record.exchanges)
 
-    def complete_turn(self, question: str, answer: str, winner: str | None) -> int:
-        """Record a finished turn and persist; returns the turn number."""
-        turn = self.next_turn
+    def complete_turn(self, turn: int, question: str, answer: str, winner: str | None) -> None:
+        """Record turn ``turn`` as answered, and persist."""
         self.record.exchanges.append(Exchange(turn, question, answer, winner))
-        self.record.turns_completed = turn
+        self.record.turns_completed = max(self.record.turns_completed, turn)
         self.save()
-        return turn
 
     def reset_history(self) -> None:
         """Forget the conversation (``/reset``); the turn counter keeps counting."""
@@ -90,7 +96,10 @@ def open_session(
     """Continue ``session_id`` (created if missing), or start a new uniquely named session."""
     if session_id is not None:
         if not _SESSION_ID.match(session_id):
-            raise UsageError(f"session id {session_id!r} may use only letters, digits, '_', '-' and '.'")
+            raise UsageError(
+                f"session id {session_id!r} must start with a letter or digit and use only letters, digits, "
+                "'_', '-' and '.'"
+            )
         return _load_or_create(sessions_root(state_dir) / session_id, session_id, config_path)
     prefix = "session" if interactive else "temp"
     while True:

@@ -50,6 +50,7 @@ class ConsoleView:
         self.text = {agent_id: "" for agent_id in agent_ids}
         self.live: Live | None = None
         self.streamed_answer = False
+        self.streamed_text = ""
         self.line_open = False
         self.answers: dict[str, str] = {}
 
@@ -71,6 +72,7 @@ class ConsoleView:
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
         self.streamed_answer = False
+        self.streamed_text = ""
         self.answers.clear()
         self.status = dict.fromkeys(self.status, "waiting")
         self.text = dict.fromkeys(self.text, "")
@@ -97,6 +99,7 @@ class ConsoleView:
                 self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
             self.out.write(event.text)
             self.out.flush()
+            self.streamed_text += event.text
             self.streamed_answer = self.line_open = True
             return
         self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]

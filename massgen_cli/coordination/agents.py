@@ -108,6 +108,15 @@ async def _stream(
     if log is not None:
         log.request(agent.id, _request_record(agent, request))
     result = Completion()
+    try:
+        await _consume(agent, request, result, emit, text_kind)
+    finally:  # a cancelled or failed stream still spent what it reported
+        agent.usage_input += result.usage.input_tokens
+        agent.usage_output += result.usage.output_tokens
+    return result
+
+
+async def _consume(agent: Agent, request: Request, result: Completion, emit: Emit, text_kind: str) -> None:
     budget = agent.guard.stream_budget(request) if agent.guard is not None else None
     async with contextlib.aclosing(agent.backend.stream(request)) as events:
         async for event in events:
@@ -121,10 +130,7 @@ async def _stream(
                 budget.add(event.text, agent.backend.model)
                 if not agent.guard.check_stream(budget):
                     result.finish_reason = "length"
-                    break
-    agent.usage_input += result.usage.input_tokens
-    agent.usage_output += result.usage.output_tokens
-    return result
+                    return
 
 
 def _request_record(agent: Agent, request: Request) -> dict[str, object]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from massgen_cli.backends.base import Completion, Message, Request
-from massgen_cli.config.schema import OrchestratorConfig
+from massgen_cli.config.schema import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript, run_step
 from massgen_cli.coordination.decisions import (
@@ -113,13 +113,15 @@ class Orchestrator:
         self.question_recorded: set[str] = set()
         self.transcripts: dict[str, list[Message]] = {}
         self.log = log
-        self.turn_timeout_s = turn_timeout_s or 1800.0
+        self.turn_timeout_s = turn_timeout_s or TimeoutSettings().orchestrator_timeout_seconds
         self.answers: dict[str, str] = {}
         self.answer_counts: Counter[str] = Counter()
         self.votes: dict[str, Vote] = {}
         self.steps: Counter[str] = Counter()
         self.version = 0
         self.tasks: dict[str, asyncio.Task[StepOutcome]] = {}
+        self.abandoned: list[asyncio.Task[StepOutcome]] = []
+        self.restart_due: set[str] = set()
         self.end_reason = ""
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
@@ -167,13 +169,15 @@ class Orchestrator:
                     await self._settle(agent_id, task)
 
     async def _settle(self, agent_id: str, task: asyncio.Task[StepOutcome]) -> None:
+        restart_due = agent_id in self.restart_due
+        self.restart_due.discard(agent_id)
         try:
             outcome = task.result()
         except TimeoutError:
-            self._idle(agent_id, "failed", f"step timed out after {self.settings.step_timeout_seconds:g}s")
+            self._finish(agent_id, "failed", f"step timed out after {self.settings.step_timeout_seconds:g}s")
             return
         except BackendError as error:
-            self._idle(agent_id, "failed", str(error))
+            self._finish(agent_id, "failed", str(error))
             return
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
@@ -182,8 +186,10 @@ class Orchestrator:
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
             await self._accept_vote(agent_id, outcome)
+        elif restart_due:
+            self._begin_again(agent_id)
         else:
-            self._idle(agent_id, "done", outcome.note or "no decision")
+            self._finish(agent_id, "done", outcome.note or "no decision")
 
     async def _accept_answer(self, agent_id: str, content: str) -> None:
         self.answers[agent_id] = content
@@ -213,31 +219,42 @@ class Orchestrator:
         await self.shared.record(agent_id, f"Voted for {vote.target}: {vote.reason}", self.turn, self.attempt)
 
     async def _restart(self, agent_id: str) -> None:
-        task = self.tasks.pop(agent_id, None)
-        if task is not None and _finished_with_answer(task):
-            # It finished in the same instant as the answer that restarts it: keep its answer.
-            await self._settle(agent_id, task)
+        task = self.tasks.get(agent_id)
+        if task is not None and task.done():
+            # It finished before it could see the new answer: ``_drive`` settles it first (an answer
+            # is kept, an outdated vote is redone), then it starts again.
+            self.restart_due.add(agent_id)
             return
         if task is not None:
+            del self.tasks[agent_id]
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        self._begin_again(agent_id)
+
+    def _begin_again(self, agent_id: str) -> None:
         self.needs_retrieval.add(agent_id)
         self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
         self._start(agent_id)
 
     def _start(self, agent_id: str) -> None:
+        running = self.tasks.pop(agent_id, None)
+        if running is not None and not running.done():  # never two steps of one agent at once
+            running.cancel()
+            self.abandoned.append(running)
         if self.steps[agent_id] >= self.settings.max_steps_per_agent:
-            self._idle(agent_id, "done", f"step cap ({self.settings.max_steps_per_agent}) reached")
+            self._finish(agent_id, "done", f"step cap ({self.settings.max_steps_per_agent}) reached")
             return
         self.emit(AgentStatus(agent_id, "working"))
         self.tasks[agent_id] = asyncio.create_task(self._step_with_reasks(agent_id), name=f"step:{agent_id}")
 
-    def _idle(self, agent_id: str, status: str, detail: str) -> None:
+    def _finish(self, agent_id: str, status: str, detail: str) -> None:
+        """The agent does no more in this attempt (until a new answer restarts it)."""
         self.emit(AgentStatus(agent_id, status, detail))
 
     async def _cancel_all(self) -> None:
-        tasks = list(self.tasks.values())
+        tasks = [*self.tasks.values(), *self.abandoned]
         self.tasks.clear()
+        self.abandoned.clear()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -352,12 +369,6 @@ class Orchestrator:
             tools = workflow_tools(can_answer, targets) + (SHARE_TOOL,) * (self.shared.entries is not None)
             return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
-
-
-def _finished_with_answer(task: asyncio.Task[StepOutcome]) -> bool:
-    if not task.done() or task.cancelled() or task.exception() is not None:
-        return False
-    return isinstance(task.result().decision, NewAnswer)
 
 
 def _receipt(decision: Decision) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -71,6 +72,7 @@ class TurnRunner:
         self.log: AttemptLog | None = None
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
+        self.usage_at_start: dict[str, tuple[int, int]] = {}
 
     def emit(self, event: RunEvent) -> None:
         self.sink(event)
@@ -79,7 +81,8 @@ class TurnRunner:
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
-        turn, started = self.session.next_turn, time.monotonic()
+        turn, started = self.session.begin_turn(), time.monotonic()
+        self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
         self.turn = turn
         for agent in self.agents:
             if agent.guard is not None:
@@ -115,7 +118,7 @@ class TurnRunner:
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
-            self.session.complete_turn(question, result.final_answer, result.winner)
+            self.session.complete_turn(turn, question, result.final_answer, result.winner)
         tally = Counter(vote["target"] for vote in result.votes)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events(), result.winner, dict(tally)))
         self._close_attempt(result)
@@ -173,7 +176,8 @@ class TurnRunner:
             final_answer=final,
             end_reason=coordination.end_reason,
             usage={
-                a.id: {"input_tokens": a.usage_input, "output_tokens": a.usage_output} for a in self.agents
+                agent_id: {"input_tokens": used.input_tokens, "output_tokens": used.output_tokens}
+                for agent_id, used in self._usage_events().items()
             },
             timings_s=coordination.timings_s,
             memory_errors=shared_errors,
@@ -191,11 +195,16 @@ class TurnRunner:
 
         request = Request(messages)
         try:
-            completion = await run_step(
-                agent, request, self.emit, self.log, text_kind="presentation", on_compressed=write_back
+            completion = await asyncio.wait_for(
+                run_step(
+                    agent, request, self.emit, self.log, text_kind="presentation", on_compressed=write_back
+                ),
+                self._single_call_timeout(),
             )
         except BackendError as error:
             return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
+        except TimeoutError:
+            return AttemptResult({}, [], None, f"{agent.id} timed out after {self._single_call_timeout():g}s")
         if self.memory is not None:
             reasoning = [{"role": "assistant", "content": None, "reasoning": completion.reasoning}]
             self.memory.record(agent.id, [{"role": "user", "content": question}, *reasoning])
@@ -254,16 +263,15 @@ class TurnRunner:
             prompts.presentation_message(question, result.answers, result.votes, [a.id for a in self.agents]),
         ]
         try:
-            completion = await run_step(
-                winner,
-                Request(messages, purpose="presentation"),
-                self.emit,
-                self.log,
-                text_kind="presentation",
+            request = Request(messages, purpose="presentation")
+            completion = await asyncio.wait_for(
+                run_step(winner, request, self.emit, self.log, text_kind="presentation"),
+                self.config.orchestrator.step_timeout_seconds,
             )
-        except BackendError as error:
+        except (BackendError, TimeoutError) as error:
+            problem = str(error) or f"no answer within {self.config.orchestrator.step_timeout_seconds:g}s"
             self.emit(
-                Notice("warning", f"presentation by {winner.id} failed ({error}); using its answer as is")
+                Notice("warning", f"presentation by {winner.id} failed ({problem}); using its answer as is")
             )
             return ""
         return completion.text.strip()
@@ -275,14 +283,31 @@ class TurnRunner:
             return None
         winner = next(agent for agent in self.agents if agent.id == result.winner)
         try:
-            verdict = await post_evaluate(winner, question, result.final_answer, self.emit, self.log)
-        except BackendError as error:
-            self.emit(Notice("warning", f"post-evaluation failed ({error}); keeping the answer"))
+            verdict = await asyncio.wait_for(
+                post_evaluate(winner, question, result.final_answer, self.emit, self.log),
+                self.config.orchestrator.step_timeout_seconds,
+            )
+        except (BackendError, TimeoutError) as error:
+            problem = str(error) or "it timed out"
+            self.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))
             return None
         return (verdict.reason, verdict.instructions) if verdict.restart else None
 
+    def _single_call_timeout(self) -> float:
+        return min(
+            self.config.orchestrator.step_timeout_seconds,
+            self.config.timeout_settings.orchestrator_timeout_seconds,
+        )
+
     def _usage_events(self) -> dict[str, Usage]:
-        return {agent.id: Usage(agent.usage_input, agent.usage_output) for agent in self.agents}
+        """Tokens each agent spent in this turn (the agents' counters run for the whole process)."""
+        return {
+            agent.id: Usage(
+                agent.usage_input - self.usage_at_start.get(agent.id, (0, 0))[0],
+                agent.usage_output - self.usage_at_start.get(agent.id, (0, 0))[1],
+            )
+            for agent in self.agents
+        }
 
     @staticmethod
     def _since(started: float) -> dict[str, float]:

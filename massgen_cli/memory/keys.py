@@ -24,9 +24,3 @@ def segment(value: str | None) -> str:
 def memory_key(text: str, domain: str | None = None, task_type: str | None = None) -> str:
     digest = hashlib.sha256(normalize_content(text).encode("utf-8")).hexdigest()[:16]
     return f"{segment(domain)}:{segment(task_type)}:{digest}"
-
-
-def parse_key(key: str) -> tuple[str, str, str]:
-    """``(domain, task_type, hash)`` of a key."""
-    domain, task_type, digest = key.split(":", 2)
-    return domain, task_type, digest

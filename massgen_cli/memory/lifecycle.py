@@ -25,8 +25,3 @@ def expires_at(level: str, lifecycle: LifecycleConfig, now: float | None = None)
 
 def expired(deadline: float | None, now: float | None = None) -> bool:
     return deadline is not None and deadline <= (now if now is not None else time.time())
-
-
-def later(first: float | None, second: float | None) -> float | None:
-    """The later of two deadlines, None (never) winning."""
-    return None if first is None or second is None else max(first, second)

@@ -1,4 +1,6 @@
-"""Retrieval for an agent step: the query, when to retrieve, and the injected ``Relevant memories:``."""
+"""Retrieval for an agent step: the query, the hits that fit the budget, and the injected
+``Relevant memories:`` message. When to retrieve is decided in ``memory.runtime``.
+"""
 
 from __future__ import annotations
 
@@ -23,13 +25,13 @@ def build_query(question: str, history: Sequence[Message]) -> str:
     return "\n".join([question, *reversed(recent)])[:QUERY_CHARS]
 
 
-def within_budget(hits: Sequence[MemoryHit], token_budget: int, model: str | None = None) -> list[MemoryHit]:
+def within_budget(hits: Sequence[MemoryHit], token_budget: int) -> list[MemoryHit]:
     """The best hits whose lines fit in ``token_budget`` tokens (one key, one line)."""
-    chosen, used, seen = [], count_text_tokens(HEADER, model), set()
+    chosen, used, seen = [], count_text_tokens(HEADER), set()
     for hit in hits:
         if hit.memory.key in seen:
             continue
-        cost = count_text_tokens(attribution_line(hit), model)
+        cost = count_text_tokens(attribution_line(hit))
         if used + cost > token_budget:
             continue
         chosen.append(hit)

@@ -146,6 +146,33 @@ async def test_sends_converted_conversation_tools_and_defaults(fake_server, make
     assert "temperature" not in sent.body
 
 
+async def test_without_tools_earlier_tool_calls_and_results_are_sent_as_text(fake_server, make_anthropic):
+    fake_server.script(anthropic_stream("Done."))
+
+    await complete(make_anthropic(), Request(CONVERSATION))
+
+    body = fake_server.requests[0].body
+    assert "tools" not in body
+    assert body["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Voting now."},
+                {"type": "text", "text": '[called vote({"agent_id": "b"})]'},
+                {"type": "text", "text": '[called vote({"agent_id": "c"})]'},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[result of vote: Vote recorded.]"},
+                {"type": "text", "text": "[result of vote: Only one vote counts.]"},
+                {"type": "text", "text": "Go on."},
+            ],
+        },
+    ]
+
+
 async def test_sampling_options_and_extra_body_are_sent(fake_server, make_anthropic):
     fake_server.script(anthropic_stream("Hi."))
     backend = make_anthropic(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -12,7 +14,7 @@ from massgen_cli.backends.retry import RetryingBackend
 from massgen_cli.backends.scripted import ScriptedBackend
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
-from massgen_cli.events import TextDelta, ToolCall
+from massgen_cli.events import StreamEvent, TextDelta, ToolCall
 
 VOTE_TOOL = ToolSpec("vote", "vote", {"type": "object"})
 ANSWER_TOOL = ToolSpec("new_answer", "answer", {"type": "object"})
@@ -92,6 +94,29 @@ async def test_retry_consumes_the_next_entry_and_reports():
     )
     assert (await complete(backend, Request(ASK))).text == "ok"
     assert [attempt for _, attempt, _ in heard] == [1, 2]
+
+
+class KeepsStreams(ScriptedBackend):
+    """A scripted backend that keeps every stream it hands out, to look at them afterwards."""
+
+    def __init__(self, *responses: str):
+        super().__init__(BackendConfig(type="scripted", responses=list(responses)))
+        self.streams: list[AsyncIterator[StreamEvent]] = []
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        self.streams.append(super().stream(request))
+        return self.streams[-1]
+
+
+async def test_stopping_early_closes_the_inner_stream():
+    inner = KeepsStreams("a b c d e f")
+    outer = RetryingBackend(inner, max_retries=1, base_delay=0).stream(Request(ASK))
+
+    async with contextlib.aclosing(outer) as events:
+        async for _ in events:
+            break
+
+    assert inner.streams[0].ag_frame is None  # type: ignore[attr-defined]
 
 
 async def test_context_length_is_not_retried():

@@ -132,3 +132,60 @@ def test_state_dir_flag_moves_state(tmp_path):
     result = run_cli("--state-dir", str(tmp_path / "elsewhere"), "--config", str(config), "Q?")
     assert result.returncode == 0
     assert (tmp_path / "elsewhere" / "sessions").is_dir()
+
+
+def test_a_failed_turn_keeps_its_number_and_its_logs(tmp_path):
+    config = write_config(
+        tmp_path,
+        "agent:\n  id: solo\n  backend:\n    type: scripted\n    max_retries: 0\n"
+        "    responses: [{error: 500}, 'Second.']\n",
+    )
+    result = run_cli("--config", str(config), stdin="first\nsecond\n")
+    assert result.returncode == 1 and result.stdout == "Second.\n"
+    log = latest_log_dir()
+    first = json.loads((log / "turn_1" / "attempt_1" / "summary.json").read_text())
+    second = json.loads((log / "turn_2" / "attempt_1" / "summary.json").read_text())
+    assert (first["question"], first["final_answer"]) == ("first", None)
+    assert (second["question"], second["final_answer"]) == ("second", "Second.")
+
+
+def test_session_ids_cannot_escape_the_sessions_folder(tmp_path):
+    config = write_config(tmp_path, ONE_AGENT)
+    for bad in ("..", ".", ".hidden"):
+        result = run_cli("--config", str(config), "--session", bad, "Q?")
+        assert result.returncode == 2 and "must start with a letter or digit" in result.stderr
+
+
+def test_single_agent_obeys_the_step_timeout(tmp_path):
+    config = write_config(
+        tmp_path,
+        "agent:\n  backend: {type: scripted, responses: [{text: 'late', delay: 30}]}\n"
+        "orchestrator: {step_timeout_seconds: 0.5}\n",
+    )
+    result = run_cli("--config", str(config), "Q?")
+    assert result.returncode == 1 and "timed out after 0.5s" in result.stderr
+
+
+def test_a_presentation_that_breaks_off_is_followed_by_the_final_answer(tmp_path):
+    config = write_config(
+        tmp_path,
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "The winning answer."}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+                - {text: "A presentation that", delay: 30}
+          - id: b
+            backend:
+              type: scripted
+              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.2}]
+        orchestrator: {step_timeout_seconds: 1}
+        """,
+    )
+    result = run_cli("--config", str(config), "Q?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "A presentation that\nThe winning answer.\n"
+    assert "presentation by a failed" in result.stderr

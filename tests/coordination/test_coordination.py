@@ -284,3 +284,31 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "memory_errors",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
+
+
+def test_simultaneous_answers_leave_no_step_running(tmp_path):
+    import asyncio
+
+    import yaml
+
+    from massgen_cli.config import load_document
+    from massgen_cli.coordination.agents import build_agents
+    from massgen_cli.coordination.orchestrator import Orchestrator
+
+    entry = '[{tool: new_answer, args: {content: "answer NAME"}}, {tool: vote, args: {agent_id: agent1, reason: r}}]'
+    text = "agents:\n" + "".join(
+        f"  - id: {name}\n    backend: {{type: scripted, responses: {entry.replace('NAME', name)}}}\n"
+        for name in ("a", "b", "c")
+    )
+    config = load_document(yaml.safe_load(text), tmp_path / "c.yaml").config
+    agents = build_agents(config, lambda event: None)
+
+    async def scenario():  # type: ignore[no-untyped-def]
+        result = await Orchestrator(agents, config.orchestrator).run("Q?")
+        running = [t for t in asyncio.all_tasks() if t.get_name().startswith("step:") and not t.done()]
+        return result, running
+
+    result, running = asyncio.run(scenario())
+    assert running == []
+    assert result.winner == "a" and set(result.answers) == {"a", "b", "c"}
+    assert len(result.votes) == 3
