@@ -384,6 +384,48 @@ def test_target_ratio_must_be_below_trigger_threshold(tmp_path: Path):
     ]
 
 
+def test_unknown_memory_model_provider_suggests_the_nearest(tmp_path: Path):
+    config = write(
+        tmp_path / "c.yaml",
+        f"""
+        agent: {{backend: {SCRIPTED}}}
+        memory:
+          compression: {{summarizer: {{provider: opnai, model: gpt-4.1-nano}}}}
+          persistent_memory: {{llm: {{provider: anthropc}}, embedding: {{provider: azure_openai}}}}
+        """,
+    )
+    assert problems(config) == [
+        "memory.persistent_memory.llm.provider: unknown provider 'anthropc' (did you mean 'anthropic'?)",
+        "memory.compression.summarizer.provider: unknown provider 'opnai' (did you mean 'openai'?)",
+    ]
+
+
+def test_summarizer_provider_is_a_backend_type(tmp_path: Path):
+    config = write(
+        tmp_path / "c.yaml",
+        f"""
+        agent: {{backend: {SCRIPTED}}}
+        memory: {{compression: {{summarizer: {{provider: azure_openai}}}}}}
+        """,
+    )
+    assert problems(config) == ["memory.compression.summarizer.provider: unknown provider 'azure_openai'"]
+    local = write(
+        tmp_path / "local.yaml",
+        f"agent: {{backend: {SCRIPTED}}}\nmemory: {{compression: {{summarizer: {{}}}}}}\n",
+    )
+    assert load_config(local).config.memory.compression.summarizer.provider == "local"
+
+
+def test_persistent_memory_agent_name_loads_with_a_warning(tmp_path: Path):
+    config = write(
+        tmp_path / "c.yaml",
+        f"agent: {{backend: {SCRIPTED}}}\nmemory: {{persistent_memory: {{agent_name: researcher}}}}\n",
+    )
+    assert load_config(config).warnings == [
+        "memory.persistent_memory.agent_name: MassGen key 'agent_name' is not implemented yet and is ignored"
+    ]
+
+
 # Agents and backends --------------------------------------------------------------------------------
 
 

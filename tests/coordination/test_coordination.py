@@ -295,7 +295,10 @@ def test_simultaneous_answers_leave_no_step_running(tmp_path):
     from massgen_cli.coordination.agents import build_agents
     from massgen_cli.coordination.orchestrator import Orchestrator
 
-    entry = '[{tool: new_answer, args: {content: "answer NAME"}}, {tool: vote, args: {agent_id: agent1, reason: r}}]'
+    entry = (
+        '[{tool: new_answer, args: {content: "answer NAME"}}, '
+        "{tool: vote, args: {agent_id: agent1, reason: r}}]"
+    )
     text = "agents:\n" + "".join(
         f"  - id: {name}\n    backend: {{type: scripted, responses: {entry.replace('NAME', name)}}}\n"
         for name in ("a", "b", "c")
