@@ -106,7 +106,9 @@ class MassGenApp:
     async def _close_backends(self) -> None:
         from massgen_cli.memory.stores import close_clients
 
-        await asyncio.gather(*(agent.backend.aclose() for agent in self.agents), return_exceptions=True)
+        backends = [agent.backend for agent in self.agents]
+        backends += [agent.summary_backend for agent in self.agents if agent.summary_backend is not None]
+        await asyncio.gather(*(backend.aclose() for backend in backends), return_exceptions=True)
         try:
             await self.memory.close()
         finally:

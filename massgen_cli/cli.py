@@ -208,6 +208,13 @@ def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except Exception as error:  # a bug of ours: one line, the traceback with --debug
+        if debug:
+            raise
+        _print_error(
+            RuntimeError(f"unexpected {type(error).__name__}: {error} (run with --debug for details)")
+        )
+        raise typer.Exit(1) from None
     if code:
         raise typer.Exit(code)
 

@@ -59,7 +59,7 @@ def ask_or_chat(options: RunOptions) -> int:
         console=console,
         session_id=options.session,
         interactive=question is None,
-        quiet=quiet or loaded.config.ui.display_type == "silent",
+        quiet=quiet or loaded.config.ui.display_type == "silent" or loaded.config.ui.automation_mode,
         live=live,
         debug=options.debug,
     )
@@ -91,7 +91,10 @@ def _answer(app, question: str) -> int:  # type: ignore[no-untyped-def]
 def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
     failures = 0
-    console.print(f"[bold]Session {app.session.id}[/] · turn {app.session.next_turn} · /help for commands")
+    if not app.view.quiet:
+        console.print(
+            f"[bold]Session {app.session.id}[/] · turn {app.session.next_turn} · /help for commands"
+        )
     for line in _lines(console):
         command = line.strip()
         if not command:
@@ -101,13 +104,17 @@ def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
                 break
             continue
         try:
-            failures += _answer(app, command)
+            _answer(app, command)
         except MassGenError as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             failures += 1
+        except Exception as error:  # one turn's bug does not end the session
+            console.print(f"[red]error:[/] unexpected {type(error).__name__}: {escape(str(error))}")
+            failures += 1
         except KeyboardInterrupt:
             console.print("[yellow]turn cancelled; the session goes on[/]")
-    console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
+    if not app.view.quiet:
+        console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
     return 1 if failures else 0
 
 

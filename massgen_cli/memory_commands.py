@@ -86,7 +86,10 @@ def list_memories(
         memories = store.list_memories(session_id=session, agent_id=agent)
         values = store.index.values((m.id for m in memories), segment(goal))
     for memory in memories:
-        first = memory.first
+        first = next(
+            (x for x in memory.sources if session in (None, x.session_id) and agent in (None, x.agent_id)),
+            memory.first,
+        )
         if as_json:
             record = {
                 "id": memory.id,
@@ -220,6 +223,7 @@ def _context(item: dict[str, Any], session: str | None, agent: str | None) -> An
         agent_id=str(item.get("agent_id") or agent or "import"),
         session_id=str(session or item.get("session_id") or "import"),
         turn=int(item.get("turn") or 0),
+        level="semantic",
     )
 
 

@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.errors import UsageError
-from massgen_cli.state import timestamp
+from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.state import read_json, timestamp
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -117,7 +117,7 @@ def _load_or_create(directory: Path, session_id: str, config_path: str | None) -
     if not path.is_file():
         directory.mkdir(parents=True, exist_ok=True)
         return _create(directory, session_id, config_path)
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = read_json(path, "session record")
     data["exchanges"] = [Exchange(**item) for item in data.get("exchanges", [])]
     return Session(directory, SessionRecord(**data))
 
@@ -135,7 +135,7 @@ def list_sessions(state_dir: Path) -> list[SessionRecord]:
     for path in sessions_root(state_dir).glob("*/session.json"):
         try:
             session = _load_or_create(path.parent, path.parent.name, None)
-        except (OSError, ValueError, TypeError):
-            continue
+        except (MassGenError, ValueError, TypeError):
+            continue  # one damaged session does not hide the others
         records.append(session.record)
     return sorted(records, key=lambda record: record.updated_at, reverse=True)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+from massgen_cli.errors import MassGenError
 
 STATE_DIR_NAME = ".massgen"
 
@@ -20,3 +24,13 @@ def resolve_state_dir(flag: str | Path | None = None) -> Path:
 def timestamp(moment: datetime | None = None) -> str:
     """``YYYYMMDD_HHMMSS_ffffff``, the stamp used in log and session names."""
     return (moment or datetime.now()).strftime("%Y%m%d_%H%M%S_%f")
+
+
+def read_json(path: Path, what: str) -> Any:
+    """A JSON file of ours; a damaged one is a clear error (never silently replaced, so nothing is lost)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MassGenError(
+            f"cannot read the {what} at {path} ({error}); repair or move that file, or use another --session"
+        ) from error

@@ -153,22 +153,22 @@ def test_round_trip(store: Any) -> str:
     from massgen_cli.memory.visibility import Viewer
 
     session = "selftest"
-    store.record(
-        [{"role": "assistant", "content": "The lighthouse keeper is called Ada."}],
-        RecordContext("a", session, 1),
-    )
-    store.record(
-        [{"role": "assistant", "content": "The lighthouse keeper is called Bo."}],
-        RecordContext("b", session, 1),
-    )
-    store.record_winner(session, 1, "a")
-    hits = store.search("Who keeps the lighthouse?", limit=5, viewer=Viewer("c", session, 2))
+    try:
+        winner = [{"role": "assistant", "content": "The lighthouse keeper is called Ada."}]
+        loser = [{"role": "assistant", "content": "The lighthouse keeper is called Bo."}]
+        store.record(winner, RecordContext("a", session, 1))
+        store.record(loser, RecordContext("b", session, 1))
+        store.record_winner(session, 1, "a")
+        hits = store.search("Who keeps the lighthouse?", limit=5, viewer=Viewer("c", session, 2))
+    finally:
+        store.clear(session_id=session)
     texts = [hit.text for hit in hits]
-    assert "The lighthouse keeper is called Ada." in texts, f"the winner's memory was not retrieved: {texts}"
-    assert "The lighthouse keeper is called Bo." not in texts, "a losing agent's memory leaked"
-    store.clear(session_id=session)
-    score = hits[0].score
-    return f"recorded 2, retrieved the turn-1 winner's memory (score {score:.2f}), the loser's stayed private"
+    # With a memory LLM the stored words are extracted facts, so look for the names, not the sentences.
+    assert any("Ada" in text for text in texts), f"the winner's memory was not retrieved: {texts}"
+    assert not any("Bo" in text.split() or "Bo." in text for text in texts), "a losing agent's memory leaked"
+    return (
+        f"recorded 2, retrieved the turn-1 winner's memory ({len(hits)} hit(s)), the loser's stayed private"
+    )
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

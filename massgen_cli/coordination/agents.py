@@ -17,6 +17,7 @@ from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.compression import Summarizer
 from massgen_cli.memory.guard import ContextGuard, backend_summarizer, build_guard
 from massgen_cli.memory.runtime import MemoryRuntime
+from massgen_cli.memory.threads import AgentThreads
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -30,8 +31,14 @@ class Agent:
     config: AgentConfig
     backend: Backend
     guard: ContextGuard | None = None
+    summary_backend: Backend | None = None
     usage_input: int = field(default=0)
     usage_output: int = field(default=0)
+
+    def history(self, threads: AgentThreads) -> list[Message]:
+        """The agent's earlier turns, unless its ``memory.conversation_memory`` is off."""
+        memory = self.config.memory
+        return threads.get_history(self.id) if memory is None or memory.conversation_memory.enabled else []
 
 
 def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None) -> list[Agent]:
@@ -44,14 +51,28 @@ def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None
             emit(Notice("warning", f"[{agent_id}] {error}; retry {attempt} in {delay:.1f}s"))
 
         backend = create_backend(agent_config.backend, on_retry=on_retry)
-        guard = _guard(agent_config, backend, emit)
+        summary_backend = _summary_backend(agent_config)
+        guard = _guard(agent_config, backend, summary_backend, emit)
         if memory is not None and memory.enabled_for(agent_id):
             guard.on_dropped = memory.dropped_listener(agent_id)
-        agents.append(Agent(agent_id, agent_config, backend, guard))
+        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend))
     return agents
 
 
-def _guard(agent_config: AgentConfig, backend: Backend, emit: Emit) -> ContextGuard:
+def _summary_backend(agent_config: AgentConfig) -> Backend | None:
+    """A backend of its own for a configured summariser (``memory.compression.summarizer``)."""
+    endpoint = agent_config.memory.compression.summarizer if agent_config.memory else None
+    if endpoint is None:
+        return None
+    summary_config = BackendConfig(
+        type=endpoint.provider, model=endpoint.model, api_key=endpoint.api_key, base_url=endpoint.base_url
+    )
+    return create_backend(summary_config)
+
+
+def _guard(
+    agent_config: AgentConfig, backend: Backend, summary_backend: Backend | None, emit: Emit
+) -> ContextGuard:
     memory = agent_config.memory
     assert memory is not None, "the loader sets each agent's effective memory"
     window = agent_config.context_window or getattr(backend, "context_window", None)
@@ -61,19 +82,17 @@ def _guard(agent_config: AgentConfig, backend: Backend, emit: Emit) -> ContextGu
         window,
         memory.compression,
         emit=emit,
-        summarizer=_summarizer(agent_config, backend),
+        summarizer=_summarizer(agent_config, backend, summary_backend),
         max_output_tokens=agent_config.backend.max_tokens,
     )
 
 
-def _summarizer(agent_config: AgentConfig, backend: Backend) -> Summarizer | None:
+def _summarizer(
+    agent_config: AgentConfig, backend: Backend, summary_backend: Backend | None
+) -> Summarizer | None:
     """The configured summariser, else the agent's own backend; scripted agents use extraction."""
-    endpoint = agent_config.memory.compression.summarizer if agent_config.memory else None
-    if endpoint is not None:
-        summary_config = BackendConfig(
-            type=endpoint.provider, model=endpoint.model, api_key=endpoint.api_key, base_url=endpoint.base_url
-        )
-        return backend_summarizer(create_backend(summary_config))
+    if summary_backend is not None:
+        return backend_summarizer(summary_backend)
     if agent_config.backend.type == "scripted":
         return None
     return backend_summarizer(backend)

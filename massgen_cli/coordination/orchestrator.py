@@ -100,6 +100,8 @@ class Orchestrator:
             entries=shared_entries,
             session_id=session_id,
             emit=emit,
+            recorder=memory.recorder if memory is not None else None,
+            dump_dir=memory.dump_dir if memory is not None else None,
         )
         self.shared.facts = session_facts or SessionFacts()
         self.turn, self.attempt = turn, attempt
@@ -316,7 +318,7 @@ class Orchestrator:
 
     async def _step_messages(self, agent: Agent) -> list[Message]:
         uses_json = not agent.backend.capabilities.tool_calls
-        history = self.threads.get_history(agent.id)
+        history = agent.history(self.threads)
         messages = [
             prompts.system_message(agent.config.system_message, uses_json=uses_json),
             *history,

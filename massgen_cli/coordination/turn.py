@@ -73,6 +73,7 @@ class TurnRunner:
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, tuple[int, int]] = {}
+        self.single_agent_errors: list[str] = []
 
     def emit(self, event: RunEvent) -> None:
         self.sink(event)
@@ -91,6 +92,7 @@ class TurnRunner:
         extra, result = "", None
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
+            self.shared.begin_attempt(turn, attempt)
             if self.memory is not None:
                 self.memory.begin_attempt(turn, attempt, self.log.directory if self.log else None)
             try:
@@ -104,10 +106,10 @@ class TurnRunner:
                 raise
             if restart is None:
                 break
+            self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
             self.shared.reject_attempt(turn, attempt)
             self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
-            self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
         assert result is not None
         votes = ", ".join(f"{v['voter']}→{v['target']}" for v in result.votes)
         self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes)
@@ -144,6 +146,7 @@ class TurnRunner:
         shared_errors: list[str] = []
         if len(self.agents) == 1:
             coordination = await self._single_agent(question, turn)
+            shared_errors = self.single_agent_errors
         else:
             orchestrator = Orchestrator(
                 self.agents,
@@ -221,7 +224,7 @@ class TurnRunner:
             if agent.config.system_message
             else []
         )
-        history = self.threads.get_history(agent.id)
+        history = agent.history(self.threads)
         messages = [*system, *history, {"role": "user", "content": question}]
         if self.memory is not None:
             block = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
@@ -234,6 +237,7 @@ class TurnRunner:
         )
         shared.facts = self.shared.facts(self.session)
         shared_block = await shared.block(agent.id, turn, question)
+        self.single_agent_errors = shared.take_errors()
         return (inject_after_first_system(messages, shared_block) if shared_block else messages), len(system)
 
     async def _final_answer(self, question: str, result: AttemptResult) -> str | None:
@@ -259,7 +263,7 @@ class TurnRunner:
                 if winner.config.system_message
                 else []
             ),
-            *self.threads.get_history(winner.id),
+            *winner.history(self.threads),
             prompts.presentation_message(question, result.answers, result.votes, [a.id for a in self.agents]),
         ]
         try:

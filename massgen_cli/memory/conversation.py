@@ -78,6 +78,10 @@ class ConversationMemory:
             for message in messages:
                 self.add_now(message, agent_id=agent_id)
 
+    def truncate(self, size: int) -> None:
+        """Keep only the first ``size`` messages (what came after is rolled back)."""
+        del self.items[size:]
+
     async def clear(self) -> None:
         async with self._lock:
             self.items.clear()

@@ -19,7 +19,7 @@ from typing import Any
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.embedder import Mem0EmbedderAdapter
-from massgen_cli.memory.index import IndexedMemory, MemoryIndex
+from massgen_cli.memory.index import IndexedMemory, MemoryIndex, Source
 from massgen_cli.memory.keys import memory_key, segment
 from massgen_cli.memory.lifecycle import expired, expires_at
 from massgen_cli.memory.mem0_config import plan_embedder, plan_llm
@@ -34,10 +34,15 @@ CANDIDATES_PER_RESULT = 10
 MIN_CANDIDATES = 100
 
 
-def _in_scope(memory: IndexedMemory, session_id: str | None, agent_id: str | None) -> bool:
-    return all(
-        wanted is None or any(getattr(source, field) == wanted for source in memory.sources)
-        for field, wanted in (("session_id", session_id), ("agent_id", agent_id))
+def _scoped_source(memory: IndexedMemory, session_id: str | None, agent_id: str | None) -> Source | None:
+    """The first source recorded in ``session_id`` by ``agent_id`` (None matches any), or None."""
+    return next(
+        (
+            source
+            for source in memory.sources
+            if session_id in (None, source.session_id) and agent_id in (None, source.agent_id)
+        ),
+        None,
     )
 
 
@@ -85,7 +90,7 @@ class PersistentMemory:
             return self._mem0
 
     def _build(self) -> Any:
-        os.environ["MEM0_TELEMETRY"] = "False"
+        os.environ.setdefault("MEM0_TELEMETRY", "False")
         os.environ.setdefault("MEM0_DIR", str(self.state_dir / "mem0"))
         _quiet_libraries()
         from mem0 import Memory
@@ -252,9 +257,10 @@ class PersistentMemory:
         hits = []
         for memory_id, score in fused:
             memory = indexed.get(memory_id)
-            if memory is None or expired(memory.expires_at) or not _in_scope(memory, session_id, agent_id):
+            scoped = _scoped_source(memory, session_id, agent_id) if memory is not None else None
+            if memory is None or scoped is None or expired(memory.expires_at):
                 continue
-            source = visible_source(memory, viewer, winners) if viewer else memory.first
+            source = visible_source(memory, viewer, winners) if viewer else scoped
             if source is not None:
                 hits.append(MemoryHit(memory.id, memory.text, score, memory, source))
         return hits[:limit]

@@ -65,6 +65,8 @@ class MemoryRecorder:
             job = await self.queue.get()
             try:
                 await self._write(job)
+            except Exception as error:  # the worker must outlive any one job
+                self._report(job, str(error))
             finally:
                 self.queue.task_done()
 
@@ -78,8 +80,8 @@ class MemoryRecorder:
                 f"turn={context.turn})",
             )
         )
-        _dump(job)
         try:
+            _dump(job)
             outcome = await asyncio.to_thread(self.store.record, job.messages, context)
         except NotImplementedError:
             return  # a store that only reads is allowed
@@ -105,6 +107,8 @@ class MemoryRecorder:
             retry, self.failed = self.failed, []
             for job in retry:
                 self.submit(job.messages, job.context, job.dump_dir)
+        if self.queue is not None and not self.queue.empty():
+            self._ensure_worker()  # a worker that died must not leave the join waiting forever
         if self.queue is not None:
             await self.queue.join()
         errors, self.errors = self.errors, []

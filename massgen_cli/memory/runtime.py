@@ -11,7 +11,6 @@ from typing import Any
 from massgen_cli.backends.base import Message
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
-from massgen_cli.errors import MemoryStoreError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.persistent import PersistentMemory, RecordContext
 from massgen_cli.memory.recorder import MemoryRecorder
@@ -77,7 +76,7 @@ class MemoryRuntime:
                 lifecycle=memory.lifecycle,
             )
             store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
-        except MemoryStoreError as error:
+        except Exception as error:  # whatever breaks, the run goes on without long-term memory
             message = f"long-term memory is off for this run: {error}"
             self.startup_errors.append(message)
             self.emit(Notice("warning", message))

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from massgen_cli.config.memory import LifecycleConfig
 from massgen_cli.memory.lifecycle import expired, expires_at
+from massgen_cli.state import read_json
 
 Scope = Literal["round", "conversation"]
 SLOT_PREFIX = "slot:"
@@ -105,6 +106,6 @@ class SharedEntries:
     def load(cls, session_dir: Path, lifecycle: LifecycleConfig | None = None) -> SharedEntries:
         shared = cls(lifecycle, session_dir / SHARED_FILE)
         if shared.path is not None and shared.path.is_file():
-            data: list[dict[str, Any]] = json.loads(shared.path.read_text(encoding="utf-8"))
+            data: list[dict[str, Any]] = read_json(shared.path, "shared entries")
             shared.entries = [Entry(**item) for item in data]
         return shared

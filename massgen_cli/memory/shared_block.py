@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import Message
@@ -22,6 +23,7 @@ from massgen_cli.config.schema import SharedMemoryConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.conversation import ConversationMemory, StoredMessage
 from massgen_cli.memory.persistent import PersistentMemory, RecordContext
+from massgen_cli.memory.recorder import MemoryRecorder
 from massgen_cli.memory.retrieval import attribution_line
 from massgen_cli.memory.shared import SharedEntries
 from massgen_cli.memory.visibility import Viewer
@@ -73,6 +75,8 @@ class SharedMemory:
         entries: SharedEntries | None = None,
         session_id: str = "",
         emit: Callable[[RunEvent], None] = lambda event: None,
+        recorder: MemoryRecorder | None = None,
+        dump_dir: Path | None = None,
     ):
         self.settings = settings
         self.conversation = conversation
@@ -81,6 +85,7 @@ class SharedMemory:
         self.session_id = session_id
         self.emit = emit
         self.errors: list[str] = []
+        self.recorder, self.dump_dir = recorder, dump_dir
         self.facts = SessionFacts()
         self._cache: dict[str, tuple[Any, Message | None]] = {}
 
@@ -152,12 +157,16 @@ class SharedMemory:
         return None
 
     async def record(self, agent_id: str, content: str, turn: int, attempt: int) -> None:
-        """After a vote or a new answer: into shared conversation memory and shared persistent memory."""
+        """After a vote or a new answer: into shared conversation memory and shared persistent memory
+        (through the background recorder when there is one)."""
         message = {"role": "assistant", "content": content}
         if self.conversation is not None:
             await self.conversation.add(message, agent_id=agent_id)
         if self.persistent is not None:
             context = RecordContext(agent_id, self.session_id, turn, attempt, level="working")
+            if self.recorder is not None:  # in the background, with a debug dump, like every recording
+                self.recorder.submit([message], context, self.dump_dir)
+                return
             try:
                 await asyncio.to_thread(self.persistent.record, [message], context)
             except NotImplementedError:

@@ -1,11 +1,12 @@
 """Shared memory across the turns of a session: what persists, what the orchestrator writes at the
-end of a turn, and what is rolled back when an attempt is rejected or a turn fails or is cancelled."""
+end of a turn, and what is rolled back (scoped entries and the shared conversation) when an attempt
+is rejected or a turn fails or is cancelled."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.config.schema import MassGenConfig, SharedMemoryConfig
@@ -14,6 +15,7 @@ from massgen_cli.memory.persistent import PersistentMemory
 from massgen_cli.memory.shared import SharedEntries
 from massgen_cli.memory.shared_block import SessionFacts
 from massgen_cli.session import Session
+from massgen_cli.state import read_json
 
 CONVERSATION_FILE = "shared_conversation.json"
 ORCHESTRATOR = "orchestrator"
@@ -28,6 +30,7 @@ class SharedParts:
     persistent: PersistentMemory | None = None
     entries: SharedEntries | None = None
     conversation_path: Path | None = None
+    marks: dict[tuple[int, int], int] = field(default_factory=dict)
 
     @classmethod
     def open(cls, config: MassGenConfig, session_dir: Path, store: PersistentMemory | None) -> SharedParts:
@@ -46,12 +49,23 @@ class SharedParts:
         winners = [exchange.winner for exchange in session.history() if exchange.winner]
         return SessionFacts(winners[-1] if winners else None, list(dict.fromkeys(winners)))
 
+    def begin_attempt(self, turn: int, attempt: int) -> None:
+        """Remember where the shared conversation stood, to roll it back with the attempt or turn."""
+        self.marks[(turn, attempt)] = self.conversation.size() if self.conversation is not None else 0
+
+    def _roll_back_conversation(self, turn: int, attempt: int) -> None:
+        if self.conversation is not None and (turn, attempt) in self.marks:
+            self.conversation.truncate(self.marks[(turn, attempt)])
+
     def reject_attempt(self, turn: int, attempt: int) -> None:
         if self.entries is not None:
             self.entries.roll_back(turn, attempt)
+        self._roll_back_conversation(turn, attempt)
 
     def finish_turn(self, turn: int, attempt: int, winner: str | None, final: str | None, votes: str) -> None:
         """A turn with an answer leaves the orchestrator's entries; one without is rolled back."""
+        if final is None or winner is None:
+            self._roll_back_conversation(turn, 1)
         if self.entries is not None:
             if final is None or winner is None:
                 self.entries.roll_back(turn)
@@ -67,6 +81,7 @@ class SharedParts:
     def cancel_turn(self, turn: int) -> None:
         if self.entries is not None:
             self.entries.roll_back(turn)
+        self._roll_back_conversation(turn, 1)
         self.save()
 
     def save(self) -> None:
@@ -83,4 +98,4 @@ class SharedParts:
 def _load_conversation(path: Path | None) -> ConversationMemory:
     if path is None or not path.is_file():
         return ConversationMemory()
-    return ConversationMemory.from_list(json.loads(path.read_text(encoding="utf-8")))
+    return ConversationMemory.from_list(read_json(path, "shared conversation"))

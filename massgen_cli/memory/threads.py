@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.memory.conversation import ConversationMemory, Message
+from massgen_cli.state import read_json
 
 THREADS_FILE = "threads.json"
 
@@ -54,7 +55,7 @@ class AgentThreads:
         """The threads saved in ``session_dir`` (empty when there are none yet)."""
         threads = cls(session_dir / THREADS_FILE)
         if threads.path is not None and threads.path.is_file():
-            data = json.loads(threads.path.read_text(encoding="utf-8"))
+            data = read_json(threads.path, "agent threads")
             threads.threads = {
                 agent_id: ConversationMemory.from_list(items) for agent_id, items in data.items()
             }

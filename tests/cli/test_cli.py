@@ -189,3 +189,22 @@ def test_a_presentation_that_breaks_off_is_followed_by_the_final_answer(tmp_path
     assert result.returncode == 0, result.stderr
     assert result.stdout == "A presentation that\nThe winning answer.\n"
     assert "presentation by a failed" in result.stderr
+
+
+def test_conversation_memory_off_sends_no_earlier_turns(tmp_path):
+    config = write_config(tmp_path, ONE_AGENT + "memory:\n  conversation_memory: {enabled: false}\n")
+    assert run_cli("--config", str(config), stdin="first question\nsecond question\n").returncode == 0
+    request = json.loads(
+        (latest_log_dir() / "turn_2" / "attempt_1" / "requests" / "solo_001.json").read_text()
+    )
+    assert [m["content"] for m in request["messages"]] == ["second question"]
+
+
+def test_a_damaged_session_file_is_a_clear_error_and_is_kept(tmp_path):
+    config = write_config(tmp_path, ONE_AGENT)
+    assert run_cli("--config", str(config), "--session", "s1", "Q?").returncode == 0
+    record = Path(os.environ["MASSGEN_HOME"]) / "sessions" / "s1" / "session.json"
+    record.write_text("{not json")
+    result = run_cli("--config", str(config), "--session", "s1", "Q?")
+    assert result.returncode == 1 and "cannot read the session record" in result.stderr
+    assert record.read_text() == "{not json"

@@ -289,3 +289,32 @@ def test_slots_persist_across_a_continued_session_and_reach_the_next_turn(tmp_pa
     assert "=== SESSION SLOTS ===\ndestination: Kyoto" in block
     assert "active agent: a (last winner)" in block
     assert "[orchestrator] winning_answer (conversation): a: Booked Kyoto." in block
+
+
+def test_shared_conversation_of_a_rejected_attempt_is_rolled_back(in_process):
+    run = in_process(
+        """
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {tool: new_answer, args: {content: "first try"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+                - {tool: restart_orchestration, args: {reason: "weak", instructions: "again"}}
+                - {tool: new_answer, args: {content: "second try"}}
+                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
+                - {tool: submit, args: {}}
+          - id: b
+            backend:
+              type: scripted
+              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.3}]
+        orchestrator:
+          final_presentation: reuse
+          shared_memory: {conversation: true}
+          coordination: {max_orchestration_restarts: 1}
+        """
+    )
+    assert run.app.ask("Q?").final_answer == "second try"
+    contents = [item.message["content"] for item in run.app.shared.conversation.items]
+    assert "first try" not in contents and "second try" in contents
