@@ -187,7 +187,7 @@ def _section(model: type[Section], where: list[str], paths: dict[type[Section], 
         lines += [_one_line(model.__doc__).replace("``", "`"), ""]
     lines += ["| Key | Type | Default | Description | MassGen alias |", "|---|---|---|---|---|"]
     for name, field in model.model_fields.items():
-        lines.append(_row(name, field, where[0], paths))
+        lines.append(_row(name, field, paths))
     if model.massgen_unimplemented:
         keys = ", ".join(f"`{key}`" for key in sorted(model.massgen_unimplemented))
         lines += ["", f"MassGen keys accepted with a warning and ignored (not implemented yet): {keys}."]
@@ -197,7 +197,7 @@ def _section(model: type[Section], where: list[str], paths: dict[type[Section], 
     return "\n".join(lines) + "\n"
 
 
-def _row(name: str, field: FieldInfo, path: str, paths: dict[type[Section], list[str]]) -> str:
+def _row(name: str, field: FieldInfo, paths: dict[type[Section], list[str]]) -> str:
     nested = _nested(field)
     if nested is not None:
         section = f"`{paths[nested[0]][0]}`"

@@ -75,7 +75,7 @@ class AnthropicBackend:
         await self._client.close()
 
     def _params(self, request: Request) -> dict[str, Any]:
-        system, messages = to_anthropic_messages(request.messages)
+        system, messages = to_anthropic_messages(request.messages, tool_blocks=bool(request.tools))
         if request.response_schema is not None and not request.tools:
             system = "\n\n".join(filter(None, [system, _schema_instruction(request.response_schema)]))
         params: dict[str, Any] = {
@@ -201,20 +201,24 @@ class _MessageAssembly:
         return ToolCall(id=block["id"], name=block["name"], arguments=arguments)
 
 
-def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+def to_anthropic_messages(
+    messages: list[Message], *, tool_blocks: bool = True
+) -> tuple[str, list[dict[str, Any]]]:
     """OpenAI-format messages as Anthropic's (system text, messages).
 
     System messages are joined into the system text; assistant tool calls become ``tool_use`` blocks,
     tool results ``tool_result`` blocks in a user message; consecutive same-role messages are merged,
-    as the API wants user and assistant turns to alternate.
+    as the API wants user and assistant turns to alternate. The API rejects tool blocks in a request
+    without tool definitions: with ``tool_blocks=False`` calls and results are written out as text.
     """
+    names = {call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or ()}
     system: list[str] = []
     converted: list[dict[str, Any]] = []
     for message in messages:
         if message["role"] in ("system", "developer"):
             system.append(_text_of(message.get("content")))
             continue
-        role, blocks = _converted(message)
+        role, blocks = _converted(message, tool_blocks, names)
         if not blocks:
             continue
         if converted and converted[-1]["role"] == role:
@@ -224,18 +228,30 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, 
     return "\n\n".join(part for part in system if part), converted
 
 
-def _converted(message: Message) -> tuple[str, list[dict[str, Any]]]:
+def _converted(
+    message: Message, tool_blocks: bool, names: dict[str, str]
+) -> tuple[str, list[dict[str, Any]]]:
     text = _text_of(message.get("content"))
     if message["role"] == "tool":
-        result = {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": text}
-        return "user", [result]
+        call_id = message["tool_call_id"]
+        if tool_blocks:
+            return "user", [{"type": "tool_result", "tool_use_id": call_id, "content": text}]
+        return "user", [{"type": "text", "text": f"[result of {names.get(call_id, 'a tool')}: {text}]"}]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for call in message.get("tool_calls") or ():
-        function = call["function"]
-        blocks.append(
-            {"type": "tool_use", "id": call["id"], "name": function["name"], "input": _arguments(function)}
-        )
+        blocks.append(_tool_use(call) if tool_blocks else _tool_use_as_text(call))
     return ("assistant" if message["role"] == "assistant" else "user"), blocks
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    function = call["function"]
+    return {"type": "tool_use", "id": call["id"], "name": function["name"], "input": _arguments(function)}
+
+
+def _tool_use_as_text(call: dict[str, Any]) -> dict[str, Any]:
+    function = call["function"]
+    arguments = json.dumps(_arguments(function), ensure_ascii=False)
+    return {"type": "text", "text": f"[called {function['name']}({arguments})]"}
 
 
 def _text_of(content: Any) -> str:

@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 from massgen_cli.errors import BackendError
@@ -77,7 +77,6 @@ class LocalServer:
     settings: ServerSettings
     log: IO[bytes]
     base_url: str = ""
-    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def pid(self) -> int:
@@ -111,7 +110,6 @@ class LocalServer:
         return server
 
     def _wait_ready(self, deadline: float) -> None:
-        started = time.monotonic()
         address = self._read_address(deadline)
         self.base_url = f"{address}/v1"
         while not self._answers("/models"):
@@ -120,7 +118,6 @@ class LocalServer:
             if time.monotonic() > deadline:
                 raise self._failure("the local model server did not answer in time")
             time.sleep(POLL_INTERVAL_SECONDS)
-        self.timings["ready_seconds"] = time.monotonic() - started
 
     def _read_address(self, deadline: float) -> str:
         # A timer kills a child that hangs while loading, which ends the blocking reads below.
@@ -142,7 +139,6 @@ class LocalServer:
             return False
 
     def _warm_up(self) -> None:
-        started = time.monotonic()
         message = {"role": "user", "content": "Hi"}
         body = {"model": self.settings.alias, "messages": [message], "max_tokens": 1}
         request = urllib.request.Request(
@@ -155,7 +151,6 @@ class LocalServer:
                 response.read()
         except (urllib.error.URLError, OSError) as error:
             raise self._failure(f"the local model server failed its warm-up request ({error})") from None
-        self.timings["warm_up_seconds"] = time.monotonic() - started
 
     def _failure(self, message: str) -> BackendError:
         return BackendError(f"{message}. Its last log lines:\n{self.log_tail()}", provider="local")
@@ -180,24 +175,6 @@ class LocalServer:
             if stream:
                 stream.close()
         self.log.close()
-
-
-def _child_environment() -> dict[str, str]:
-    environment = dict(os.environ)
-    if "OMP_WAIT_POLICY" not in environment:
-        environment.setdefault("GOMP_SPINCOUNT", OPENMP_SPIN_COUNT)
-    return environment
-
-
-def _first_address(stdout: IO[bytes] | None) -> str | None:
-    """The address the child announces on stdout; the pipe is closed once it is read."""
-    if stdout is None:
-        return None
-    with stdout:
-        for line in stdout:
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                return str(json.loads(line)["address"])
-    return None
 
 
 def _child_environment() -> dict[str, str]:

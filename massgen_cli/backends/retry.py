@@ -7,6 +7,7 @@ repeat it, so the error goes up instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator, Callable
 
@@ -36,9 +37,11 @@ class RetryingBackend:
         for attempt in range(self.max_retries + 1):
             yielded = False
             try:
-                async for event in self.inner.stream(request):
-                    yielded = True
-                    yield event
+                # aclosing: a caller that stops early also closes the inner stream and its connection.
+                async with contextlib.aclosing(self.inner.stream(request)) as events:
+                    async for event in events:
+                        yielded = True
+                        yield event
                 return
             except BackendError as error:
                 if yielded or not error.retryable or attempt == self.max_retries:

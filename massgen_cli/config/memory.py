@@ -3,23 +3,37 @@ compression, retrieval, recording, lifecycle and learned values."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
+from massgen_cli.backends.providers import PROVIDERS, UNSUPPORTED_TYPES
 from massgen_cli.config.base import Section
+from massgen_cli.config.problems import suggest
+
+# The summariser is built as a backend; mem0's models also take the providers mem0 itself knows.
+BACKEND_PROVIDERS = frozenset(PROVIDERS) - {"scripted"}
+MEM0_PROVIDERS = BACKEND_PROVIDERS | {"local", "openai", "anthropic", "groq", "together", "azure_openai"}
 
 
 class ConversationMemoryConfig(Section):
-    enabled: bool = Field(default=True, description="Keep each agent's short-term conversation history.")
+    enabled: bool = Field(
+        default=True,
+        description="Give agents the earlier turns of the conversation; false sends no earlier turns "
+        "in their requests.",
+    )
 
 
 class ModelEndpoint(Section):
     """A model that memory calls: ``provider`` + ``model``, with an optional key and server."""
 
+    providers: ClassVar[frozenset[str]] = MEM0_PROVIDERS
+    unsupported: ClassVar[dict[str, str]] = {}
+
     provider: str = Field(
         default="local",
-        description="Who serves the model: 'local' (the embedded offline default) or a provider.",
+        description="Who serves the model: 'local' (the embedded offline default), openai, anthropic, "
+        "groq, together, azure_openai, or another backend type with an OpenAI-compatible base_url.",
     )
     model: str | None = Field(default=None, description="Model name; null uses the provider's default model.")
     api_key: str | None = Field(
@@ -28,6 +42,34 @@ class ModelEndpoint(Section):
     base_url: str | None = Field(
         default=None, description="Server address; null uses the provider's default."
     )
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value in cls.unsupported:
+            raise ValueError(f"backend '{value}' is not supported yet: {cls.unsupported[value]}")
+        if value not in cls.providers:
+            raise ValueError(f"unknown provider '{value}'{suggest(value, sorted(cls.providers))}")
+        return value
+
+
+class SummarizerEndpoint(ModelEndpoint):
+    """The compression summariser, built as a backend: ``provider`` is a backend type."""
+
+    providers: ClassVar[frozenset[str]] = BACKEND_PROVIDERS
+    unsupported: ClassVar[dict[str, str]] = UNSUPPORTED_TYPES
+
+    provider: str = Field(
+        default="local",
+        description="Backend type that serves the model, as in an agent's backend.type: 'local' (the "
+        "embedded offline model), openai, claude, groq, together, chatcompletion...",
+    )
+
+    @model_validator(mode="after")
+    def _server_for_chatcompletion(self) -> SummarizerEndpoint:
+        if self.provider == "chatcompletion" and not self.base_url:
+            raise ValueError("provider 'chatcompletion' needs 'base_url' (the server's /v1 address)")
+        return self
 
 
 class EmbeddingConfig(ModelEndpoint):
@@ -63,6 +105,8 @@ class PgvectorConfig(Section):
 
 
 class PersistentMemoryConfig(Section):
+    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"agent_name"})
+
     enabled: bool = Field(
         default=False, description="Keep long-term memory (mem0 over a vector store) across turns and runs."
     )
@@ -73,11 +117,10 @@ class PersistentMemoryConfig(Section):
         default=None,
         description="Session to continue across runs (the --session flag wins); null searches all sessions.",
     )
-    agent_name: str | None = Field(
-        default=None, description="Name the memories are recorded under; null uses the agent's id."
-    )
     path: str | None = Field(
-        default=None, description="Folder of the memory data; null puts it under the state folder."
+        default=None,
+        description="Folder of the local Qdrant store (wins over qdrant.path); null puts it under the state "
+        "folder. The memory index and mem0's history always stay in the state folder.",
     )
     vector_store: Literal["qdrant", "pgvector"] = Field(
         default="qdrant", description="Vector store under mem0."
@@ -114,7 +157,7 @@ class CompressionConfig(Section):
         lt=1,
         description="Fraction of the context window kept after compression; must be below trigger_threshold.",
     )
-    summarizer: ModelEndpoint | None = Field(
+    summarizer: SummarizerEndpoint | None = Field(
         default=None,
         description="Model that summarises the dropped messages; null uses the agent's own backend.",
     )

@@ -20,15 +20,6 @@ def suggest(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{matches[0]}'?)" if matches else ""
 
 
-def path_in_document(document: Any, loc: Sequence[str | int], prefix: str = "") -> str:
-    """The YAML path of a pydantic error location, following only the parts present in the document.
-
-    Pydantic adds union branch tags and validator names to ``loc``; walking the document keeps the
-    path to what the user wrote.
-    """
-    return _walk(document, loc, prefix)[0] or "(top level)"
-
-
 def error_path(document: Any, error: dict[str, Any], prefix: str = "") -> str:
     """The YAML path of one pydantic error.
 

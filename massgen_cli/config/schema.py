@@ -12,8 +12,6 @@ from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import suggest
 
-FAULTS = (429, 500, "timeout", "context_length")
-
 
 class ScriptEntry(Section):
     """One scripted response: text, a tool call, a delay, or an injected fault."""
@@ -344,7 +342,8 @@ class UIConfig(Section):
         default=True, description="Write JSON logs and memory dumps under massgen_logs/ in the state folder."
     )
     automation_mode: bool = Field(
-        default=False, description="Plain, machine-readable progress for scripts and other agents."
+        default=False,
+        description="Print only the final answer, as --quiet does (for scripts and other agents).",
     )
 
 
@@ -405,6 +404,3 @@ class MassGenConfig(Section):
         if duplicates:
             raise ValueError(f"agent ids must be unique; repeated: {', '.join(map(str, duplicates))}")
         return self
-
-    def agent_by_id(self, agent_id: str) -> AgentConfig:
-        return next(agent for agent in self.agents if agent.id == agent_id)

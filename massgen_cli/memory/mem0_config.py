@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from massgen_cli.backends.providers import PROVIDERS
 from massgen_cli.config.memory import EmbeddingConfig, ModelEndpoint
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.embedder import LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL
@@ -50,6 +51,14 @@ class EmbedderPlan:
     dimensions: int
 
 
+def _openai_compatible(provider: str) -> tuple[str | None, str | None]:
+    """Default server and key variable of an OpenAI-compatible provider (a backend type's, if it is one)."""
+    if provider in _OPENAI_COMPATIBLE:
+        return _OPENAI_COMPATIBLE[provider]
+    known = PROVIDERS.get(provider)
+    return (known.base_url, known.api_key_env) if known is not None else (None, "OPENAI_API_KEY")
+
+
 def _key(endpoint: ModelEndpoint, variable: str | None) -> str | None:
     return endpoint.api_key or (os.environ.get(variable) if variable else None)
 
@@ -63,7 +72,7 @@ def plan_llm(endpoint: ModelEndpoint) -> MemoryLLMPlan:
             placeholder, False, "the local model records verbatim (its context is too small)"
         )
     model = endpoint.model or _DEFAULT_LLM_MODELS.get(provider, "gpt-4.1-nano-2025-04-14")
-    if provider == "anthropic":
+    if provider in ("anthropic", "claude"):
         key = _key(endpoint, "ANTHROPIC_API_KEY")
         config = {"model": model, "api_key": key, "enable_sampling_parameters": False}
         return _usable(placeholder, "anthropic", config, key, "ANTHROPIC_API_KEY")
@@ -75,7 +84,7 @@ def plan_llm(endpoint: ModelEndpoint) -> MemoryLLMPlan:
         }
         config = {"model": model, "azure_kwargs": azure}
         return _usable(placeholder, "azure_openai", config, key, "AZURE_OPENAI_API_KEY")
-    default_url, variable = _OPENAI_COMPATIBLE.get(provider, (None, None))
+    default_url, variable = _openai_compatible(provider)
     key = _key(endpoint, variable) or (PLACEHOLDER_KEY if endpoint.base_url else None)
     config = {"model": model, "api_key": key}
     if endpoint.base_url or default_url:
@@ -109,7 +118,7 @@ def plan_embedder(endpoint: EmbeddingConfig) -> EmbedderPlan:
         return EmbedderPlan(
             {"provider": "azure_openai", "config": config}, False, f"azure_openai:{model}", dims
         )
-    default_url, variable = _OPENAI_COMPATIBLE.get(endpoint.provider, (None, "OPENAI_API_KEY"))
+    default_url, variable = _openai_compatible(endpoint.provider)
     key = _key(endpoint, variable)
     if not key and not endpoint.base_url:
         raise MemoryStoreError(

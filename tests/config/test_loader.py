@@ -400,20 +400,35 @@ def test_unknown_memory_model_provider_suggests_the_nearest(tmp_path: Path):
     ]
 
 
-def test_summarizer_provider_is_a_backend_type(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("summarizer", "problem"),
+    [
+        (
+            "{provider: azure_openai}",
+            "memory.compression.summarizer.provider: backend 'azure_openai' is not supported yet: "
+            "use type 'chatcompletion' with your Azure OpenAI-compatible base_url",
+        ),
+        (
+            "{provider: chatcompletion}",
+            "memory.compression.summarizer.provider: provider 'chatcompletion' needs 'base_url' "
+            "(the server's /v1 address)",
+        ),
+    ],
+)
+def test_summarizer_provider_is_a_backend_type(tmp_path: Path, summarizer: str, problem: str):
     config = write(
         tmp_path / "c.yaml",
-        f"""
-        agent: {{backend: {SCRIPTED}}}
-        memory: {{compression: {{summarizer: {{provider: azure_openai}}}}}}
-        """,
+        f"agent: {{backend: {SCRIPTED}}}\nmemory: {{compression: {{summarizer: {summarizer}}}}}\n",
     )
-    assert problems(config) == ["memory.compression.summarizer.provider: unknown provider 'azure_openai'"]
-    local = write(
-        tmp_path / "local.yaml",
+    assert problems(config) == [problem]
+
+
+def test_summarizer_defaults_to_the_local_model(tmp_path: Path):
+    config = write(
+        tmp_path / "c.yaml",
         f"agent: {{backend: {SCRIPTED}}}\nmemory: {{compression: {{summarizer: {{}}}}}}\n",
     )
-    assert load_config(local).config.memory.compression.summarizer.provider == "local"
+    assert load_config(config).config.memory.compression.summarizer.provider == "local"
 
 
 def test_persistent_memory_agent_name_loads_with_a_warning(tmp_path: Path):
