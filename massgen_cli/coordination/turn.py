@@ -83,13 +83,19 @@ class TurnRunner:
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
         turn, started = self.session.begin_turn(), time.monotonic()
-        self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
         self.turn = turn
+        self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
         for agent in self.agents:
             if agent.guard is not None:
                 agent.guard.begin_turn(turn)
+        result = await self._attempts(question, turn)
+        await self._finish_turn(question, turn, result, started)
+        return result
+
+    async def _attempts(self, question: str, turn: int) -> TurnResult:
+        """Attempts until one is accepted (or none may follow); the last attempt's log stays open."""
         max_attempts = self.config.orchestrator.coordination.max_orchestration_restarts + 1
-        extra, result = "", None
+        extra = ""
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
             self.shared.begin_attempt(turn, attempt)
@@ -105,12 +111,15 @@ class TurnRunner:
                 self._close_attempt(result)
                 raise
             if restart is None:
-                break
+                return result
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
             self.shared.reject_attempt(turn, attempt)
             self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
-        assert result is not None
+        raise AssertionError("the last attempt never asks for a restart")
+
+    async def _finish_turn(self, question: str, turn: int, result: TurnResult, started: float) -> None:
+        """Shared entries, long-term memory, threads and the session learn the outcome; logs close."""
         votes = ", ".join(f"{v['voter']}→{v['target']}" for v in result.votes)
         self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes)
         if self.memory is not None:
@@ -124,7 +133,6 @@ class TurnRunner:
         tally = Counter(vote["target"] for vote in result.votes)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events(), result.winner, dict(tally)))
         self._close_attempt(result)
-        return result
 
     async def _remember_turn(self, question: str, final_answer: str) -> None:
         """Each agent's thread gets the question, its own decisive step and the final answer."""
