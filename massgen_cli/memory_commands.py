@@ -16,8 +16,10 @@ from rich.progress import Progress
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.memory.keys import segment
 from massgen_cli.memory.values import DEFAULT_VALUE
+from massgen_cli.text import one_line
 
 IMPORT_BATCH = 64
+TEXT_CHARS = 100
 
 
 @contextmanager
@@ -105,7 +107,7 @@ def list_memories(
         else:
             where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
             value = values.get(memory.id, DEFAULT_VALUE)
-            print(f"{memory.key}  value={value:.3f}  [{where}]  {_short(memory.text)}")
+            print(f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}")
     if not memories:
         Console(stderr=True).print("no memories stored")
     return 0
@@ -131,7 +133,7 @@ def values(config: str | None, state_dir: Path | None, *, goal: str | None, limi
             }
             print(json.dumps({**record, "text": memory.text}, ensure_ascii=False))
         else:
-            print(f"{value:.3f}  ({updates} updates)  {memory.key}  {_short(memory.text)}")
+            print(f"{value:.3f}  ({updates} updates)  {memory.key}  {one_line(memory.text, TEXT_CHARS)}")
     if not ranked:
         Console(stderr=True).print(f"no learned values for goal '{goal}' yet")
     return 0
@@ -225,8 +227,3 @@ def _context(item: dict[str, Any], session: str | None, agent: str | None) -> An
         turn=int(item.get("turn") or 0),
         level="semantic",
     )
-
-
-def _short(text: str, limit: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -6,8 +6,6 @@ the process. Interactive sessions are named ``session_<ts>``, single questions `
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -15,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import MassGenError, UsageError
-from massgen_cli.state import read_json, timestamp
+from massgen_cli.state import read_json, timestamp, write_json
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -81,9 +79,7 @@ class Session:
 
     def save(self) -> None:
         self.record.updated_at = datetime.now().isoformat(timespec="seconds")
-        temporary = self.directory / f"session.json.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(asdict(self.record), indent=2), encoding="utf-8")
-        temporary.replace(self.directory / "session.json")
+        write_json(self.directory / "session.json", asdict(self.record))
 
 
 def sessions_root(state_dir: Path) -> Path:

@@ -26,6 +26,13 @@ def timestamp(moment: datetime | None = None) -> str:
     return (moment or datetime.now()).strftime("%Y%m%d_%H%M%S_%f")
 
 
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON in one step: readers never see half a file, even if the process dies."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    temporary.replace(path)
+
+
 def read_json(path: Path, what: str) -> Any:
     """A JSON file of ours; a damaged one is a clear error (never silently replaced, so nothing is lost)."""
     try:

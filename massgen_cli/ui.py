@@ -17,8 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, TurnEnded
+from massgen_cli.text import one_line
 
 TAIL_CHARS = 600
+DETAIL_CHARS = 120
 STATUS_STYLE = {
     "working": "cyan",
     "answered": "green",
@@ -120,7 +122,7 @@ class ConsoleView:
             self.text[event.agent_id] += f"\n[{event.status}] {event.detail}"
         self._refresh()
         if not self.use_live and not self.quiet and event.status != "working":
-            detail = f": {_one_line(event.detail)}" if event.detail else ""
+            detail = f": {one_line(event.detail, DETAIL_CHARS)}" if event.detail else ""
             style = STATUS_STYLE.get(event.status, "white")
             self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {event.status}[/]{escape(detail)}")
 
@@ -169,8 +171,3 @@ class ConsoleView:
         if self.live is not None:
             self.live.stop()
             self.live = None
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

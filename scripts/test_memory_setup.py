@@ -27,6 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from massgen_cli.config import MemoryConfig, load_config
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.coordination.decisions import find_json_object
 
 REQUIRED_PACKAGES = ("mem0", "qdrant_client", "tiktoken", "openai", "anthropic", "pydantic", "yaml")
 LOCAL_PACKAGES = ("onnxruntime", "tokenizers")
@@ -98,7 +99,8 @@ def test_memory_llm(memory: MemoryConfig) -> str:
         [{"role": "user", "content": 'Reply with the JSON object {"ok": true} and nothing else.'}],
         response_format={"type": "json_object"},
     )
-    assert json.loads(_json_text(reply)).get("ok") is True, f"unexpected reply: {reply!r}"
+    payload = find_json_object(reply if isinstance(reply, str) else json.dumps(reply)) or {}
+    assert payload.get("ok") is True, f"unexpected reply: {reply!r}"
     return f"{plan.reason} answered in JSON (fact extraction on)"
 
 
@@ -121,11 +123,6 @@ async def _local_json_call() -> str:
     payload = json.loads(result.text)
     assert isinstance(payload.get("capital"), str), f"not the schema's shape: {result.text!r}"
     return json.dumps(payload)
-
-
-def _json_text(reply: Any) -> str:
-    text = reply if isinstance(reply, str) else json.dumps(reply)
-    return text[text.find("{") : text.rfind("}") + 1]
 
 
 def test_vector_store(store: Any) -> str:

@@ -11,11 +11,16 @@ import httpx2
 from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.base import Capabilities, Message, Request, ToolSpec
-from massgen_cli.backends.wire import clip, decode_tool_arguments, retry_after_seconds
+from massgen_cli.backends.wire import (
+    clip,
+    connection_error,
+    decode_tool_arguments,
+    retry_after_seconds,
+    timeout_error,
+)
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
-    BackendTimeoutError,
     ConfigError,
     ConnectionFailedError,
     ContextLengthError,
@@ -99,18 +104,9 @@ class AnthropicBackend:
     def _translate(self, error: Exception, opened: bool) -> BackendError:
         provider = self.name
         if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return BackendTimeoutError(
-                f"{provider} did not answer within {self._config.request_timeout_seconds:g} s; "
-                "raise 'request_timeout_seconds' if the model is slow",
-                provider=provider,
-            )
+            return timeout_error(provider, self._config.request_timeout_seconds)
         if isinstance(error, anthropic.APIConnectionError | httpx2.TransportError):
-            what = "was cut mid-response" if opened else "failed"
-            return ConnectionFailedError(
-                f"the connection to {provider} at {self._client.base_url} {what}; "
-                "check the network and try again",
-                provider=provider,
-            )
+            return connection_error(provider, self._client.base_url, opened)
         if isinstance(error, anthropic.APIStatusError):
             return self._status_error(error)
         return BackendError(f"{provider} failed: {clip(str(error))}", provider=provider)

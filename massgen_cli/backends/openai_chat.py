@@ -11,11 +11,16 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaTool
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.providers import PROVIDERS
-from massgen_cli.backends.wire import clip, decode_tool_arguments, retry_after_seconds
+from massgen_cli.backends.wire import (
+    clip,
+    connection_error,
+    decode_tool_arguments,
+    retry_after_seconds,
+    timeout_error,
+)
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
-    BackendTimeoutError,
     ConfigError,
     ConnectionFailedError,
     ContextLengthError,
@@ -125,18 +130,9 @@ class OpenAIChatBackend:
     def _translate(self, error: openai.APIError, opened: bool) -> BackendError:
         provider = self.name
         if isinstance(error, openai.APITimeoutError):
-            return BackendTimeoutError(
-                f"{provider} did not answer within {self._config.request_timeout_seconds:g} s; "
-                "raise 'request_timeout_seconds' if the model is slow",
-                provider=provider,
-            )
+            return timeout_error(provider, self._config.request_timeout_seconds)
         if isinstance(error, openai.APIConnectionError):
-            what = "was cut mid-response" if opened else "failed"
-            return ConnectionFailedError(
-                f"the connection to {provider} at {self._client.base_url} {what}; "
-                "check that the server is running and the address is right",
-                provider=provider,
-            )
+            return connection_error(provider, self._client.base_url, opened)
         if isinstance(error, openai.APIStatusError):
             return self._status_error(error)
         detail = _error_text(error)

@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from massgen_cli.errors import BackendError
+from massgen_cli.errors import BackendError, BackendTimeoutError, ConnectionFailedError
+from massgen_cli.text import one_line
 
 MAX_ERROR_TEXT = 300
 
 
 def clip(text: str) -> str:
-    """``text`` on one line, cut to a readable length."""
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_ERROR_TEXT else line[: MAX_ERROR_TEXT - 1] + "…"
+    """Provider error text on one line, cut to a readable length."""
+    return one_line(text, MAX_ERROR_TEXT)
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -60,3 +60,21 @@ def decode_tool_arguments(provider: str, tool: str, text: str) -> dict[str, Any]
             provider=provider,
         )
     return arguments
+
+
+def timeout_error(provider: str, seconds: float) -> BackendTimeoutError:
+    return BackendTimeoutError(
+        f"{provider} did not answer within {seconds:g} s; "
+        "raise 'request_timeout_seconds' if the model is slow",
+        provider=provider,
+    )
+
+
+def connection_error(provider: str, base_url: object, opened: bool) -> ConnectionFailedError:
+    """A connection that failed, or was cut after the response had begun."""
+    what = "was cut mid-response" if opened else "failed"
+    return ConnectionFailedError(
+        f"the connection to {provider} at {base_url} {what}; check that the server is running, "
+        "the address is right and the network is up",
+        provider=provider,
+    )

@@ -34,11 +34,11 @@ from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.conversation import ConversationMemory
+from massgen_cli.memory.injection import compressed_history, with_blocks
 from massgen_cli.memory.persistent import PersistentMemory
-from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared import SharedEntries
-from massgen_cli.memory.shared_block import SessionFacts, SharedMemory, is_shared_block
+from massgen_cli.memory.shared_block import SessionFacts, SharedMemory
 from massgen_cli.memory.threads import AgentThreads
 
 
@@ -291,8 +291,7 @@ class Orchestrator:
 
         async def write_back(messages: list[Message]) -> None:
             self.needs_retrieval.add(agent_id)
-            history = [m for m in messages[1:-1] if not is_memory_message(m) and not is_shared_block(m)]
-            await self.threads.replace_history(agent_id, history)
+            await self.threads.replace_history(agent_id, compressed_history(messages, system_prompts=1))
 
         return write_back
 
@@ -324,13 +323,13 @@ class Orchestrator:
             *history,
             prompts.task_message(self.question, self.answers, self.order, self.extra),
         ]
+        retrieved = None
         if self.memory is not None:
             refresh = agent.id in self.needs_retrieval
             self.needs_retrieval.discard(agent.id)
-            block = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
-            messages = inject_after_first_system(messages, block) if block else messages
+            retrieved = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
         shared = await self.shared.block(agent.id, self.turn, self.question)
-        return inject_after_first_system(messages, shared) if shared else messages
+        return with_blocks(messages, retrieved, shared)
 
     def _share(self, agent_id: str, completion: Completion) -> None:
         """Scoped entries an agent wrote with ``share_memory`` in this step."""

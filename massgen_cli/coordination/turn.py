@@ -18,9 +18,9 @@ from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
-from massgen_cli.memory.retrieval import inject_after_first_system, is_memory_message
+from massgen_cli.memory.injection import compressed_history, with_blocks
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared_block import SharedMemory, is_shared_block
+from massgen_cli.memory.shared_block import SharedMemory
 from massgen_cli.memory.shared_session import SharedParts
 from massgen_cli.memory.threads import AgentThreads
 from massgen_cli.session import Session
@@ -200,9 +200,7 @@ class TurnRunner:
         messages, system_count = await self._single_agent_messages(agent, question, turn)
 
         async def write_back(compressed: list[Message]) -> None:
-            middle = compressed[system_count:-1]
-            kept = [m for m in middle if not is_memory_message(m) and not is_shared_block(m)]
-            await self.threads.replace_history(agent.id, kept)
+            await self.threads.replace_history(agent.id, compressed_history(compressed, system_count))
 
         request = Request(messages)
         try:
@@ -234,9 +232,9 @@ class TurnRunner:
         )
         history = agent.history(self.threads)
         messages = [*system, *history, {"role": "user", "content": question}]
+        retrieved = None
         if self.memory is not None:
-            block = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
-            messages = inject_after_first_system(messages, block) if block else messages
+            retrieved = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
         shared = SharedMemory(
             self.config.orchestrator.shared_memory,
             entries=self.shared.entries,
@@ -246,7 +244,7 @@ class TurnRunner:
         shared.facts = self.shared.facts(self.session)
         shared_block = await shared.block(agent.id, turn, question)
         self.single_agent_errors = shared.take_errors()
-        return (inject_after_first_system(messages, shared_block) if shared_block else messages), len(system)
+        return with_blocks(messages, retrieved, shared_block), len(system)
 
     async def _final_answer(self, question: str, result: AttemptResult) -> str | None:
         if result.winner is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,14 +46,17 @@ class ContextMonitor:
         return int(self.window * self.target_ratio)
 
     def message_tokens(self, message: Message) -> int:
-        key = hashlib.blake2b(
-            json.dumps(message, sort_keys=True, default=str).encode(), digest_size=16
-        ).hexdigest()
+        text = json.dumps(message, sort_keys=True, default=str)
+        return self._counted(text, lambda: count_one_message(message, self.model))
+
+    def _counted(self, key_text: str, count: Callable[[], int]) -> int:
+        """``count()`` once per distinct ``key_text`` (a message, or a set of tool schemas)."""
+        key = hashlib.blake2b(key_text.encode(), digest_size=16).hexdigest()
         cached = self._cache.get(key)
         if cached is None:
             if len(self._cache) >= CACHE_LIMIT:
                 self._cache.clear()
-            cached = self._cache[key] = count_one_message(message, self.model)
+            cached = self._cache[key] = count()
             self.counted += 1
         return cached
 
@@ -64,7 +67,7 @@ class ContextMonitor:
         specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
         text = json.dumps(specs, sort_keys=True) if specs else ""
         text += json.dumps(schema, sort_keys=True) if schema else ""
-        return count_text_tokens(text, self.model) if text else 0
+        return self._counted(f"tools:{text}", lambda: count_text_tokens(text, self.model)) if text else 0
 
     def usage(
         self,

@@ -9,8 +9,6 @@ whoever wrote it.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -19,7 +17,7 @@ from typing import Any, Literal
 
 from massgen_cli.config.memory import LifecycleConfig
 from massgen_cli.memory.lifecycle import expired, expires_at
-from massgen_cli.state import read_json
+from massgen_cli.state import read_json, write_json
 
 Scope = Literal["round", "conversation"]
 SLOT_PREFIX = "slot:"
@@ -98,9 +96,7 @@ class SharedEntries:
     def save(self) -> None:
         if self.path is None:
             return
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps([asdict(e) for e in self.entries], indent=1), encoding="utf-8")
-        temporary.replace(self.path)
+        write_json(self.path, [asdict(e) for e in self.entries])
 
     @classmethod
     def load(cls, session_dir: Path, lifecycle: LifecycleConfig | None = None) -> SharedEntries:

@@ -4,8 +4,6 @@ is rejected or a turn fails or is cancelled."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from massgen_cli.memory.persistent import PersistentMemory
 from massgen_cli.memory.shared import SharedEntries
 from massgen_cli.memory.shared_block import SessionFacts
 from massgen_cli.session import Session
-from massgen_cli.state import read_json
+from massgen_cli.state import read_json, write_json
 
 CONVERSATION_FILE = "shared_conversation.json"
 ORCHESTRATOR = "orchestrator"
@@ -88,11 +86,7 @@ class SharedParts:
         if self.entries is not None:
             self.entries.save()
         if self.conversation is not None and self.conversation_path is not None:
-            temporary = self.conversation_path.with_name(f"{CONVERSATION_FILE}.{os.getpid()}.tmp")
-            temporary.write_text(
-                json.dumps(self.conversation.to_list(), ensure_ascii=False), encoding="utf-8"
-            )
-            temporary.replace(self.conversation_path)
+            write_json(self.conversation_path, self.conversation.to_list())
 
 
 def _load_conversation(path: Path | None) -> ConversationMemory:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.memory.conversation import ConversationMemory, Message
-from massgen_cli.state import read_json
+from massgen_cli.state import read_json, write_json
 
 THREADS_FILE = "threads.json"
 
@@ -45,10 +43,7 @@ class AgentThreads:
     def save(self) -> None:
         if self.path is None:
             return
-        data = {agent_id: thread.to_list() for agent_id, thread in self.threads.items()}
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-        temporary.replace(self.path)
+        write_json(self.path, {agent_id: thread.to_list() for agent_id, thread in self.threads.items()})
 
     @classmethod
     def load(cls, session_dir: Path) -> AgentThreads:

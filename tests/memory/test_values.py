@@ -144,5 +144,8 @@ def test_a_cancelled_turn_changes_no_value(in_process):
 
     with pytest.raises(TimeoutError):
         run.app.runner.run(cancelled_turn())
+    events = (run.app.run_log.directory / "turn_2" / "attempt_1" / "events.jsonl").read_text().splitlines()
+    retrieved = [json.loads(line)["message"] for line in events if "memories retrieved" in line]
+    assert any(not message.startswith("✅ Total: 0 ") for message in retrieved), "turn 2 traced memories"
     assert store.index.values(ids, "general") == before
     assert run.app.memory.traces.traces == {}
