@@ -20,8 +20,8 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 from synthetic_conversations import build_conversation, load_into, recall_at
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.persistent import PersistentMemory
-from massgen_cli.memory.stores import close_clients
+from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.stores import close_clients
 
 METHODS = ("dense", "lexical", "hybrid")
 

@@ -145,7 +145,7 @@ def recall_at(store, conversation: Conversation, k: int, method: str) -> float: 
 
 def load_into(store, conversation: Conversation, session: str = "synthetic") -> None:  # type: ignore[no-untyped-def]
     """Record every message as its own turn of one session."""
-    from massgen_cli.memory.persistent import RecordContext
+    from massgen_cli.memory.longterm.records import RecordContext
 
     contexts = [RecordContext("user", session, turn) for turn in range(1, len(conversation.messages) + 1)]
     store.prepare_embeddings(list(zip(conversation.messages, contexts, strict=True)))

@@ -17,9 +17,9 @@ from massgen_cli.coordination.agents import Agent, build_agents
 from massgen_cli.coordination.turn import TurnResult, TurnRunner
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import RunLog
+from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared_session import SharedParts
-from massgen_cli.memory.threads import AgentThreads
+from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.session import Session, open_session
 from massgen_cli.ui import ConsoleView
 
@@ -104,7 +104,7 @@ class MassGenApp:
             self.runner.close()
 
     async def _close_backends(self) -> None:
-        from massgen_cli.memory.stores import close_clients
+        from massgen_cli.memory.longterm.stores import close_clients
 
         backends = [agent.backend for agent in self.agents]
         backends += [agent.summary_backend for agent in self.agents if agent.summary_backend is not None]

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from massgen_cli.errors import MassGenError, UsageError
-from massgen_cli.memory.keys import segment
-from massgen_cli.memory.values import DEFAULT_VALUE
+from massgen_cli.memory.longterm.keys import segment
+from massgen_cli.memory.longterm.values import DEFAULT_VALUE
 from massgen_cli.text import one_line
 
 IMPORT_BATCH = 64
@@ -26,8 +26,8 @@ TEXT_CHARS = 100
 def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
     """The long-term store a config describes (its memory block, whether or not it is enabled)."""
     from massgen_cli.config import load_config
-    from massgen_cli.memory.persistent import PersistentMemory
-    from massgen_cli.memory.stores import close_clients
+    from massgen_cli.memory.longterm.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.stores import close_clients
     from massgen_cli.state import resolve_state_dir
 
     memory = load_config(config).config.memory
@@ -219,7 +219,7 @@ def _message(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
-    from massgen_cli.memory.persistent import RecordContext
+    from massgen_cli.memory.longterm.records import RecordContext
 
     return RecordContext(
         agent_id=str(item.get("agent_id") or agent or "import"),

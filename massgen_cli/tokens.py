@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def count_text_tokens(text: str, model: str | None = None) -> int:
     return len(encoding.encode(text, disallowed_special=()))
 
 
-def count_message_tokens(messages: list[dict[str, Any]], model: str | None = None) -> int:
+def count_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | None = None) -> int:
     """Tokens of a chat request, with OpenAI's per-message overhead; tool calls count as their JSON."""
     total = TOKENS_PER_REPLY
     for message in messages:
@@ -54,7 +55,7 @@ def count_message_tokens(messages: list[dict[str, Any]], model: str | None = Non
     return total
 
 
-def count_one_message(message: dict[str, Any], model: str | None = None) -> int:
+def count_one_message(message: Mapping[str, Any], model: str | None = None) -> int:
     parts = [str(message.get("role", "")), _content_text(message.get("content"))]
     if message.get("name"):
         parts.append(str(message["name"]))

@@ -18,8 +18,8 @@ from typing import Any
 import annotated_types
 from pydantic.fields import FieldInfo
 
-from massgen_cli.backends.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
 from massgen_cli.config.base import Section
+from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
 from massgen_cli.config.schema import MassGenConfig
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"

@@ -10,7 +10,7 @@ import anthropic
 import httpx2
 from anthropic.types import RawMessageStreamEvent
 
-from massgen_cli.backends.base import Capabilities, Message, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.wire import (
     clip,
     connection_error,
@@ -28,6 +28,7 @@ from massgen_cli.errors import (
     ServerError,
 )
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.messages import FunctionCall, Message, ToolCallPart
 
 DEFAULT_MAX_TOKENS = 4096
 # A proxy without keys still gets a key header: an explicit key also keeps the SDK from reading profiles.
@@ -239,12 +240,12 @@ def _converted(
     return ("assistant" if message["role"] == "assistant" else "user"), blocks
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use(call: ToolCallPart) -> dict[str, Any]:
     function = call["function"]
     return {"type": "tool_use", "id": call["id"], "name": function["name"], "input": _arguments(function)}
 
 
-def _tool_use_as_text(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use_as_text(call: ToolCallPart) -> dict[str, Any]:
     function = call["function"]
     arguments = json.dumps(_arguments(function), ensure_ascii=False)
     return {"type": "text", "text": f"[called {function['name']}({arguments})]"}
@@ -256,8 +257,8 @@ def _text_of(content: Any) -> str:
     return content or ""
 
 
-def _arguments(function: dict[str, Any]) -> dict[str, Any]:
-    arguments = function.get("arguments") or {}
+def _arguments(function: FunctionCall) -> dict[str, Any]:
+    arguments: Any = function.get("arguments") or {}
     return json.loads(arguments) if isinstance(arguments, str) else arguments
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
-
-Message = dict[str, Any]
+from massgen_cli.messages import Message
 
 
 @dataclass(frozen=True)

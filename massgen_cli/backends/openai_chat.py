@@ -10,7 +10,6 @@ from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
-from massgen_cli.backends.providers import PROVIDERS
 from massgen_cli.backends.wire import (
     clip,
     connection_error,
@@ -18,6 +17,7 @@ from massgen_cli.backends.wire import (
     retry_after_seconds,
     timeout_error,
 )
+from massgen_cli.config.providers import PROVIDERS
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from massgen_cli.backends.base import Backend
-from massgen_cli.backends.providers import PROVIDERS
 from massgen_cli.backends.retry import RetryingBackend, RetryListener
+from massgen_cli.config.providers import PROVIDERS
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import MissingAPIKeyError
 

@@ -7,9 +7,9 @@ from typing import ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
-from massgen_cli.backends.providers import PROVIDERS, UNSUPPORTED_TYPES
 from massgen_cli.config.base import Section
 from massgen_cli.config.problems import suggest
+from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES
 
 # The summariser is built as a backend; mem0's models also take the providers mem0 itself knows.
 BACKEND_PROVIDERS = frozenset(PROVIDERS) - {"scripted"}

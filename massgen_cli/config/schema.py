@@ -7,10 +7,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
-from massgen_cli.backends.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
 from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import suggest
+from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
 
 
 class ScriptEntry(Section):

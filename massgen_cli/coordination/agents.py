@@ -8,16 +8,17 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from massgen_cli.backends.base import Backend, Completion, Message, Request
+from massgen_cli.backends.base import Backend, Completion, Request
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.config.schema import AgentConfig, BackendConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
 from massgen_cli.events import AgentText, Notice, ReasoningDelta, RunEvent, TextDelta
 from massgen_cli.logs import AttemptLog
-from massgen_cli.memory.compression import Summarizer
-from massgen_cli.memory.guard import ContextGuard, backend_summarizer, build_guard
+from massgen_cli.memory.context.compression import Summarizer
+from massgen_cli.memory.context.guard import ContextGuard, backend_summarizer, build_guard
+from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.threads import AgentThreads
+from massgen_cli.messages import Message, ToolCallPart
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -173,7 +174,7 @@ def decision_transcript(completion: Completion, result_text: str) -> list[Messag
     """The assistant message with its tool calls, and the tool results, as a thread keeps them."""
     if not completion.tool_calls:
         return []
-    calls = [
+    calls: list[ToolCallPart] = [
         {
             "id": call.id,
             "type": "function",
@@ -181,7 +182,7 @@ def decision_transcript(completion: Completion, result_text: str) -> list[Messag
         }
         for call in completion.tool_calls
     ]
-    results = [
+    results: list[Message] = [
         {"role": "tool", "tool_call_id": call.id, "content": result_text} for call in completion.tool_calls
     ]
     return [{"role": "assistant", "content": completion.text or None, "tool_calls": calls}, *results]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.backends.base import Completion, Message, Request
+from massgen_cli.backends.base import Completion, Request
 from massgen_cli.config.schema import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript, run_step
@@ -29,17 +29,14 @@ from massgen_cli.coordination.decisions import (
     parse_decision,
     workflow_tools,
 )
+from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve_target
 from massgen_cli.errors import BackendError
-from massgen_cli.events import AgentStatus, Notice, RunEvent
-from massgen_cli.logs import AttemptLog
-from massgen_cli.memory.conversation import ConversationMemory
-from massgen_cli.memory.injection import compressed_history, with_blocks
-from massgen_cli.memory.persistent import PersistentMemory
+from massgen_cli.events import AgentStatus, Notice
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared import SharedEntries
-from massgen_cli.memory.shared_block import SessionFacts, SharedMemory
-from massgen_cli.memory.threads import AgentThreads
+from massgen_cli.memory.shared.block import SharedMemory
+from massgen_cli.memory.shared.entries import Scope
+from massgen_cli.messages import Message
 
 
 @dataclass(frozen=True)
@@ -66,12 +63,12 @@ class AttemptResult:
 
 
 class Orchestrator:
-    """Runs one attempt over ``agents`` for ``question``; events go to ``emit``.
+    """Runs one attempt over ``agents`` for ``question``, at ``scope`` (whose ``emit`` gets the events).
 
-    Shared memory is optional in every combination: ``shared_conversation_memory`` (answers and votes
-    of all agents), ``shared_persistent_memory`` (long-term knowledge, turn-aware) and
-    ``shared_entries`` (scoped entries and slots, written with the ``share_memory`` tool). With none,
-    the messages agents get are unchanged.
+    Steps are assembled by ``context``: the agents' threads, long-term memory, and shared memory in any
+    combination of conversation (answers and votes of all agents), persistent (long-term knowledge,
+    turn-aware) and entries (scoped entries and slots, written with the ``share_memory`` tool). With
+    none, the messages agents get are unchanged.
     """
 
     def __init__(
@@ -79,42 +76,18 @@ class Orchestrator:
         agents: Sequence[Agent],
         settings: OrchestratorConfig | None = None,
         *,
-        shared_conversation_memory: ConversationMemory | None = None,
-        shared_persistent_memory: PersistentMemory | None = None,
-        shared_entries: SharedEntries | None = None,
-        session_facts: SessionFacts | None = None,
-        emit: Callable[[RunEvent], None] = lambda event: None,
-        threads: AgentThreads | None = None,
-        memory: MemoryRuntime | None = None,
-        log: AttemptLog | None = None,
+        context: StepContext | None = None,
+        scope: AttemptScope | None = None,
         turn_timeout_s: float | None = None,
-        session_id: str = "",
-        turn: int = 1,
-        attempt: int = 1,
     ):
-        settings = settings or OrchestratorConfig()
-        self.shared = SharedMemory(
-            settings.shared_memory,
-            conversation=shared_conversation_memory,
-            persistent=shared_persistent_memory,
-            entries=shared_entries,
-            session_id=session_id,
-            emit=emit,
-            recorder=memory.recorder if memory is not None else None,
-            dump_dir=memory.dump_dir if memory is not None else None,
-        )
-        self.shared.facts = session_facts or SessionFacts()
-        self.turn, self.attempt = turn, attempt
+        self.settings = settings or OrchestratorConfig()
+        self.context = context or StepContext()
+        self.scope = scope or AttemptScope()
+        self.emit = self.scope.emit
         self.agents = {agent.id: agent for agent in agents}
         self.order = [agent.id for agent in agents]
-        self.settings = settings
-        self.emit = emit
-        self.threads = threads or AgentThreads()
-        self.memory = memory
-        self.needs_retrieval: set[str] = set(self.order)
         self.question_recorded: set[str] = set()
         self.transcripts: dict[str, list[Message]] = {}
-        self.log = log
         self.turn_timeout_s = turn_timeout_s or TimeoutSettings().orchestrator_timeout_seconds
         self.answers: dict[str, str] = {}
         self.answer_counts: Counter[str] = Counter()
@@ -125,6 +98,14 @@ class Orchestrator:
         self.abandoned: list[asyncio.Task[StepOutcome]] = []
         self.restart_due: set[str] = set()
         self.end_reason = ""
+
+    @property
+    def shared(self) -> SharedMemory:
+        return self.context.shared
+
+    @property
+    def memory(self) -> MemoryRuntime | None:
+        return self.context.memory
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
         """Coordinate until every agent has voted or can do no more, or a limit is reached."""
@@ -198,7 +179,7 @@ class Orchestrator:
         self.answer_counts[agent_id] += 1
         self.version += 1
         self.emit(AgentStatus(agent_id, "answered", content))
-        await self.shared.record(agent_id, content, self.turn, self.attempt)
+        await self.shared.record(agent_id, content, self.scope.turn, self.scope.attempt)
         if self.votes:
             self.emit(
                 Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
@@ -218,7 +199,9 @@ class Orchestrator:
         vote = Vote(agent_id, outcome.decision.target, outcome.decision.reason)
         self.votes[agent_id] = vote
         self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
-        await self.shared.record(agent_id, f"Voted for {vote.target}: {vote.reason}", self.turn, self.attempt)
+        await self.shared.record(
+            agent_id, f"Voted for {vote.target}: {vote.reason}", self.scope.turn, self.scope.attempt
+        )
 
     async def _restart(self, agent_id: str) -> None:
         task = self.tasks.get(agent_id)
@@ -234,7 +217,8 @@ class Orchestrator:
         self._begin_again(agent_id)
 
     def _begin_again(self, agent_id: str) -> None:
-        self.needs_retrieval.add(agent_id)
+        if self.memory is not None:
+            self.memory.refresh(agent_id)
         self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
         self._start(agent_id)
 
@@ -270,10 +254,10 @@ class Orchestrator:
             if self.steps[agent_id] >= self.settings.max_steps_per_agent:
                 return StepOutcome(None, version, f"step cap ({self.settings.max_steps_per_agent}) reached")
             self.steps[agent_id] += 1
-            write_back = self._thread_writer(agent_id) if reask == 0 else None
+            write_back = self.context.thread_writer(agent_id, system_prompts=1) if reask == 0 else None
             completion = await asyncio.wait_for(
                 run_step(
-                    agent, self._request(agent, messages), self.emit, self.log, on_compressed=write_back
+                    agent, self._request(agent, messages), self.emit, self.scope.log, on_compressed=write_back
                 ),
                 self.settings.step_timeout_seconds,
             )
@@ -285,15 +269,6 @@ class Orchestrator:
             note = problem
             messages = [*messages, assistant_echo(completion), {"role": "user", "content": problem}]
         return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
-
-    def _thread_writer(self, agent_id: str):  # type: ignore[no-untyped-def]
-        """Keep a compression of the step's history in the agent's thread, so it is not redone."""
-
-        async def write_back(messages: list[Message]) -> None:
-            self.needs_retrieval.add(agent_id)
-            await self.threads.replace_history(agent_id, compressed_history(messages, system_prompts=1))
-
-        return write_back
 
     def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
         if decision is None:
@@ -316,20 +291,11 @@ class Orchestrator:
         return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
 
     async def _step_messages(self, agent: Agent) -> list[Message]:
-        uses_json = not agent.backend.capabilities.tool_calls
-        history = agent.history(self.threads)
-        messages = [
-            prompts.system_message(agent.config.system_message, uses_json=uses_json),
-            *history,
-            prompts.task_message(self.question, self.answers, self.order, self.extra),
-        ]
-        retrieved = None
-        if self.memory is not None:
-            refresh = agent.id in self.needs_retrieval
-            self.needs_retrieval.discard(agent.id)
-            retrieved = await self.memory.retrieved_block(agent.id, self.question, history, refresh)
-        shared = await self.shared.block(agent.id, self.turn, self.question)
-        return with_blocks(messages, retrieved, shared)
+        system = prompts.system_message(
+            agent.config.system_message, uses_json=not agent.backend.capabilities.tool_calls
+        )
+        task = prompts.task_message(self.question, self.answers, self.order, self.extra)
+        return await self.context.messages(agent, self.scope.turn, self.question, system, task)
 
     def _share(self, agent_id: str, completion: Completion) -> None:
         """Scoped entries an agent wrote with ``share_memory`` in this step."""
@@ -341,13 +307,9 @@ class Orchestrator:
                 str(call.arguments.get("type", "")).strip(),
                 str(call.arguments.get("content", "")),
             )
-            scope = (
-                call.arguments.get("scope")
-                if call.arguments.get("scope") in ("round", "conversation")
-                else "round"
-            )
+            scope: Scope = "conversation" if call.arguments.get("scope") == "conversation" else "round"
             if kind and content:
-                entries.add(kind, content, scope, agent_id, self.turn, self.attempt)
+                entries.add(kind, content, scope, agent_id, self.scope.turn, self.scope.attempt)
                 self.emit(Notice("info", f"[{agent_id}] shared {kind} ({scope})"))
 
     def _record(self, agent_id: str, outcome: StepOutcome) -> None:
@@ -358,11 +320,9 @@ class Orchestrator:
         if agent_id not in self.question_recorded:
             self.question_recorded.add(agent_id)
             messages.append({"role": "user", "content": self.question})
-        if outcome.reasoning:
-            messages.append({"role": "assistant", "content": None, "reasoning": outcome.reasoning})
         if isinstance(outcome.decision, NewAnswer):
             messages.append({"role": "assistant", "content": outcome.decision.content})
-        self.memory.record(agent_id, messages)
+        self.memory.record(agent_id, messages, reasoning=outcome.reasoning)
 
     def _request(self, agent: Agent, messages: list[Message]) -> Request:
         can_answer, targets = self._can_answer(agent.id), self._vote_aliases()

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from massgen_cli.backends.base import Message, Request, ToolSpec
+from massgen_cli.backends.base import Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, run_step
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.events import RunEvent
 from massgen_cli.logs import AttemptLog
+from massgen_cli.messages import Message
 
 SUBMIT, RESTART = "submit", "restart_orchestration"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from massgen_cli.backends.base import Message
 from massgen_cli.coordination.tally import Vote, alias_map
+from massgen_cli.messages import Message
 
 COORDINATION_INSTRUCTIONS = """\
 You are one of several agents answering the same message together. You see the original message \
@@ -29,6 +29,11 @@ You were chosen to present the final answer. Using the original message, all ans
 below, write the final answer for the user. Give only the answer itself, complete and polished."""
 
 
+def own_system_message(agent_system: str | None) -> Message | None:
+    """The agent's own system prompt alone (one agent, or the presentation), if it has one."""
+    return {"role": "system", "content": agent_system} if agent_system else None
+
+
 def system_message(agent_system: str | None, *, uses_json: bool) -> Message:
     parts = [part for part in (agent_system, COORDINATION_INSTRUCTIONS) if part]
     if uses_json:
@@ -40,6 +45,10 @@ def task_message(
     question: str, answers: Mapping[str, str], agent_ids: Sequence[str], extra: str = ""
 ) -> Message:
     """The user message of a step: the original message and every current answer under its alias."""
+    return {"role": "user", "content": _task_text(question, answers, agent_ids, extra)}
+
+
+def _task_text(question: str, answers: Mapping[str, str], agent_ids: Sequence[str], extra: str) -> str:
     lines = ["<ORIGINAL MESSAGE>", question, "</ORIGINAL MESSAGE>", "", "<CURRENT ANSWERS from the agents>"]
     shown = [(alias, agent_id) for alias, agent_id in alias_map(agent_ids).items() if agent_id in answers]
     if not shown:
@@ -49,14 +58,14 @@ def task_message(
     lines.append("</CURRENT ANSWERS from the agents>")
     if extra:
         lines += ["", extra]
-    return {"role": "user", "content": "\n".join(lines)}
+    return "\n".join(lines)
 
 
 def presentation_message(
     question: str, answers: Mapping[str, str], votes: Sequence[Vote], agent_ids: Sequence[str]
 ) -> Message:
     aliases = {agent_id: alias for alias, agent_id in alias_map(agent_ids).items()}
-    task = task_message(question, answers, agent_ids)["content"]
+    task = _task_text(question, answers, agent_ids, "")
     vote_lines = [f"- {aliases[v.voter]} voted for {aliases[v.target]}: {v.reason}" for v in votes]
     body = "\n".join([PRESENTATION, "", task, "", "Votes:", *(vote_lines or ["(none)"])])
     return {"role": "user", "content": body}

@@ -9,20 +9,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from massgen_cli.backends.base import Message, Request
+from massgen_cli.backends.base import Request
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, run_step
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.postevaluation import post_evaluate
+from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
-from massgen_cli.memory.injection import compressed_history, with_blocks
+from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared_block import SharedMemory
-from massgen_cli.memory.shared_session import SharedParts
-from massgen_cli.memory.threads import AgentThreads
+from massgen_cli.memory.shared.block import SharedMemory
+from massgen_cli.memory.shared.parts import SharedParts
+from massgen_cli.messages import Message
 from massgen_cli.session import Session
 
 
@@ -73,7 +74,6 @@ class TurnRunner:
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, tuple[int, int]] = {}
-        self.single_agent_errors: list[str] = []
 
     def emit(self, event: RunEvent) -> None:
         self.sink(event)
@@ -137,10 +137,10 @@ class TurnRunner:
     async def _remember_turn(self, question: str, final_answer: str) -> None:
         """Each agent's thread gets the question, its own decisive step and the final answer."""
         for agent in self.agents:
-            await self.threads.append_to_history(agent.id, "user", question)
+            await self.threads.append_message(agent.id, {"role": "user", "content": question})
             for message in self.transcripts.get(agent.id, []):
                 await self.threads.append_message(agent.id, message)
-            await self.threads.append_to_history(agent.id, "assistant", final_answer)
+            await self.threads.append_message(agent.id, {"role": "assistant", "content": final_answer})
         self.threads.save()
 
     def _close_attempt(self, result: TurnResult | None) -> None:
@@ -151,31 +151,20 @@ class TurnRunner:
         self.log = None
 
     async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
-        shared_errors: list[str] = []
+        context = StepContext(self.threads, self.memory, self._shared_memory())
         if len(self.agents) == 1:
-            coordination = await self._single_agent(question, turn)
-            shared_errors = self.single_agent_errors
+            coordination = await self._single_agent(question, context)
         else:
             orchestrator = Orchestrator(
                 self.agents,
                 self.config.orchestrator,
-                emit=self.emit,
-                threads=self.threads,
-                memory=self.memory,
-                shared_conversation_memory=self.shared.conversation,
-                shared_persistent_memory=self.shared.persistent,
-                shared_entries=self.shared.entries,
-                session_facts=self.shared.facts(self.session),
-                session_id=self.session.id,
-                turn=turn,
-                attempt=attempt,
-                log=self.log,
+                context=context,
+                scope=AttemptScope(self.session.id, turn, attempt, self.emit, self.log),
                 turn_timeout_s=self.config.timeout_settings.orchestrator_timeout_seconds,
             )
             coordination = await orchestrator.run(question, extra)
-            shared_errors = orchestrator.shared.take_errors()
         self.transcripts = coordination.transcripts
-        final = await self._final_answer(question, coordination)
+        final = await self._final_answer(question, coordination, context)
         return TurnResult(
             session_id=self.session.id,
             turn=turn,
@@ -191,18 +180,22 @@ class TurnRunner:
                 for agent_id, used in self._usage_events().items()
             },
             timings_s=coordination.timings_s,
-            memory_errors=shared_errors,
+            memory_errors=context.shared.take_errors(),
         )
 
-    async def _single_agent(self, question: str, turn: int) -> AttemptResult:
+    def _shared_memory(self) -> SharedMemory:
+        """The shared memory of one attempt, over the session's shared parts."""
+        recorder = self.memory.recorder if self.memory is not None else None
+        dump_dir = self.memory.dump_dir if self.memory is not None else None
+        return self.shared.attempt_memory(self.session, self.emit, recorder, dump_dir)
+
+    async def _single_agent(self, question: str, context: StepContext) -> AttemptResult:
         """One agent needs no voting: its first answer is final, streamed as it comes."""
         agent, started = self.agents[0], time.monotonic()
-        messages, system_count = await self._single_agent_messages(agent, question, turn)
-
-        async def write_back(compressed: list[Message]) -> None:
-            await self.threads.replace_history(agent.id, compressed_history(compressed, system_count))
-
-        request = Request(messages)
+        system = prompts.own_system_message(agent.config.system_message)
+        task: Message = {"role": "user", "content": question}
+        request = Request(await context.messages(agent, self.turn, question, system, task))
+        write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
         try:
             completion = await asyncio.wait_for(
                 run_step(
@@ -215,38 +208,12 @@ class TurnRunner:
         except TimeoutError:
             return AttemptResult({}, [], None, f"{agent.id} timed out after {self._single_call_timeout():g}s")
         if self.memory is not None:
-            reasoning = [{"role": "assistant", "content": None, "reasoning": completion.reasoning}]
-            self.memory.record(agent.id, [{"role": "user", "content": question}, *reasoning])
+            self.memory.record(agent.id, [task], reasoning=completion.reasoning)
         answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
         reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
         return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))
 
-    async def _single_agent_messages(
-        self, agent: Agent, question: str, turn: int
-    ) -> tuple[list[Message], int]:
-        """System prompt, thread, question; then retrieved memories and the shared block after the system."""
-        system = (
-            [{"role": "system", "content": agent.config.system_message}]
-            if agent.config.system_message
-            else []
-        )
-        history = agent.history(self.threads)
-        messages = [*system, *history, {"role": "user", "content": question}]
-        retrieved = None
-        if self.memory is not None:
-            retrieved = await self.memory.retrieved_block(agent.id, question, history, refresh=True)
-        shared = SharedMemory(
-            self.config.orchestrator.shared_memory,
-            entries=self.shared.entries,
-            session_id=self.session.id,
-            emit=self.emit,
-        )
-        shared.facts = self.shared.facts(self.session)
-        shared_block = await shared.block(agent.id, turn, question)
-        self.single_agent_errors = shared.take_errors()
-        return with_blocks(messages, retrieved, shared_block), len(system)
-
-    async def _final_answer(self, question: str, result: AttemptResult) -> str | None:
+    async def _final_answer(self, question: str, result: AttemptResult, context: StepContext) -> str | None:
         if result.winner is None:
             return None
         winning = result.answers[result.winner]
@@ -255,23 +222,17 @@ class TurnRunner:
                 self.emit(FinalAnswer(result.winner, winning))
             return winning
         started = time.monotonic()
-        presented = await self._present(question, result)
+        presented = await self._present(question, result, context)
         result.timings_s["presentation"] = self._since(started)["coordination"]
         final = presented or winning
         self.emit(FinalAnswer(result.winner, final))
         return final
 
-    async def _present(self, question: str, result: AttemptResult) -> str:
+    async def _present(self, question: str, result: AttemptResult, context: StepContext) -> str:
         winner = next(agent for agent in self.agents if agent.id == result.winner)
-        messages = [
-            *(
-                [{"role": "system", "content": winner.config.system_message}]
-                if winner.config.system_message
-                else []
-            ),
-            *winner.history(self.threads),
-            prompts.presentation_message(question, result.answers, result.votes, [a.id for a in self.agents]),
-        ]
+        agent_ids = [agent.id for agent in self.agents]
+        task = prompts.presentation_message(question, result.answers, result.votes, agent_ids)
+        messages = context.plain(winner, prompts.own_system_message(winner.config.system_message), task)
         try:
             request = Request(messages, purpose="presentation")
             completion = await asyncio.wait_for(

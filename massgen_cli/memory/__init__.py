@@ -1,1 +1,4 @@
-"""Memory: conversation memory and per-agent threads, context monitoring and compression."""
+"""Memory in three parts, wired per run by ``runtime``: ``context`` (short-term: the conversation, per-agent
+threads and each request kept inside its model's window), ``longterm`` (mem0 over a vector store, with
+keys, turn-aware retrieval and learned values) and ``shared`` (what the orchestrator shares between agents),
+which builds on the other two."""

@@ -8,16 +8,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.backends.base import Message
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.memory.persistent import PersistentMemory, RecordContext
-from massgen_cli.memory.recorder import MemoryRecorder
-from massgen_cli.memory.recording import messages_to_record
-from massgen_cli.memory.retrieval import build_query, memory_message, within_budget
-from massgen_cli.memory.values import EligibilityTraces
-from massgen_cli.memory.visibility import Viewer
+from massgen_cli.memory.longterm.background import MemoryRecorder
+from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.records import RecordContext
+from massgen_cli.memory.longterm.retrieval import build_query, memory_message, within_budget
+from massgen_cli.memory.longterm.rules import messages_to_record
+from massgen_cli.memory.longterm.values import EligibilityTraces
+from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.messages import Message
 
 
 def persistent_enabled(memory: MemoryConfig | None) -> bool:
@@ -93,14 +94,17 @@ class MemoryRuntime:
         self.dump_dir = log_dir / "memory_debug" if log_dir else None
         self.blocks.clear()
 
-    async def retrieved_block(
-        self, agent_id: str, question: str, history: list[Message], refresh: bool
-    ) -> Message | None:
-        """The ``Relevant memories:`` message for this step (looked up again when ``refresh``)."""
+    def refresh(self, agent_id: str) -> None:
+        """The agent's next step looks long-term memory up again (after an agent restart)."""
+        self.blocks.pop(agent_id, None)
+
+    async def retrieved_block(self, agent_id: str, question: str, history: list[Message]) -> Message | None:
+        """The ``Relevant memories:`` message for this step. With ``exclude_recent`` it is looked up at
+        the first step of an attempt and again after a compression or a ``refresh``, else every step."""
         if not self.enabled_for(agent_id):
             return None
         memory = self.settings[agent_id]
-        if not refresh and memory.retrieval.exclude_recent and agent_id in self.blocks:
+        if memory.retrieval.exclude_recent and agent_id in self.blocks:
             return self.blocks[agent_id]
         viewer = Viewer(agent_id, self.session_id, self.turn, searches_all_sessions(memory))
         query = build_query(question, history)
@@ -126,11 +130,11 @@ class MemoryRuntime:
         self.blocks[agent_id] = memory_message(chosen)
         return self.blocks[agent_id]
 
-    def record(self, agent_id: str, messages: list[Message]) -> None:
-        """Queue what the recording rules keep of ``messages`` for ``agent_id``."""
+    def record(self, agent_id: str, messages: list[Message], *, reasoning: str = "") -> None:
+        """Queue what the recording rules keep of ``messages`` (and the model's ``reasoning``)."""
         if not self.enabled_for(agent_id) or self.recorder is None:
             return
-        selected = messages_to_record(messages, self.settings[agent_id].recording)
+        selected = messages_to_record(messages, self.settings[agent_id].recording, reasoning=reasoning)
         context = RecordContext(agent_id, self.session_id, self.turn, self.attempt)
         self.recorder.submit(selected, context, self.dump_dir)
 
@@ -139,7 +143,7 @@ class MemoryRuntime:
 
         async def on_dropped(messages: list[Message]) -> None:
             self.record(agent_id, messages)
-            self.blocks.pop(agent_id, None)
+            self.refresh(agent_id)
 
         return on_dropped
 

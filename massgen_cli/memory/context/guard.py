@@ -1,0 +1,193 @@
+"""The context guard of one agent: measures every request, compresses before it overflows, shrinks
+after a context-length error, and watches a response's budget as it streams."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from massgen_cli.backends.base import Backend, Request, complete
+from massgen_cli.config.memory import CompressionConfig
+from massgen_cli.events import ContextStatus, Notice, RunEvent
+from massgen_cli.memory.context.compression import CompressionResult, Summarizer, compress
+from massgen_cli.memory.context.monitor import ContextMonitor, ContextUsage
+from massgen_cli.memory.context.windows import context_window
+from massgen_cli.messages import Message
+from massgen_cli.tokens import count_text_tokens
+
+STREAM_WARNING_FRACTION = 0.9
+OVERFLOW_TARGET_FACTOR = 0.5
+
+DroppedListener = Callable[[list[Message]], Awaitable[None]]
+
+
+@dataclass
+class StreamBudget:
+    """Output tokens a response may use, and how many it has used so far (estimated while streaming)."""
+
+    limit: int
+    used: int = 0
+    warned: bool = False
+
+    def add(self, text: str, model: str | None) -> None:
+        self.used += count_text_tokens(text, model)
+
+    @property
+    def near(self) -> bool:
+        return self.used >= self.limit * STREAM_WARNING_FRACTION
+
+
+class ContextGuard:
+    """Keeps one agent's requests inside its model's context window."""
+
+    def __init__(
+        self,
+        agent_id: str,
+        monitor: ContextMonitor,
+        settings: CompressionConfig,
+        *,
+        emit: Callable[[RunEvent], None],
+        summarizer: Summarizer | None = None,
+        on_dropped: DroppedListener | None = None,
+        max_output_tokens: int | None = None,
+    ):
+        self.agent_id = agent_id
+        self.monitor = monitor
+        self.settings = settings
+        self.emit = emit
+        self.summarizer = summarizer
+        self.on_dropped = on_dropped
+        self.max_output_tokens = max_output_tokens
+        self.turn = 0
+        self._reported_turn = -1
+
+    def begin_turn(self, turn: int) -> None:
+        self.turn = turn
+
+    async def fit(self, request: Request) -> Request:
+        """The request as it should be sent: compressed first when it passes the trigger."""
+        usage = self._usage(request)
+        self._report(usage)
+        if not self.settings.enabled or not self.monitor.over_trigger(usage):
+            return request
+        self.emit(
+            Notice(
+                "warning",
+                f"⚠️  [{self.agent_id}] Context window {usage.fraction:.0%} full, over the "
+                f"{self.settings.trigger_threshold:.0%} trigger",
+            )
+        )
+        return await self._compress(request, usage, self.monitor.target_tokens)
+
+    async def shrink(self, request: Request) -> Request:
+        """After a context-length error: compress to half the target, whatever the count said."""
+        usage = self._usage(request)
+        target = int(self.monitor.target_tokens * OVERFLOW_TARGET_FACTOR)
+        self.emit(Notice("warning", f"⚠️  [{self.agent_id}] The provider reported a context overflow"))
+        return await self._compress(request, usage, target)
+
+    def stream_budget(self, request: Request) -> StreamBudget:
+        room = self.monitor.window - self._usage(request).tokens
+        limit = min(room, self.max_output_tokens) if self.max_output_tokens else room
+        return StreamBudget(max(1, limit))
+
+    def check_stream(self, budget: StreamBudget) -> bool:
+        """False when the stream should stop (``on_stream_budget: stop`` and the budget is nearly spent)."""
+        if not budget.near:
+            return True
+        if not budget.warned:
+            budget.warned = True
+            action = "stopping the response" if self.settings.on_stream_budget == "stop" else "continuing"
+            self.emit(
+                Notice(
+                    "warning",
+                    f"⚠️  [{self.agent_id}] Response near its budget "
+                    f"({budget.used:,}/{budget.limit:,} tokens); {action}",
+                )
+            )
+        return self.settings.on_stream_budget != "stop"
+
+    def _usage(self, request: Request) -> ContextUsage:
+        return self.monitor.usage(request.messages, request.tools, request.response_schema)
+
+    def _report(self, usage: ContextUsage) -> None:
+        self.emit(ContextStatus(self.agent_id, self.turn, usage.tokens, usage.window))
+        if self._reported_turn != self.turn:
+            self._reported_turn = self.turn
+            self.emit(
+                Notice(
+                    "info",
+                    f"📊 [{self.agent_id}] Context Window (Turn {self.turn}): {usage.tokens:,} / "
+                    f"{usage.window:,} tokens ({usage.fraction:.0%})",
+                )
+            )
+
+    async def _compress(self, request: Request, usage: ContextUsage, target: int) -> Request:
+        overhead = usage.tokens - self.monitor.messages_tokens(request.messages)
+        self.emit(
+            Notice(
+                "info", f"🔄 [{self.agent_id}] Attempting compression ({usage.tokens:,} → {target:,} tokens)"
+            )
+        )
+        result = await compress(
+            request.messages,
+            self.monitor,
+            target_tokens=target,
+            overhead_tokens=overhead,
+            summarize=self.summarizer,
+        )
+        self._report_compression(result)
+        if result.dropped and self.on_dropped is not None:
+            await self.on_dropped(result.dropped)
+        return replace(request, messages=result.messages)
+
+    def _report_compression(self, result: CompressionResult) -> None:
+        if result.note:
+            self.emit(Notice("warning", f"⚠️  [{self.agent_id}] {result.note}"))
+        removed = result.tokens_before - result.tokens_after
+        self.emit(
+            Notice(
+                "info",
+                f"📦 [{self.agent_id}] Context compressed: Removed {len(result.dropped)} messages "
+                f"({max(removed, 0):,} tokens). Kept {result.kept_count} recent messages "
+                f"({result.tokens_after:,} tokens).",
+            )
+        )
+
+
+def backend_summarizer(backend: Backend) -> Summarizer:
+    """A summariser that asks ``backend``; compression falls back to extraction if it fails."""
+
+    async def summarize(dropped: list[Message], previous: str, budget: int) -> str:
+        transcript = "\n".join(f"{m.get('role')}: {m.get('content') or ''}" for m in dropped)
+        prompt = (
+            f"Summarise this earlier part of a conversation in under {max(budget * 3 // 4, 16)} words. Keep "
+            "facts, names, numbers, decisions and open questions; no preamble.\n\n"
+            + (f"Summary of what came before it:\n{previous}\n\n" if previous else "")
+            + f"Conversation:\n{transcript}"
+        )
+        completion = await complete(
+            backend, Request([{"role": "user", "content": prompt}], purpose="summary")
+        )
+        return completion.text
+
+    return summarize
+
+
+def build_guard(
+    agent_id: str,
+    model: str | None,
+    window_override: int | None,
+    settings: CompressionConfig,
+    *,
+    emit: Callable[[RunEvent], None],
+    summarizer: Summarizer | None,
+    max_output_tokens: int | None,
+) -> ContextGuard:
+    window = context_window(model, window_override)
+    monitor = ContextMonitor(
+        model, window, trigger_threshold=settings.trigger_threshold, target_ratio=settings.target_ratio
+    )
+    return ContextGuard(
+        agent_id, monitor, settings, emit=emit, summarizer=summarizer, max_output_tokens=max_output_tokens
+    )

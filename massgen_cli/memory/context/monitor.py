@@ -1,0 +1,84 @@
+"""The context monitor: counts exactly what a request sends, each message once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from massgen_cli.backends.base import ToolSpec
+from massgen_cli.messages import Message
+from massgen_cli.tokens import TOKENS_PER_REPLY, count_one_message, count_text_tokens
+
+CACHE_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """Tokens a request uses against the model's window."""
+
+    tokens: int
+    window: int
+
+    @property
+    def fraction(self) -> float:
+        return self.tokens / self.window if self.window else 1.0
+
+
+class ContextMonitor:
+    """Token counts for one model; a message's count is cached by its content, so it is counted once."""
+
+    def __init__(self, model: str | None, window: int, *, trigger_threshold: float, target_ratio: float):
+        self.model = model
+        self.window = window
+        self.trigger_threshold = trigger_threshold
+        self.target_ratio = target_ratio
+        self._cache: dict[str, int] = {}
+        self.counted = 0
+
+    @property
+    def trigger_tokens(self) -> int:
+        return int(self.window * self.trigger_threshold)
+
+    @property
+    def target_tokens(self) -> int:
+        return int(self.window * self.target_ratio)
+
+    def message_tokens(self, message: Message) -> int:
+        text = json.dumps(message, sort_keys=True, default=str)
+        return self._counted(text, lambda: count_one_message(message, self.model))
+
+    def _counted(self, key_text: str, count: Callable[[], int]) -> int:
+        """``count()`` once per distinct ``key_text`` (a message, or a set of tool schemas)."""
+        key = hashlib.blake2b(key_text.encode(), digest_size=16).hexdigest()
+        cached = self._cache.get(key)
+        if cached is None:
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            cached = self._cache[key] = count()
+            self.counted += 1
+        return cached
+
+    def messages_tokens(self, messages: Sequence[Message]) -> int:
+        return sum(self.message_tokens(message) for message in messages)
+
+    def tools_tokens(self, tools: Sequence[ToolSpec] = (), schema: dict[str, Any] | None = None) -> int:
+        specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        text = json.dumps(specs, sort_keys=True) if specs else ""
+        text += json.dumps(schema, sort_keys=True) if schema else ""
+        return self._counted(f"tools:{text}", lambda: count_text_tokens(text, self.model)) if text else 0
+
+    def usage(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        schema: dict[str, Any] | None = None,
+    ) -> ContextUsage:
+        """Tokens of the whole request: messages, the reply priming, and tool schemas."""
+        total = self.messages_tokens(messages) + TOKENS_PER_REPLY + self.tools_tokens(tools, schema)
+        return ContextUsage(total, self.window)
+
+    def over_trigger(self, usage: ContextUsage) -> bool:
+        return usage.tokens > self.trigger_tokens

@@ -1,0 +1,143 @@
+"""Recording off the hot path: a bounded background queue that writes to long-term memory.
+
+``submit`` never waits for mem0; ``flush`` (end of turn, exit) waits until the queue is empty. A
+failed write is kept and tried again at the next flush, and reported; it never ends a turn. Every
+recording leaves a debug dump under the attempt's ``memory_debug/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.events import Notice, RunEvent
+from massgen_cli.logs import write_json
+from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
+
+QUEUE_SIZE = 256
+MAX_RETRIES = 3
+
+
+@dataclass
+class Job:
+    messages: list[RecordMessage]
+    context: RecordContext
+    dump_dir: Path | None
+    tries: int = 0
+
+
+class MemoryRecorder:
+    """Feeds a PersistentMemory from a queue, one job at a time, in a worker thread."""
+
+    def __init__(self, store: PersistentMemory | Any, emit: Callable[[RunEvent], None]):
+        self.store = store
+        self.emit = emit
+        self.queue: asyncio.Queue[Job] | None = None
+        self.failed: list[Job] = []
+        self.errors: list[str] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    def submit(self, messages: list[RecordMessage], context: RecordContext, dump_dir: Path | None) -> None:
+        """Queue a recording without waiting; when the queue is full the job is kept for the next flush."""
+        if not messages:
+            return
+        job = Job(messages, context, dump_dir)
+        self._ensure_worker()
+        assert self.queue is not None
+        try:
+            self.queue.put_nowait(job)
+        except asyncio.QueueFull:
+            self.failed.append(job)
+            self._report(job, "the recording queue is full; kept for the next flush")
+
+    def _ensure_worker(self) -> None:
+        if self._worker is None or self._worker.done():
+            self.queue = self.queue or asyncio.Queue(QUEUE_SIZE)
+            self._worker = asyncio.create_task(self._run(), name="memory-recorder")
+
+    async def _run(self) -> None:
+        assert self.queue is not None
+        while True:
+            job = await self.queue.get()
+            try:
+                await self._write(job)
+            except Exception as error:  # the worker must outlive any one job
+                self._report(job, str(error))
+            finally:
+                self.queue.task_done()
+
+    async def _write(self, job: Job) -> None:
+        job.tries += 1
+        context = job.context
+        self.emit(
+            Notice(
+                "debug",
+                f"🔍 [_mem0_add] Recording to mem0 (agent={context.agent_id}, session={context.session_id}, "
+                f"turn={context.turn})",
+            )
+        )
+        try:
+            _dump(job)
+            outcome = await asyncio.to_thread(self.store.record, job.messages, context)
+        except NotImplementedError:
+            return  # a store that only reads is allowed
+        except Exception as error:  # a memory failure is reported, never fatal
+            if job.tries < MAX_RETRIES:
+                self.failed.append(job)
+            self._report(job, str(error))
+            return
+        stored = outcome.facts if not outcome.verbatim else len(outcome.added) + len(outcome.existing)
+        noun = "fact(s)" if not outcome.verbatim else "record(s) (verbatim)"
+        self.emit(Notice("debug", f"✅ mem0 extracted {stored} {noun}"))
+        if outcome.note:
+            self._report(job, outcome.note)
+
+    def _report(self, job: Job, message: str) -> None:
+        line = f"memory recording for {job.context.agent_id} (turn {job.context.turn}) failed: {message}"
+        self.errors.append(line)
+        self.emit(Notice("warning", line))
+
+    async def flush(self) -> list[str]:
+        """Wait for every queued job, retry earlier failures once; returns this flush's errors."""
+        if self.failed:
+            retry, self.failed = self.failed, []
+            for job in retry:
+                self.submit(job.messages, job.context, job.dump_dir)
+        if self.queue is not None and not self.queue.empty():
+            self._ensure_worker()  # a worker that died must not leave the join waiting forever
+        if self.queue is not None:
+            await self.queue.join()
+        errors, self.errors = self.errors, []
+        return errors
+
+    async def close(self) -> None:
+        await self.flush()
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+
+
+def _dump(job: Job) -> None:
+    if job.dump_dir is None:
+        return
+    now = datetime.now()
+    context = job.context
+    base = job.dump_dir / f"mem0_add_{context.agent_id}_{now.strftime('%H%M%S_%f')}"
+    path, counter = base.with_suffix(".json"), 1
+    while path.exists():
+        path, counter = base.with_name(f"{base.name}_{counter}.json"), counter + 1
+    write_json(
+        path,
+        {
+            "timestamp": now.isoformat(),
+            "agent_id": context.agent_id,
+            "session_id": context.session_id,
+            "metadata": {"turn": context.turn, "attempt": context.attempt, "try": job.tries},
+            "messages": [{"role": m.get("role"), "content": m.get("content")} for m in job.messages],
+        },
+    )

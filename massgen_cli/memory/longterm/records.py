@@ -1,0 +1,87 @@
+"""What a recording carries and what a search returns: record context, outcome, hits, and how
+text is prepared for the store (date and turn in what is indexed, long text in chunks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Required, TypedDict
+
+from massgen_cli.memory.longterm.index import IndexedMemory, Source
+
+CHUNK_WORDS = 200
+CHUNK_OVERLAP = 20
+
+
+class RecordMessage(TypedDict, total=False):
+    """What long-term memory stores of one message: its role and text; an imported record's own fields
+    (a speaker, a timestamp, ...) travel as ``metadata``."""
+
+    role: Required[str]
+    content: Required[str]
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    """Who records, and where in the session."""
+
+    agent_id: str
+    session_id: str
+    turn: int
+    attempt: int = 1
+    level: str = "episodic"
+
+    @property
+    def source(self) -> Source:
+        return Source(self.agent_id, self.session_id, self.turn, self.attempt)
+
+
+@dataclass
+class RecordOutcome:
+    added: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    facts: int = 0
+    verbatim: bool = True
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    """A retrieved memory, attributed to the source that makes it visible."""
+
+    id: str
+    text: str
+    score: float
+    memory: IndexedMemory
+    source: Source
+
+    def to_json(self) -> dict[str, Any]:
+        sources = [vars(s) for s in self.memory.sources]
+        metadata = {
+            "agent_id": self.source.agent_id,
+            "session_id": self.source.session_id,
+            "turn": self.source.turn,
+            "attempt": self.source.attempt,
+            "role": self.memory.role,
+            "key": self.memory.key,
+            "domain": self.memory.domain,
+            "task_type": self.memory.task_type,
+            "sources": sources,
+            **self.memory.extra,
+        }
+        return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
+
+
+def contextual_text(text: str, context: RecordContext) -> str:
+    """What is embedded and indexed: the words with the date and turn they were recorded in."""
+    return f"[{datetime.now(UTC).date().isoformat()} · turn {context.turn}] {text}"
+
+
+def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """Long text in overlapping word windows; short text as is."""
+    tokens = text.split()
+    if len(tokens) <= words:
+        return [text.strip()] if text.strip() else []
+    step = words - overlap
+    return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens) - overlap, step)]

@@ -1,0 +1,50 @@
+"""The chat message, as every backend, thread and memory part passes it: OpenAI's chat format.
+
+A message holds only what a provider is sent: its role, its content, and for tool use the calls an
+assistant made (``tool_calls``) or the call a tool result answers (``tool_call_id``, ``name``).
+What memory keeps beside a message (ids, timestamps, authors, reasoning) lives beside it, never in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypedDict
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class FunctionCall(TypedDict):
+    """The function an assistant called; ``arguments`` is JSON text, as providers send it."""
+
+    name: str
+    arguments: str
+
+
+class ToolCallPart(TypedDict):
+    """One tool call inside an assistant message."""
+
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class Message(TypedDict, total=False):
+    """One chat message. ``content`` is text, None (an assistant message with only tool calls), or a
+    provider's list of content parts."""
+
+    role: Required[Role]
+    content: Required[str | list[Any] | None]
+    tool_calls: list[ToolCallPart]
+    tool_call_id: str
+    name: str
+
+
+def inject_after_first_system(messages: list[Message], extra: Message) -> list[Message]:
+    """``messages`` with ``extra`` right after the first system message (first if there is none)."""
+    position = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "system"), 0)
+    return [*messages[:position], extra, *messages[position:]]
+
+
+def is_system_block(message: Message, *headers: str) -> bool:
+    """Whether ``message`` is a system message whose text starts with one of ``headers``."""
+    content = message.get("content")
+    return message.get("role") == "system" and isinstance(content, str) and content.startswith(headers)

@@ -1,0 +1,152 @@
+"""Learned memory values: TD(λ) from coordination outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from massgen_cli.config.memory import PersistentMemoryConfig, ValueLearningConfig
+from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.records import RecordContext
+from massgen_cli.memory.longterm.stores import close_clients
+from massgen_cli.memory.longterm.values import EligibilityTraces, blend, td_update
+from tests.conftest import run_cli
+
+WINNER_TEXT = "The bridge code is 1234, from the harbour log."
+LOSER_TEXT = "The bridge code is 9999, as a rumour says."
+
+
+def test_td_update_moves_toward_the_reward_and_stays_in_range():
+    assert td_update(0.5, 1.0, 1.0, 0.1) == pytest.approx(0.55)
+    assert td_update(0.5, 0.0, 1.0, 0.1) == pytest.approx(0.45)
+    assert td_update(0.9, 1.0, 50.0, 0.5) == 1.0
+    assert td_update(0.1, 0.0, 50.0, 0.5) == 0.0
+    small, large = td_update(0.5, 1.0, 1.0, 0.1), td_update(0.5, 1.0, 1.0, 0.3)
+    assert 0.5 < small < large
+
+
+def test_traces_decay_with_lambda_and_the_reward_function_is_explicit():
+    traces = EligibilityTraces(ValueLearningConfig(enabled=True, **{"lambda": 0.5}))
+    traces.observe("winner", ["shared", "old"])
+    traces.observe("winner", ["shared"])
+    traces.observe("loser", ["shared", "only_loser"])
+    traces.observe("voter", ["only_voter"])
+    assert traces.traces["winner"] == {"shared": 1.5, "old": 0.5}
+    updates = {u.memory_id: (u.reward, u.trace) for u in traces.outcome("winner", ["loser"])}
+    assert updates == {"shared": (1.0, 1.5), "old": (1.0, 0.5), "only_loser": (0.0, 1.0)}
+
+
+def test_ranking_follows_values_when_similarities_tie(tmp_path):
+    store = PersistentMemory(PersistentMemoryConfig(enabled=True), tmp_path, domain="g", task_type="g")
+    try:
+        first = store.record([{"role": "user", "content": "alpha note"}], RecordContext("a", "s", 1)).added[0]
+        second = store.record([{"role": "user", "content": "beta note"}], RecordContext("a", "s", 1)).added[0]
+        store.index.set_value(first, "g", 0.1)
+        store.index.set_value(second, "g", 0.9)
+        tied = [(first, 0.5), (second, 0.5)]
+        assert [i for i, _ in store._with_values(tied, "g", 0.3)] == [second, first]
+        assert [i for i, _ in store._with_values([(first, 0.6), (second, 0.5)], "g", 0.0)] == [first, second]
+        assert blend(1.0, 0.0, 0.3) == pytest.approx(0.7)
+    finally:
+        store.close()
+        close_clients()
+
+
+def run_demo(alpha: float, turns: int = 3) -> dict[str, list[float]]:
+    """Run the shipped demo turn by turn; the values of the winner's and the loser's answer after each."""
+    history: dict[str, list[float]] = {WINNER_TEXT: [], LOSER_TEXT: []}
+    questions = ["What is the bridge code?", "And the bridge code again?", "Once more: the bridge code?"]
+    for turn in range(turns):
+        result = run_cli(
+            "--config", "@examples/scripted_values", "--session", f"alpha{alpha}", "-q", questions[turn]
+        )
+        assert result.returncode == 0, result.stderr
+        listing = run_cli("memory", "list", "--config", "@examples/scripted_values", "--json")
+        values = {r["text"]: r["value"] for r in map(json.loads, listing.stdout.splitlines())}
+        for text in history:
+            history[text].append(values.get(text, 0.5))
+    return history
+
+
+def test_values_rise_for_winners_fall_for_losers_and_survive_new_processes(tmp_path, monkeypatch):
+    monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / "low"))
+    low = run_demo(alpha=0.3)
+    winner, loser = low[WINNER_TEXT], low[LOSER_TEXT]
+    assert winner[0] == loser[0] == 0.5, "turn 1 retrieves nothing, so nothing learns"
+    assert winner[0] < winner[1] < winner[2] and loser[0] > loser[1] > loser[2]
+    ranked = run_cli(
+        "memory", "values", "--config", "@examples/scripted_values", "--goal", "bridge", "--json"
+    )
+    texts = [json.loads(line)["text"] for line in ranked.stdout.splitlines()]
+    assert texts.index(WINNER_TEXT) < texts.index(LOSER_TEXT) and texts[-1] == LOSER_TEXT
+
+
+def test_a_larger_alpha_moves_values_further(tmp_path, monkeypatch):
+    config = (
+        __import__("pathlib").Path(__file__).resolve().parents[3]
+        / "configs"
+        / "memory"
+        / "scripted_values.yaml"
+    ).read_text()
+    fast = tmp_path / "fast.yaml"
+    fast.write_text(config.replace("alpha: 0.3", "alpha: 0.9").replace("bridge_demo", "fast_demo"))
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(config.replace("alpha: 0.3", "alpha: 0.05").replace("bridge_demo", "slow_demo"))
+    moved = {}
+    for name, path in (("fast", fast), ("slow", slow)):
+        monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / name))
+        for question in ("What is the bridge code?", "And the bridge code again?"):
+            assert run_cli("--config", str(path), "-q", question).returncode == 0
+        listing = run_cli("memory", "list", "--config", str(path), "--json")
+        values = {r["text"]: r["value"] for r in map(json.loads, listing.stdout.splitlines())}
+        moved[name] = (values[WINNER_TEXT] - 0.5, 0.5 - values[LOSER_TEXT])
+    assert moved["fast"][0] > moved["slow"][0] > 0
+    assert moved["fast"][1] > moved["slow"][1] > 0
+
+
+def test_a_cancelled_turn_changes_no_value(in_process):
+    import asyncio
+
+    run = in_process(
+        f"""
+        agents:
+          - id: a
+            backend:
+              type: scripted
+              responses:
+                - {{tool: new_answer, args: {{content: "{WINNER_TEXT}"}}}}
+                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}, delay: 0.3}}
+                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}}}
+                - {{text: "thinking for a long time", delay: 30}}
+          - id: b
+            backend:
+              type: scripted
+              responses:
+                - {{tool: new_answer, args: {{content: "{LOSER_TEXT}"}}, delay: 0.2}}
+                - {{tool: new_answer, args: {{content: "{LOSER_TEXT}"}}, delay: 0.1}}
+                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}}}
+                - {{text: "thinking for a long time", delay: 30}}
+        orchestrator: {{final_presentation: reuse}}
+        memory:
+          enabled: true
+          persistent_memory: {{enabled: true}}
+          value_learning: {{enabled: true, alpha: 0.5}}
+        """,
+        interactive=True,
+    )
+    assert run.app.ask("What is the bridge code?").winner == "a"
+    store = run.app.memory.store
+    ids = [m.id for m in store.list_memories()]
+    before = store.index.values(ids, "general")
+
+    async def cancelled_turn() -> None:
+        await asyncio.wait_for(run.app.turns.run("And the bridge code again?"), 1.0)
+
+    with pytest.raises(TimeoutError):
+        run.app.runner.run(cancelled_turn())
+    events = (run.app.run_log.directory / "turn_2" / "attempt_1" / "events.jsonl").read_text().splitlines()
+    retrieved = [json.loads(line)["message"] for line in events if "memories retrieved" in line]
+    assert any(not message.startswith("✅ Total: 0 ") for message in retrieved), "turn 2 traced memories"
+    assert store.index.values(ids, "general") == before
+    assert run.app.memory.traces.traces == {}
