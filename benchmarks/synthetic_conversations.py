@@ -134,20 +134,60 @@ def build_conversation(people: int = 30, chatter_per_fact: int = 10, seed: int =
     return Conversation(messages, probes)
 
 
-def recall_at(store, conversation: Conversation, k: int, method: str) -> float:  # type: ignore[no-untyped-def]
-    """Share of probes whose fact is among the top ``k`` results of ``method``."""
+SPEAKERS = ("Alex", "Sam")
+FIRST_DAY = 1
+
+
+def recall_at(  # type: ignore[no-untyped-def]
+    store, conversation: Conversation, k: int, method: str, session: str | None = None
+) -> float:
+    """Share of probes whose fact is among the top ``k`` results of ``method`` (in ``session``, if set)."""
     found = 0
     for probe in conversation.probes:
-        hits = store.search(probe.question, limit=k, method=method)
+        hits = store.search(probe.question, limit=k, method=method, session_id=session)
         found += any(hit.text == probe.fact for hit in hits)
     return found / len(conversation.probes)
+
+
+def records(conversation: Conversation) -> list[dict]:  # type: ignore[type-arg]
+    """The messages as imported turns of a two-person conversation: a speaker and a date each."""
+    return [
+        {
+            "role": "user",
+            "content": text,
+            "metadata": {
+                "speaker": SPEAKERS[turn % 2],
+                "timestamp": f"2023-{1 + turn // 280:02d}-{FIRST_DAY + turn // 10 % 28:02d}",
+            },
+        }
+        for turn, text in enumerate(conversation.messages)
+    ]
 
 
 def load_into(store, conversation: Conversation, session: str = "synthetic") -> None:  # type: ignore[no-untyped-def]
     """Record every message as its own turn of one session."""
     from massgen_cli.memory.longterm.records import RecordContext
 
-    contexts = [RecordContext("user", session, turn) for turn in range(1, len(conversation.messages) + 1)]
-    store.prepare_embeddings(list(zip(conversation.messages, contexts, strict=True)))
-    for text, context in zip(conversation.messages, contexts, strict=True):
-        store.record([{"role": "user", "content": text}], context)
+    messages = records(conversation)
+    contexts = [RecordContext("user", session, turn) for turn in range(1, len(messages) + 1)]
+    store.prepare_embeddings(list(zip(messages, contexts, strict=True)))
+    for message, context in zip(messages, contexts, strict=True):
+        store.record([message], context)
+
+
+def fill_index(store, count: int, sessions: int = 10, seed: int = 3) -> None:  # type: ignore[no-untyped-def]
+    """``count`` chatter memories spread over ``sessions`` sessions, written to the index directly with
+    random unit vectors: searches read only the index, so this measures their cost at any size without
+    embedding every row."""
+    import numpy as np
+
+    from massgen_cli.memory.longterm.index import Source
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(count, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
+    for row in range(count):
+        text = f"{CHATTER[row % len(CHATTER)]} (filler {row})"
+        source = Source("user", f"filler_{row % sessions}", row + 1, 1)
+        store.index.add(f"filler-{seed}-{row}", f"filler:{seed}:{row}", text, fields, source, vectors[row])

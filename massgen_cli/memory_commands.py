@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import Progress
@@ -17,6 +17,9 @@ from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.memory.longterm.keys import segment
 from massgen_cli.memory.longterm.values import DEFAULT_VALUE
 from massgen_cli.text import one_line
+
+if TYPE_CHECKING:
+    from massgen_cli.memory.longterm.records import RecordMessage
 
 IMPORT_BATCH = 64
 TEXT_CHARS = 100
@@ -182,10 +185,10 @@ def import_file(
         task = bar.add_task(f"importing {path.name}", total=len(records))
         for start in range(0, len(records), IMPORT_BATCH):
             batch = records[start : start + IMPORT_BATCH]
-            pairs = [(item, _context(item, session, agent)) for item in batch]
-            store.prepare_embeddings([(str(item["content"]), context) for item, context in pairs])
-            for item, context in pairs:
-                outcome = store.record([_message(item)], context)
+            pairs = [(_message(item), _context(item, session, agent)) for item in batch]
+            store.prepare_embeddings(pairs)
+            for message, context in pairs:
+                outcome = store.record([message], context)
                 added, existing = added + len(outcome.added), existing + len(outcome.existing)
                 bar.advance(task)
     Console(stderr=True).print(
@@ -212,7 +215,7 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         yield item
 
 
-def _message(item: dict[str, Any]) -> dict[str, Any]:
+def _message(item: dict[str, Any]) -> RecordMessage:
     role = item.get("role") if item.get("role") in ("user", "assistant") else "user"
     metadata = {key: value for key, value in item.items() if key not in _KNOWN_FIELDS}
     return {"role": role, "content": str(item["content"]), "metadata": metadata}

@@ -161,7 +161,9 @@ class MemoryRuntime:
         if winner is not None and final_answer:
             self.record(winner, [{"role": "assistant", "content": final_answer}])
             try:
-                await asyncio.to_thread(self.store.record_winner, self.session_id, self.turn, winner)
+                await asyncio.to_thread(
+                    self.store.record_winner, self.session_id, self.turn, winner, self.attempt
+                )
             except Exception as error:
                 self._failed(f"could not record the winner of turn {self.turn}: {error}")
         return startup + await self.recorder.flush()

@@ -131,6 +131,12 @@ class Mem0EmbedderAdapter:
             self.cache.clear()
         self.cache.update(zip(missing, self.embedder.embed_many(missing), strict=True))
 
+    def vector(self, text: str) -> list[float]:
+        """The vector of ``text``, kept for mem0's next ``embed`` of the same text."""
+        if text not in self.cache:
+            self.prepare([text])
+        return self.cache[text]
+
     def embed(self, text: str, memory_action: str | None = None) -> list[float]:
         cached = self.cache.pop(text, None)
         return cached if cached is not None else self.embedder.embed(text)

@@ -1,6 +1,11 @@
 """The memory index: a SQLite file beside the vector store that knows each memory's key, its
-sources (who recorded it, in which session, turn and attempt), the winners of turns, and which
-embedder built the store. Keys make recording idempotent; sources make retrieval turn-aware."""
+sources (who recorded it, in which session, turn and attempt), its vector, the winners of turns, and
+which embedder built the store. Keys make recording idempotent; sources make retrieval turn-aware.
+
+Both rankings run here with the search's filter inside them: BM25 over FTS5 with the filter in the
+same query, and exact similarity over the vectors of the memories the filter allows. Writes that span
+the vector store and the index are journalled (``pending``) so a process that dies half-way is
+reconciled on the next open."""
 
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from massgen_cli.memory.longterm.filters import SearchFilter
+from massgen_cli.memory.longterm.vectors import VectorMatrix
+
 _SCHEMA = """
 PRAGMA journal_mode = WAL;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -26,7 +34,8 @@ CREATE TABLE IF NOT EXISTS memories (
     role TEXT NOT NULL,
     created_at TEXT NOT NULL,
     expires_at REAL,
-    extra TEXT NOT NULL DEFAULT '{}'
+    extra TEXT NOT NULL DEFAULT '{}',
+    vector BLOB
 );
 CREATE TABLE IF NOT EXISTS sources (
     memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -38,6 +47,7 @@ CREATE TABLE IF NOT EXISTS sources (
     UNIQUE (memory_id, agent_id, session_id, turn, attempt)
 );
 CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
+CREATE INDEX IF NOT EXISTS sources_by_session ON sources(session_id, agent_id);
 CREATE TABLE IF NOT EXISTS memory_values (
     memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
     goal TEXT NOT NULL,
@@ -51,9 +61,18 @@ CREATE TABLE IF NOT EXISTS winners (
     session_id TEXT NOT NULL,
     turn INTEGER NOT NULL,
     agent_id TEXT NOT NULL,
+    attempt INTEGER,
     PRIMARY KEY (session_id, turn)
 );
+CREATE TABLE IF NOT EXISTS pending (
+    token TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
 """
+_MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
+# Columns added after the first stores were made: (table, column, declaration).
+_ADDED_COLUMNS = (("memories", "vector", "BLOB"), ("winners", "attempt", "INTEGER"))
 
 
 @dataclass(frozen=True)
@@ -163,6 +182,15 @@ class MemoryIndex:
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.executescript(_SCHEMA)
+        self._add_missing_columns()
+        self.vectors = VectorMatrix()
+
+    def _add_missing_columns(self) -> None:
+        with self._lock:
+            for table, column, declaration in _ADDED_COLUMNS:
+                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def close(self) -> None:
         with self._lock:
@@ -186,13 +214,16 @@ class MemoryIndex:
             row = self._db.execute("SELECT id FROM memories WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def add(self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source) -> None:
-        """A new memory, its first source, and its lexical entry (``fields["indexed"]``, else the text)."""
+    def add(
+        self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
+    ) -> None:
+        """A new memory, its first source, its vector and its lexical entry (``fields["indexed"]``, else
+        the text), in one transaction."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute(
-                    "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         memory_id,
                         key,
@@ -203,6 +234,7 @@ class MemoryIndex:
                         now_iso(),
                         fields.get("expires_at"),
                         json.dumps(fields.get("extra", {})),
+                        vector_blob(vector),
                     ),
                 )
                 self._insert_source(memory_id, source)
@@ -241,7 +273,9 @@ class MemoryIndex:
             return {}
         marks = ",".join("?" * len(wanted))
         with self._lock:
-            rows = self._db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", wanted).fetchall()
+            rows = self._db.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", wanted
+            ).fetchall()
             sources = self._db.execute(
                 "SELECT memory_id, agent_id, session_id, turn, attempt FROM sources "
                 f"WHERE memory_id IN ({marks}) ORDER BY rowid",
@@ -263,30 +297,123 @@ class MemoryIndex:
         return sorted(found.values(), key=lambda memory: memory.created_at)
 
     def delete(self, ids: Iterable[str]) -> None:
-        wanted = list(ids)
+        """Forget memories; each id stays journalled (``pending`` kind ``delete``) until its vector is
+        gone from the vector store too (``finish``)."""
+        wanted = list(dict.fromkeys(ids))
         if not wanted:
             return
         marks = ",".join("?" * len(wanted))
         with self._lock:
-            self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
-            self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
+                )
+                self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
+                self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+                self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
-    def lexical(
-        self, query: str, limit: int, *, domain: str | None = None, task_type: str | None = None
-    ) -> list[str]:
-        """Ids of the memories that best match ``query``'s words, by SQLite FTS5's BM25, best first."""
+    def begin(self, token: str, kind: str = "write") -> None:
+        """Journal a write to the vector store before it starts."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?)", (token, kind, now_iso()))
+
+    def finish(self, token: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM pending WHERE token = ?", (token,))
+
+    def pending(self) -> list[tuple[str, str]]:
+        """``(token, kind)`` of writes and deletes that a process began and did not finish."""
+        with self._lock:
+            return self._db.execute("SELECT token, kind FROM pending ORDER BY started_at").fetchall()
+
+    def has(self, memory_id: str) -> bool:
+        with self._lock:
+            return (
+                self._db.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+            )
+
+    def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[str]:
+        """Ids of the memories ``scope`` allows that best match ``query``'s words, by FTS5's BM25."""
         terms = fts_query(query)
         if not terms:
             return []
+        condition, params = (scope or SearchFilter()).memory_condition()
         sql = (
-            "SELECT f.id FROM memories_fts f JOIN memories m ON m.id = f.id WHERE memories_fts MATCH ?"
-            + (" AND m.domain = ?" if domain else "")
-            + (" AND m.task_type = ?" if task_type else "")
-            + " ORDER BY bm25(memories_fts) LIMIT ?"
+            "SELECT f.id FROM memories_fts f JOIN memories m ON m.id = f.id "
+            f"WHERE memories_fts MATCH ? AND {condition} ORDER BY bm25(memories_fts) LIMIT ?"
         )
-        params = [terms, *([domain] if domain else []), *([task_type] if task_type else []), limit]
         with self._lock:
-            return [row[0] for row in self._db.execute(sql, params)]
+            return [row[0] for row in self._db.execute(sql, [terms, *params, limit])]
+
+    def dense(self, query_vector: Any, limit: int, scope: SearchFilter | None = None) -> list[str]:
+        """Ids of the memories ``scope`` allows whose vectors are most like ``query_vector``, best first."""
+        condition, params = (scope or SearchFilter()).memory_condition()
+        with self._lock:
+            self._sync_vectors()
+            allowed = [
+                row[0]
+                for row in self._db.execute(f"SELECT m.rowid FROM memories m WHERE {condition}", params)
+            ]
+        return self.vectors.top(query_vector, allowed, limit)
+
+    def _sync_vectors(self) -> None:
+        """Bring the in-memory vectors up to date with the file (another process may have written)."""
+        generation = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        generation = generation[0] if generation else "0"
+        if generation != self.vectors.generation:
+            self.vectors.reset(generation)
+        rows = self._db.execute(
+            "SELECT rowid, id, vector FROM memories WHERE rowid > ? AND vector IS NOT NULL ORDER BY rowid",
+            (self.vectors.last_rowid,),
+        )
+        self.vectors.extend(rows)
+
+    def _bump_generation(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (name) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def without_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """``(id, indexed text)`` of memories stored before the index kept vectors."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT m.id, f.body FROM memories m JOIN memories_fts f ON f.id = m.id "
+                "WHERE m.vector IS NULL LIMIT ?",
+                (limit,),
+            ).fetchall()
+
+    def set_vectors(self, vectors: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "UPDATE memories SET vector = ? WHERE id = ?",
+                [(vector_blob(v), i) for i, v in vectors.items()],
+            )
+            self._bump_generation()
+
+    def attribute(self, ids: Iterable[str], scope: SearchFilter | None = None) -> dict[str, Source]:
+        """For each memory, the earliest source that ``scope`` counts (the one a hit is shown as)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        scope = scope or SearchFilter()
+        condition, params = scope.source_condition()
+        marks = ",".join("?" * len(wanted))
+        sql = (
+            f"SELECT s.memory_id, s.agent_id, s.session_id, s.turn, s.attempt FROM memories m "
+            f"JOIN sources s ON s.memory_id = m.id {scope.join()} "
+            f"WHERE m.id IN ({marks}) AND {condition} ORDER BY s.rowid"
+        )
+        found: dict[str, Source] = {}
+        with self._lock:
+            for memory_id, agent_id, session_id, turn, attempt in self._db.execute(sql, [*wanted, *params]):
+                found.setdefault(memory_id, Source(agent_id, session_id, turn, attempt))
+        return found
 
     def values(self, ids: Iterable[str], goal: str) -> dict[str, float]:
         """Learned values of ``ids`` for ``goal`` (memories that never learned are left out)."""
@@ -318,14 +445,20 @@ class MemoryIndex:
                 (goal, limit),
             ).fetchall()
 
-    def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
+    def record_winner(self, session_id: str, turn: int, agent_id: str, attempt: int | None = None) -> None:
+        """``agent_id`` won ``turn`` in ``attempt`` (None: whichever attempt it recorded in)."""
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO winners VALUES (?, ?, ?)", (session_id, turn, agent_id))
+            self._db.execute(
+                "INSERT OR REPLACE INTO winners (session_id, turn, agent_id, attempt) VALUES (?, ?, ?, ?)",
+                (session_id, turn, agent_id, attempt),
+            )
 
-    def winners(self) -> dict[tuple[str, int], str]:
-        with self._lock:
-            rows = self._db.execute("SELECT session_id, turn, agent_id FROM winners").fetchall()
-        return {(session, turn): agent for session, turn, agent in rows}
+
+def vector_blob(vector: Any) -> bytes | None:
+    """A vector as the index stores it: float32 bytes."""
+    import numpy as np
+
+    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
 
 
 def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> dict[str, IndexedMemory]:

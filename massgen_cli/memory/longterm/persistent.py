@@ -7,10 +7,12 @@ facts; without one (no key, or the local model) messages are stored verbatim, in
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
 import threading
+import uuid
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -18,10 +20,11 @@ from typing import Any
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.embedder import Mem0EmbedderAdapter
-from massgen_cli.memory.longterm.index import IndexedMemory, MemoryIndex, Source
+from massgen_cli.memory.longterm.embedder import Mem0EmbedderAdapter, shared_local_embedder
+from massgen_cli.memory.longterm.filters import SearchFilter
+from massgen_cli.memory.longterm.index import IndexedMemory, MemoryIndex
 from massgen_cli.memory.longterm.keys import memory_key, segment
-from massgen_cli.memory.longterm.lifecycle import expired, expires_at
+from massgen_cli.memory.longterm.lifecycle import expires_at
 from massgen_cli.memory.longterm.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.longterm.ranking import reciprocal_rank_fusion
 from massgen_cli.memory.longterm.records import (
@@ -34,23 +37,13 @@ from massgen_cli.memory.longterm.records import (
 )
 from massgen_cli.memory.longterm.stores import vector_store_config
 from massgen_cli.memory.longterm.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
-from massgen_cli.memory.longterm.visibility import Viewer, visible_source
+from massgen_cli.memory.longterm.visibility import Viewer
 
 NAMESPACE = "massgen"
+WRITE_TOKEN = "massgen_write"
 CANDIDATES_PER_RESULT = 10
 MIN_CANDIDATES = 100
-
-
-def _scoped_source(memory: IndexedMemory, session_id: str | None, agent_id: str | None) -> Source | None:
-    """The first source recorded in ``session_id`` by ``agent_id`` (None matches any), or None."""
-    return next(
-        (
-            source
-            for source in memory.sources
-            if session_id in (None, source.session_id) and agent_id in (None, source.agent_id)
-        ),
-        None,
-    )
+BACKFILL_BATCH = 256
 
 
 class PersistentMemory:
@@ -119,7 +112,10 @@ class PersistentMemory:
         except Exception as error:
             raise MemoryStoreError(f"could not open the memory store: {error}") from error
         if self.embedder_plan.local:
+            # mem0 2.2.1 builds embedders only from its provider names (an in-process one needs
+            # langchain); the offline embedder takes the place of the placeholder it built.
             memory.embedding_model = Mem0EmbedderAdapter()
+        self._reconcile(memory)
         return memory
 
     def record(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
@@ -163,24 +159,29 @@ class PersistentMemory:
         if existing is not None:
             self._add_source(existing, context, outcome)
             return
-        payload = {**extra, **self._payload(context), "key": key}
-        indexed = contextual_text(text, context)
-        result = self.mem0.add(
-            [{"role": role, "content": indexed}], user_id=NAMESPACE, metadata=payload, infer=False
-        )
-        memory_id = result["results"][0]["id"]
-        self._index_new(memory_id, key, text, role, context, outcome, extra)
+        indexed = contextual_text(text, role, context, extra)
+        vector = self._vector(indexed)
+        token = self._begin_write()
+        payload = {**extra, **self._payload(context), "key": key, WRITE_TOKEN: token}
+        try:
+            result = self.mem0.add(
+                [{"role": role, "content": indexed}], user_id=NAMESPACE, metadata=payload, infer=False
+            )
+            memory_id = result["results"][0]["id"]
+            self._index_new(memory_id, key, text, role, context, outcome, extra, vector)
+        finally:
+            self.index.finish(token)
 
     def _adopt(self, memory_id: str, text: str, context: RecordContext, outcome: RecordOutcome) -> None:
-        """Give a fact mem0 just stored its key; a fact already known becomes a new source instead."""
+        """Index a fact mem0 just stored under its key; a fact already known becomes a new source instead."""
         key = memory_key(text, self.domain, self.task_type)
         existing = self.index.id_for_key(key)
         if existing is not None:
             self.mem0.delete(memory_id)
             self._add_source(existing, context, outcome)
             return
-        self._update_payload(memory_id, {"key": key})
-        self._index_new(memory_id, key, text, "assistant", context, outcome)
+        vector = self._vector(contextual_text(text, "assistant", context))
+        self._index_new(memory_id, key, text, "assistant", context, outcome, None, vector)
 
     def _index_new(
         self,
@@ -190,18 +191,19 @@ class PersistentMemory:
         role: str,
         context: RecordContext,
         outcome: RecordOutcome,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None,
+        vector: list[float],
     ) -> None:
         fields = {
             "domain": self.domain,
             "task_type": self.task_type,
             "role": role,
             "extra": extra or {},
-            "indexed": contextual_text(text, context),
+            "indexed": contextual_text(text, role, context, extra),
             "expires_at": expires_at(context.level, self.lifecycle),
         }
         try:
-            self.index.add(memory_id, key, text, fields, context.source)
+            self.index.add(memory_id, key, text, fields, context.source, vector)
         except sqlite3.IntegrityError:  # another process stored the same content a moment ago
             self.mem0.delete(memory_id)
             existing = self.index.id_for_key(key)
@@ -215,10 +217,26 @@ class PersistentMemory:
         self.index.extend_expiry(memory_id, expires_at(context.level, self.lifecycle))
         outcome.existing.append(memory_id)
 
-    def _update_payload(self, memory_id: str, changes: dict[str, Any]) -> None:
-        current = self.mem0.vector_store.get(memory_id)
-        payload = {**(current.payload or {}), **changes} if current is not None else changes
-        self.mem0.vector_store.update(memory_id, payload=payload)
+    def _begin_write(self) -> str:
+        """Journal a write to the vector store; its points carry the token, so ``_reconcile`` can find
+        them if the process dies before the index has them."""
+        token = uuid.uuid4().hex
+        self.index.begin(token)
+        return token
+
+    def _vectors(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the configured embedder."""
+        if self.embedder_plan.local:
+            return shared_local_embedder().embed_many(texts)
+        return [self.mem0.embedding_model.embed(text, "add") for text in texts]
+
+    def _vector(self, text: str) -> list[float]:
+        """The vector of what is stored; the offline embedder keeps it for mem0's own ``embed``, any
+        other embedder is asked twice (mem0 2.2.1's ``add`` takes no vector)."""
+        embedder = self.mem0.embedding_model
+        if isinstance(embedder, Mem0EmbedderAdapter):
+            return embedder.vector(text)
+        return self._vectors([text])[0]
 
     def _payload(self, context: RecordContext) -> dict[str, Any]:
         return {
@@ -244,33 +262,45 @@ class PersistentMemory:
         value_goal: str | None = None,
         value_weight: float = 0.0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query``: the vector store's similarity fused with BM25 over
-        the lexical index (``method`` picks ``dense`` or ``lexical`` alone). With a viewer, only what it
-        may see (turn-aware); ``session_id`` / ``agent_id`` keep memories with such a source."""
+        """The memories that best match ``query``: similarity over the stored vectors fused with BM25
+        (``method`` picks ``dense`` or ``lexical`` alone). ``session_id``, ``agent_id``, ``domain`` and
+        ``task_type`` scope the search and a ``viewer`` sees only what it may (turn-aware); both act
+        inside each ranking, so what is out of scope never takes a candidate's place."""
         if limit <= 0 or self.index.count() == 0:
             return []
+        scope = SearchFilter(
+            session_id,
+            agent_id,
+            segment(domain) if domain else None,
+            segment(task_type) if task_type else None,
+            viewer,
+        )
         pool = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
-        domain, task_type = (segment(domain) if domain else None), (segment(task_type) if task_type else None)
         rankings = []
         if method in ("hybrid", "dense"):
-            rankings.append(self._dense(query, pool, domain, task_type))
+            self._index_missing_vectors()
+            rankings.append(self.index.dense(self._vectors([query])[0], pool, scope))
         if method in ("hybrid", "lexical"):
-            rankings.append(self.index.lexical(query, pool, domain=domain, task_type=task_type))
+            rankings.append(self.index.lexical(query, pool, scope))
         fused = reciprocal_rank_fusion(rankings)
         if value_goal and value_weight > 0:
             fused = self._with_values(fused, segment(value_goal), value_weight)
-        indexed = self.index.get(memory_id for memory_id, _ in fused)
-        winners = self.index.winners() if viewer else {}
-        hits = []
-        for memory_id, score in fused:
-            memory = indexed.get(memory_id)
-            scoped = _scoped_source(memory, session_id, agent_id) if memory is not None else None
-            if memory is None or scoped is None or expired(memory.expires_at):
-                continue
-            source = visible_source(memory, viewer, winners) if viewer else scoped
-            if source is not None:
-                hits.append(MemoryHit(memory.id, memory.text, score, memory, source))
-        return hits[:limit]
+        chosen = fused[:limit]
+        memories = self.index.get(memory_id for memory_id, _ in chosen)
+        sources = self.index.attribute(memories, scope)
+        return [
+            MemoryHit(memory_id, memories[memory_id].text, score, memories[memory_id], sources[memory_id])
+            for memory_id, score in chosen
+            if memory_id in memories and memory_id in sources
+        ]
+
+    def _index_missing_vectors(self) -> None:
+        """Stores made before the index kept vectors get them once, from the text they indexed."""
+        while batch := self.index.without_vectors(BACKFILL_BATCH):
+            vectors = self._vectors([text for _, text in batch])
+            self.index.set_vectors(
+                {memory_id: vector for (memory_id, _), vector in zip(batch, vectors, strict=True)}
+            )
 
     def _with_values(
         self, fused: list[tuple[str, float]], goal: str, weight: float
@@ -296,24 +326,20 @@ class PersistentMemory:
             new_values[update.memory_id] = value
         return new_values
 
-    def _dense(self, query: str, pool: int, domain: str | None, task_type: str | None) -> list[str]:
-        filters: dict[str, Any] = {"user_id": NAMESPACE}
-        filters.update(
-            {name: value for name, value in (("domain", domain), ("task_type", task_type)) if value}
-        )
-        found = self.mem0.search(query, filters=filters, top_k=pool, threshold=0.0).get("results", [])
-        return [item["id"] for item in found]
-
-    def prepare_embeddings(self, items: list[tuple[str, RecordContext]]) -> None:
-        """Embed what ``record`` will store for these (text, context) pairs, in one batch (imports)."""
+    def prepare_embeddings(self, items: list[tuple[RecordMessage, RecordContext]]) -> None:
+        """Embed what ``record`` will store for these messages, in one batch (imports)."""
         embedder = self.mem0.embedding_model
         if isinstance(embedder, Mem0EmbedderAdapter):
             embedder.prepare(
-                [contextual_text(chunk, context) for text, context in items for chunk in chunk_text(text)]
+                [
+                    contextual_text(chunk, message["role"], context, message.get("metadata"))
+                    for message, context in items
+                    for chunk in chunk_text(message["content"])
+                ]
             )
 
-    def record_winner(self, session_id: str, turn: int, agent_id: str) -> None:
-        self.index.record_winner(session_id, turn, agent_id)
+    def record_winner(self, session_id: str, turn: int, agent_id: str, attempt: int | None = None) -> None:
+        self.index.record_winner(session_id, turn, agent_id, attempt)
 
     def list_memories(
         self, *, session_id: str | None = None, agent_id: str | None = None
@@ -321,16 +347,36 @@ class PersistentMemory:
         return self.index.all(session_id=session_id, agent_id=agent_id)
 
     def clear(self, *, session_id: str | None = None) -> int:
-        """Delete every memory (or those recorded only in ``session_id``); returns how many."""
+        """Delete every memory (or those recorded only in ``session_id``) from the index and the vector
+        store; returns how many. A clear cut short is finished by the next open."""
         doomed = [
             m.id
             for m in self.index.all(session_id=session_id)
             if session_id is None or {s.session_id for s in m.sources} == {session_id}
         ]
-        for memory_id in doomed:
-            self.mem0.delete(memory_id)
         self.index.delete(doomed)
+        for memory_id in doomed:
+            self._delete_vector(memory_id)
         return len(doomed)
+
+    def _delete_vector(self, memory_id: str) -> None:
+        with contextlib.suppress(Exception):  # already gone (a clear that was cut short)
+            self.mem0.delete(memory_id)
+        self.index.finish(memory_id)
+
+    def _reconcile(self, memory: Any) -> None:
+        """Finish what a process that died left half-done: points of a write the index never got are
+        removed, and a delete goes through."""
+        for token, kind in self.index.pending():
+            if kind == "delete":
+                with contextlib.suppress(Exception):
+                    memory.delete(token)
+            else:
+                written = memory.get_all(filters={"user_id": NAMESPACE, WRITE_TOKEN: token}, top_k=1000)
+                for item in written.get("results", []):
+                    if not self.index.has(item["id"]):
+                        memory.delete(item["id"])
+            self.index.finish(token)
 
     def close(self) -> None:
         self.index.close()

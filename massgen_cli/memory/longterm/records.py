@@ -1,5 +1,5 @@
 """What a recording carries and what a search returns: record context, outcome, hits, and how
-text is prepared for the store (date and turn in what is indexed, long text in chunks)."""
+text is prepared for the store (date, turn and speaker in what is indexed, long text in chunks)."""
 
 from __future__ import annotations
 
@@ -73,9 +73,16 @@ class MemoryHit:
         return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
 
 
-def contextual_text(text: str, context: RecordContext) -> str:
-    """What is embedded and indexed: the words with the date and turn they were recorded in."""
-    return f"[{datetime.now(UTC).date().isoformat()} · turn {context.turn}] {text}"
+def contextual_text(text: str, role: str, context: RecordContext, extra: dict[str, Any] | None = None) -> str:
+    """What is embedded and indexed for a memory: ``<date> · turn <N> · <speaker>: <text>``.
+
+    The date is an imported record's ``timestamp`` (as written there), else the day it is recorded; the
+    speaker an imported ``speaker``, else ``user`` for the user's words and the agent id for an agent's.
+    Users are shown the text alone."""
+    extra = extra or {}
+    date = str(extra.get("timestamp") or datetime.now(UTC).date().isoformat())
+    speaker = str(extra.get("speaker") or ("user" if role == "user" else context.agent_id))
+    return f"{date} · turn {context.turn} · {speaker}: {text}"
 
 
 def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:

@@ -1,18 +1,16 @@
-"""Turn-aware sharing, as pure functions: who may see which long-term memory.
+"""Turn-aware sharing: who may see which long-term memory, as one SQL condition on a memory's sources.
 
-In turn N of a session an agent sees its own memories and those recorded by the winners of turns
-before N; never another agent's records of turn N. A memory recorded several times is visible when
-any of its sources is.
+In turn N of a session an agent sees its own memories and those recorded by the winner of an earlier
+turn in the attempt that won it; never another agent's records of turn N, and never the records of an
+attempt that post-evaluation rejected. A memory recorded several times is visible when any of its
+sources is. The condition runs inside the searches (and picks the source a hit is attributed to), so
+what an agent may not see never takes a place among the candidates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-
-from massgen_cli.memory.longterm.index import IndexedMemory, Source
-
-Winners = Mapping[tuple[str, int], str]
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,16 +23,16 @@ class Viewer:
     all_sessions: bool = False
 
 
-def source_visible(source: Source, viewer: Viewer, winners: Winners) -> bool:
-    if source.session_id != viewer.session_id and not viewer.all_sessions:
-        return False
-    if source.agent_id == viewer.agent_id:
-        return True
-    if source.session_id == viewer.session_id and source.turn >= viewer.turn:
-        return False
-    return winners.get((source.session_id, source.turn)) == source.agent_id
+# On ``sources s`` left-joined with ``winners w`` on the source's session and turn. A winner recorded
+# without an attempt (stores made before attempts were kept) counts for every attempt of its turn.
+_VISIBLE = (
+    "(? OR s.session_id = ?) AND (s.agent_id = ? OR (w.agent_id = s.agent_id"
+    " AND (w.attempt IS NULL OR w.attempt = s.attempt) AND NOT (s.session_id = ? AND s.turn >= ?)))"
+)
+WINNERS_JOIN = "LEFT JOIN winners w ON w.session_id = s.session_id AND w.turn = s.turn"
 
 
-def visible_source(memory: IndexedMemory, viewer: Viewer, winners: Winners) -> Source | None:
-    """The earliest source that makes ``memory`` visible to ``viewer``, or None."""
-    return next((s for s in memory.sources if source_visible(s, viewer, winners)), None)
+def visible_condition(viewer: Viewer) -> tuple[str, list[Any]]:
+    """The SQL condition (on ``s`` and ``w``) for a source ``viewer`` may see, and its parameters."""
+    params = [int(viewer.all_sessions), viewer.session_id, viewer.agent_id, viewer.session_id, viewer.turn]
+    return _VISIBLE, params

@@ -1,0 +1,54 @@
+"""What a search may rank: a scope (a session, an agent, a domain, a task type), turn-aware visibility
+for an agent, and never what has expired. One filter, written once as SQL, restricts every ranking and
+picks the source each hit is attributed to."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from massgen_cli.memory.longterm.visibility import WINNERS_JOIN, Viewer, visible_condition
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """None means any; ``viewer`` adds turn-aware visibility."""
+
+    session_id: str | None = None
+    agent_id: str | None = None
+    domain: str | None = None
+    task_type: str | None = None
+    viewer: Viewer | None = None
+
+    def source_condition(self) -> tuple[str, list[Any]]:
+        """The condition on ``sources s`` (joined with ``winners w``) for a source that counts."""
+        clauses, params = ["s.memory_id = m.id"], []
+        if self.session_id:
+            clauses.append("s.session_id = ?")
+            params.append(self.session_id)
+        if self.agent_id:
+            clauses.append("s.agent_id = ?")
+            params.append(self.agent_id)
+        if self.viewer is not None:
+            condition, extra = visible_condition(self.viewer)
+            clauses.append(f"({condition})")
+            params += extra
+        return " AND ".join(clauses), params
+
+    def memory_condition(self, now: float | None = None) -> tuple[str, list[Any]]:
+        """The condition on ``memories m`` for a memory the search may rank."""
+        clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
+        params: list[Any] = [time.time() if now is None else now]
+        for column, value in (("domain", self.domain), ("task_type", self.task_type)):
+            if value:
+                clauses.append(f"m.{column} = ?")
+                params.append(value)
+        if self.session_id or self.agent_id or self.viewer is not None:
+            condition, extra = self.source_condition()
+            clauses.append(f"EXISTS (SELECT 1 FROM sources s {self.join()} WHERE {condition})")
+            params += extra
+        return " AND ".join(clauses), params
+
+    def join(self) -> str:
+        return WINNERS_JOIN if self.viewer is not None else ""
