@@ -73,6 +73,9 @@ class LocalEmbedder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = min(2, os.cpu_count() or 1)
             options.log_severity_level = 3
+            # Measured on the int8 model: basic graph optimisation loads in 0.19 s (all: 0.27 s) and
+            # embeds a short query in 4 ms (all: 4.6 ms; none: 17 ms).
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
             self._tokenizer = tokenizer
             self._session = onnxruntime.InferenceSession(
                 str(model), options, providers=["CPUExecutionProvider"]

@@ -23,7 +23,8 @@ class SearchFilter:
 
     def source_condition(self) -> tuple[str, list[Any]]:
         """The condition on ``sources s`` (joined with ``winners w``) for a source that counts."""
-        clauses, params = ["s.memory_id = m.id"], []
+        clauses: list[str] = []
+        params: list[Any] = []
         if self.session_id:
             clauses.append("s.session_id = ?")
             params.append(self.session_id)
@@ -34,7 +35,7 @@ class SearchFilter:
             condition, extra = visible_condition(self.viewer)
             clauses.append(f"({condition})")
             params += extra
-        return " AND ".join(clauses), params
+        return " AND ".join(clauses) or "1", params
 
     def memory_condition(self, now: float | None = None) -> tuple[str, list[Any]]:
         """The condition on ``memories m`` for a memory the search may rank."""
@@ -46,7 +47,8 @@ class SearchFilter:
                 params.append(value)
         if self.session_id or self.agent_id or self.viewer is not None:
             condition, extra = self.source_condition()
-            clauses.append(f"EXISTS (SELECT 1 FROM sources s {self.join()} WHERE {condition})")
+            # Evaluated once, from the sources index, rather than once per memory.
+            clauses.append(f"m.id IN (SELECT s.memory_id FROM sources s {self.join()} WHERE {condition})")
             params += extra
         return " AND ".join(clauses), params
 

@@ -25,14 +25,14 @@ class Viewer:
 
 # On ``sources s`` left-joined with ``winners w`` on the source's session and turn. A winner recorded
 # without an attempt (stores made before attempts were kept) counts for every attempt of its turn.
-_VISIBLE = (
-    "(? OR s.session_id = ?) AND (s.agent_id = ? OR (w.agent_id = s.agent_id"
-    " AND (w.attempt IS NULL OR w.attempt = s.attempt) AND NOT (s.session_id = ? AND s.turn >= ?)))"
-)
+_WINNING_SOURCE = "w.agent_id = s.agent_id AND (w.attempt IS NULL OR w.attempt = s.attempt)"
+_IN_SESSION = f"s.session_id = ? AND (s.agent_id = ? OR ({_WINNING_SOURCE} AND s.turn < ?))"
+_ANY_SESSION = f"(s.agent_id = ? OR ({_WINNING_SOURCE} AND NOT (s.session_id = ? AND s.turn >= ?)))"
 WINNERS_JOIN = "LEFT JOIN winners w ON w.session_id = s.session_id AND w.turn = s.turn"
 
 
 def visible_condition(viewer: Viewer) -> tuple[str, list[Any]]:
     """The SQL condition (on ``s`` and ``w``) for a source ``viewer`` may see, and its parameters."""
-    params = [int(viewer.all_sessions), viewer.session_id, viewer.agent_id, viewer.session_id, viewer.turn]
-    return _VISIBLE, params
+    if viewer.all_sessions:
+        return _ANY_SESSION, [viewer.agent_id, viewer.session_id, viewer.turn]
+    return _IN_SESSION, [viewer.session_id, viewer.agent_id, viewer.turn]

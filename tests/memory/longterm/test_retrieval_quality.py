@@ -56,3 +56,21 @@ def test_lexical_index_follows_deletes(loaded):
     store.index.delete([hit.id])
     assert hit.id not in store.index.lexical(probe.question, 50)
     assert hit.id not in {h.id for h in store.search(probe.question, limit=10, method="hybrid")}
+
+
+def test_recall_is_the_same_alone_and_crowded(tmp_path):
+    conversation = synthetic.build_conversation(people=12, chatter_per_fact=4, seed=5)
+    store = PersistentMemory(PersistentMemoryConfig(enabled=True), tmp_path, domain="qa", task_type="recall")
+    try:
+        synthetic.load_into(store, conversation, "asked")
+        alone = synthetic.recall_at(store, conversation, 5, "hybrid", "asked")
+        for seed in (21, 22):  # the same people and topics, other facts, other sessions
+            synthetic.load_into(store, synthetic.build_conversation(12, 4, seed=seed), f"other_{seed}")
+        crowded = synthetic.recall_at(store, conversation, 5, "hybrid", "asked")
+        unscoped = synthetic.recall_at(store, conversation, 5, "hybrid")
+    finally:
+        store.close()
+        close_clients()
+    assert alone > 0.5, alone
+    assert abs(crowded - alone) <= 0.05, (alone, crowded)
+    assert unscoped < crowded, "the crowd was there to be filtered out"

@@ -1,0 +1,173 @@
+"""Searches rank inside their filters: scope and visibility never lose to a crowd of other memories;
+what is indexed carries the speaker and the date; a write cut short is reconciled on the next open."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.index import Source
+from massgen_cli.memory.longterm.persistent import NAMESPACE, WRITE_TOKEN, PersistentMemory
+from massgen_cli.memory.longterm.records import RecordContext
+from massgen_cli.memory.longterm.stores import close_clients
+from massgen_cli.memory.longterm.visibility import Viewer
+from tests.conftest import run_cli
+
+CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
+
+
+def open_store(state_dir):  # type: ignore[no-untyped-def]
+    return PersistentMemory(
+        PersistentMemoryConfig(enabled=True), state_dir, domain="general", task_type="general"
+    )
+
+
+@pytest.fixture
+def store(tmp_path):  # type: ignore[no-untyped-def]
+    memory = open_store(tmp_path / "state")
+    yield memory
+    memory.close()
+    close_clients()
+
+
+def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def]
+    """``count`` memories of other sessions on the same topic, with their real vectors."""
+    texts = [f"{topic} note number {n}: the harbour ferry timetable changed again" for n in range(count)]
+    vectors = store._vectors(texts)
+    fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
+    for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+        store.index.add(
+            f"crowd-{n}",
+            f"general:general:crowd{n}",
+            text,
+            fields,
+            Source("u", f"other{n % 7}", n, 1),
+            vector,
+        )
+
+
+def test_an_own_session_record_is_found_among_a_crowd_by_the_cli(store):
+    store.record(
+        [{"role": "user", "content": "The harbour ferry timetable moved the first boat to 6:40."}],
+        RecordContext("user", "mine", 1),
+    )
+    crowd(store, CROWD, "Ferry")
+    unscoped = store.search("harbour ferry timetable first boat", limit=5)
+    assert all(hit.source.session_id != "mine" for hit in unscoped), "the crowd outranks it without a filter"
+    store.close()
+    close_clients()
+    result = run_cli(
+        "memory",
+        "search",
+        "harbour ferry timetable first boat",
+        "--session",
+        "mine",
+        "--json",
+        "--state-dir",
+        str(store.state_dir),
+    )
+    assert result.returncode == 0, result.stderr
+    [line] = result.stdout.splitlines()
+    found = json.loads(line)
+    assert found["text"] == "The harbour ferry timetable moved the first boat to 6:40."
+    assert found["metadata"]["session_id"] == "mine"
+
+
+def test_turn_aware_visibility_holds_in_a_crowd(store):
+    store.record(
+        [{"role": "assistant", "content": "Winner: the ferry leaves at 6:40."}], RecordContext("a", "s", 1)
+    )
+    store.record_winner("s", 1, "a", attempt=1)
+    crowd(store, CROWD, "Ferry")
+    hits = store.search("when does the ferry leave", limit=3, viewer=Viewer("b", "s", 2))
+    assert [hit.text for hit in hits] == ["Winner: the ferry leaves at 6:40."]
+
+
+def test_a_rejected_attempt_is_not_shown_as_the_winners(store):
+    rejected = "Attempt one said the bridge opens at noon."
+    accepted = "Attempt two said the bridge opens at dawn."
+    store.record([{"role": "assistant", "content": rejected}], RecordContext("a", "s", 1, attempt=1))
+    store.record([{"role": "assistant", "content": accepted}], RecordContext("a", "s", 1, attempt=2))
+    assert {h.text for h in store.search("bridge opens", limit=5, viewer=Viewer("a", "s", 2))} == {
+        rejected,
+        accepted,
+    }, "both are the winner's own records"
+    store.record_winner("s", 1, "a", attempt=2)
+    seen = [hit.text for hit in store.search("bridge opens", limit=5, viewer=Viewer("b", "s", 2))]
+    assert seen == [accepted]
+
+
+def test_speaker_and_date_of_an_import_are_searchable(tmp_path):
+    lines = [
+        {"content": "I went to a support group yesterday.", "speaker": "Caroline", "timestamp": "8 May 2023"},
+        {"content": "I went to a pottery class yesterday.", "speaker": "Melanie", "timestamp": "3 July 2023"},
+        *(
+            {"content": f"I went to a meeting about item {n} yesterday.", "speaker": "Melanie"}
+            for n in range(30)
+        ),
+    ]
+    path = tmp_path / "talk.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    assert run_cli("memory", "import", str(path), "--session", "talk").returncode == 0
+    for query, expected in (
+        ("When did Caroline go?", "I went to a support group yesterday."),
+        ("What did Melanie do in July 2023?", "I went to a pottery class yesterday."),
+    ):
+        result = run_cli("memory", "search", query, "--session", "talk", "--json", "--limit", "1")
+        assert result.returncode == 0, result.stderr
+        top = json.loads(result.stdout.splitlines()[0])
+        assert top["text"] == expected, query
+        assert "speaker" in top["metadata"], "shown: the original text, with the speaker beside it"
+
+
+KILL_BETWEEN_WRITES = """
+import os, sys
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.records import RecordContext
+
+store = PersistentMemory(PersistentMemoryConfig(enabled=True), __import__("pathlib").Path(sys.argv[1]),
+                         domain="general", task_type="general")
+store.record([{"role": "user", "content": "kept before the crash"}], RecordContext("a", "s", 1))
+def die(*args, **kwargs):
+    os._exit(9)  # the vector store has the point; the index never gets it
+store.index.add = die
+store.record([{"role": "user", "content": "lost in the crash"}], RecordContext("a", "s", 2))
+"""
+
+
+def test_a_process_killed_between_the_two_writes_is_reconciled(tmp_path):
+    state = tmp_path / "state"
+    died = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILL_BETWEEN_WRITES), str(state)],
+        capture_output=True,
+        check=False,
+    )
+    assert died.returncode == 9, died.stderr
+    store = open_store(state)
+    try:
+        assert [kind for _, kind in store.index.pending()] == ["write"], "the cut write is journalled"
+        points = store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]  # opens: reconciles
+        assert store.index.pending() == []
+        assert sorted(p["memory"].split(": ", 1)[1] for p in points) == ["kept before the crash"]
+        assert all(WRITE_TOKEN in (p.get("metadata") or {}) for p in points)
+        store.record([{"role": "user", "content": "lost in the crash"}], RecordContext("a", "s", 2))
+        store.record([{"role": "user", "content": "kept before the crash"}], RecordContext("a", "s", 3))
+        assert sorted(m.text for m in store.list_memories()) == ["kept before the crash", "lost in the crash"]
+        assert len(store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]) == 2
+    finally:
+        store.close()
+        close_clients()
+
+
+def test_clear_removes_both_stores(store):
+    store.record([{"role": "user", "content": "to be cleared"}], RecordContext("a", "s", 1))
+    assert len(store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=10)["results"]) == 1
+    assert store.clear() == 1
+    assert store.list_memories() == [] and store.index.pending() == []
+    assert store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=10)["results"] == []
