@@ -142,13 +142,18 @@ class PersistentMemory:
 
     def _record_facts(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=False)
-        result = self.mem0.add(messages, user_id=NAMESPACE, metadata=self._payload(context), infer=True)
-        facts = replace(context, level="semantic")
-        for item in result.get("results", []):
-            if item.get("event", "ADD") != "ADD":
-                continue
-            outcome.facts += 1
-            self._adopt(item["id"], str(item["memory"]), facts, outcome)
+        token = self._begin_write()
+        payload = {**self._payload(context), WRITE_TOKEN: token}
+        try:
+            result = self.mem0.add(messages, user_id=NAMESPACE, metadata=payload, infer=True)
+            facts = replace(context, level="semantic")
+            for item in result.get("results", []):
+                if item.get("event", "ADD") != "ADD":
+                    continue
+                outcome.facts += 1
+                self._adopt(item["id"], str(item["memory"]), facts, outcome)
+        finally:
+            self.index.finish(token)
         return outcome
 
     def _store(
