@@ -27,6 +27,7 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 from synthetic_conversations import build_conversation, fill_index, load_into, recall_at
 
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.stores import close_clients
 
@@ -97,11 +98,15 @@ def latency(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory() as folder:
             store = open_store(folder)
             fill_index(store, size)
-            store.search("warm up", limit=5, session_id="filler_1")
+            store.search("warm up", limit=5, scope=SearchFilter(session_id="filler_1"))
             times = []
             for number in range(args.queries):
                 started = time.perf_counter()
-                store.search(questions[number % len(questions)], limit=5, session_id=f"filler_{number % 10}")
+                store.search(
+                    questions[number % len(questions)],
+                    limit=5,
+                    scope=SearchFilter(session_id=f"filler_{number % 10}"),
+                )
                 times.append((time.perf_counter() - started) * 1000)
             p95 = statistics.quantiles(times, n=20)[18]
             print(f"{size:>9}  {statistics.median(times):>7.1f}  {p95:>7.1f}")

@@ -142,9 +142,11 @@ def recall_at(  # type: ignore[no-untyped-def]
     store, conversation: Conversation, k: int, method: str, session: str | None = None
 ) -> float:
     """Share of probes whose fact is among the top ``k`` results of ``method`` (in ``session``, if set)."""
+    from massgen_cli.memory.longterm.filters import SearchFilter
+
     found = 0
     for probe in conversation.probes:
-        hits = store.search(probe.question, limit=k, method=method, session_id=session)
+        hits = store.search(probe.question, limit=k, method=method, scope=SearchFilter(session_id=session))
         found += any(hit.text == probe.fact for hit in hits)
     return found / len(conversation.probes)
 

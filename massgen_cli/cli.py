@@ -115,8 +115,9 @@ def memory_search(
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli import memory_commands
+    from massgen_cli.memory.longterm.filters import SearchFilter
 
-    scope = memory_commands.SearchScope(session, agent, domain, task_type)
+    scope = SearchFilter(session, agent, domain, task_type)
     _guarded(
         debug, lambda: memory_commands.search(query, config, state_dir, scope, limit=limit, as_json=as_json)
     )

@@ -6,7 +6,6 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.keys import segment
 from massgen_cli.memory.longterm.values import DEFAULT_VALUE
 from massgen_cli.text import one_line
@@ -47,28 +47,11 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
         close_clients()
 
 
-@dataclass(frozen=True)
-class SearchScope:
-    """Which memories a search may return (None: any)."""
-
-    session: str | None = None
-    agent: str | None = None
-    domain: str | None = None
-    task_type: str | None = None
-
-
 def search(
-    query: str, config: str | None, state_dir: Path | None, scope: SearchScope, *, limit: int, as_json: bool
+    query: str, config: str | None, state_dir: Path | None, scope: SearchFilter, *, limit: int, as_json: bool
 ) -> int:
     with open_store(config, state_dir) as store:
-        hits = store.search(
-            query,
-            limit=limit,
-            session_id=scope.session,
-            agent_id=scope.agent,
-            domain=scope.domain,
-            task_type=scope.task_type,
-        )
+        hits = store.search(query, limit=limit, scope=scope)
     for hit in hits:
         record = hit.to_json()
         if as_json:

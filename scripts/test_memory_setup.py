@@ -146,6 +146,7 @@ def test_vector_store(store: Any) -> str:
 
 
 def test_round_trip(store: Any) -> str:
+    from massgen_cli.memory.longterm.filters import SearchFilter
     from massgen_cli.memory.longterm.records import RecordContext
     from massgen_cli.memory.longterm.visibility import Viewer
 
@@ -156,7 +157,9 @@ def test_round_trip(store: Any) -> str:
         store.record(winner, RecordContext("a", session, 1))
         store.record(loser, RecordContext("b", session, 1))
         store.record_winner(session, 1, "a")
-        hits = store.search("Who keeps the lighthouse?", limit=5, viewer=Viewer("c", session, 2))
+        hits = store.search(
+            "Who keeps the lighthouse?", limit=5, scope=SearchFilter(viewer=Viewer("c", session, 2))
+        )
     finally:
         store.clear(session_id=session)
     texts = [hit.text for hit in hits]

@@ -12,6 +12,7 @@ from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.longterm.background import MemoryRecorder
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.retrieval import build_query, memory_message, within_budget
@@ -116,7 +117,7 @@ class MemoryRuntime:
                 self.store.search,
                 query,
                 limit=memory.retrieval.limit,
-                viewer=viewer,
+                scope=SearchFilter(viewer=viewer),
                 value_goal=value_goal(memory),
                 value_weight=learning.weight if learning.enabled else 0.0,
             )

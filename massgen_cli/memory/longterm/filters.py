@@ -5,9 +5,10 @@ picks the source each hit is attributed to."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from massgen_cli.memory.longterm.keys import segment
 from massgen_cli.memory.longterm.visibility import WINNERS_JOIN, Viewer, visible_condition
 
 
@@ -20,6 +21,12 @@ class SearchFilter:
     domain: str | None = None
     task_type: str | None = None
     viewer: Viewer | None = None
+
+    def normalized(self) -> SearchFilter:
+        """Domain and task type written as keys write them."""
+        domain = segment(self.domain) if self.domain else None
+        task_type = segment(self.task_type) if self.task_type else None
+        return replace(self, domain=domain, task_type=task_type)
 
     def source_condition(self) -> tuple[str, list[Any]]:
         """The condition on ``sources s`` (joined with ``winners w``) for a source that counts."""

@@ -191,6 +191,10 @@ class MemoryIndex:
                 present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
                 if column not in present:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            # Keeps the check for memories stored before the index kept vectors instant at any size.
+            self._db.execute(
+                "CREATE INDEX IF NOT EXISTS memories_without_vector ON memories(id) WHERE vector IS NULL"
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -268,10 +272,9 @@ class MemoryIndex:
         return cursor.rowcount > 0
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]:
-        wanted = list(dict.fromkeys(ids))
+        wanted, marks = _placeholders(ids)
         if not wanted:
             return {}
-        marks = ",".join("?" * len(wanted))
         with self._lock:
             rows = self._db.execute(
                 f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", wanted
@@ -299,10 +302,9 @@ class MemoryIndex:
     def delete(self, ids: Iterable[str]) -> None:
         """Forget memories; each id stays journalled (``pending`` kind ``delete``) until its vector is
         gone from the vector store too (``finish``)."""
-        wanted = list(dict.fromkeys(ids))
+        wanted, marks = _placeholders(ids)
         if not wanted:
             return
-        marks = ",".join("?" * len(wanted))
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -359,7 +361,7 @@ class MemoryIndex:
                 row[0]
                 for row in self._db.execute(f"SELECT m.rowid FROM memories m WHERE {condition}", params)
             ]
-        return self.vectors.top(query_vector, allowed, limit)
+            return self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
 
     def _sync_vectors(self) -> None:
         """Bring the in-memory vectors up to date with the file (another process may have written)."""
@@ -382,10 +384,15 @@ class MemoryIndex:
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, indexed text)`` of memories stored before the index kept vectors."""
         with self._lock:
+            ids = [
+                row[0]
+                for row in self._db.execute("SELECT id FROM memories WHERE vector IS NULL LIMIT ?", (limit,))
+            ]
+            if not ids:
+                return []
+            _, marks = _placeholders(ids)
             return self._db.execute(
-                "SELECT m.id, f.body FROM memories m JOIN memories_fts f ON f.id = m.id "
-                "WHERE m.vector IS NULL LIMIT ?",
-                (limit,),
+                f"SELECT id, body FROM memories_fts WHERE id IN ({marks})", ids
             ).fetchall()
 
     def set_vectors(self, vectors: dict[str, Any]) -> None:
@@ -398,16 +405,14 @@ class MemoryIndex:
 
     def attribute(self, ids: Iterable[str], scope: SearchFilter | None = None) -> dict[str, Source]:
         """For each memory, the earliest source that ``scope`` counts (the one a hit is shown as)."""
-        wanted = list(dict.fromkeys(ids))
+        wanted, marks = _placeholders(ids)
         if not wanted:
             return {}
         scope = scope or SearchFilter()
         condition, params = scope.source_condition()
-        marks = ",".join("?" * len(wanted))
         sql = (
-            f"SELECT s.memory_id, s.agent_id, s.session_id, s.turn, s.attempt FROM memories m "
-            f"JOIN sources s ON s.memory_id = m.id {scope.join()} "
-            f"WHERE m.id IN ({marks}) AND {condition} ORDER BY s.rowid"
+            f"SELECT s.memory_id, s.agent_id, s.session_id, s.turn, s.attempt FROM sources s {scope.join()} "
+            f"WHERE s.memory_id IN ({marks}) AND {condition} ORDER BY s.rowid"
         )
         found: dict[str, Source] = {}
         with self._lock:
@@ -417,10 +422,9 @@ class MemoryIndex:
 
     def values(self, ids: Iterable[str], goal: str) -> dict[str, float]:
         """Learned values of ``ids`` for ``goal`` (memories that never learned are left out)."""
-        wanted = list(dict.fromkeys(ids))
+        wanted, marks = _placeholders(ids)
         if not wanted:
             return {}
-        marks = ",".join("?" * len(wanted))
         with self._lock:
             rows = self._db.execute(
                 f"SELECT memory_id, value FROM memory_values WHERE goal = ? AND memory_id IN ({marks})",
@@ -452,6 +456,12 @@ class MemoryIndex:
                 "INSERT OR REPLACE INTO winners (session_id, turn, agent_id, attempt) VALUES (?, ?, ?, ?)",
                 (session_id, turn, agent_id, attempt),
             )
+
+
+def _placeholders(ids: Iterable[str]) -> tuple[list[str], str]:
+    """The distinct ids, and ``?`` marks for an ``IN (...)`` of them."""
+    wanted = list(dict.fromkeys(ids))
+    return wanted, ",".join("?" * len(wanted))
 
 
 def vector_blob(vector: Any) -> bytes | None:

@@ -37,7 +37,6 @@ from massgen_cli.memory.longterm.records import (
 )
 from massgen_cli.memory.longterm.stores import vector_store_config
 from massgen_cli.memory.longterm.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
-from massgen_cli.memory.longterm.visibility import Viewer
 
 NAMESPACE = "massgen"
 WRITE_TOKEN = "massgen_write"
@@ -173,7 +172,7 @@ class PersistentMemory:
                 [{"role": role, "content": indexed}], user_id=NAMESPACE, metadata=payload, infer=False
             )
             memory_id = result["results"][0]["id"]
-            self._index_new(memory_id, key, text, role, context, outcome, extra, vector)
+            self._index_new(memory_id, key, text, role, context, outcome, extra, indexed, vector)
         finally:
             self.index.finish(token)
 
@@ -185,8 +184,10 @@ class PersistentMemory:
             self.mem0.delete(memory_id)
             self._add_source(existing, context, outcome)
             return
-        vector = self._vector(contextual_text(text, "assistant", context))
-        self._index_new(memory_id, key, text, "assistant", context, outcome, None, vector)
+        indexed = contextual_text(text, "assistant", context)
+        self._index_new(
+            memory_id, key, text, "assistant", context, outcome, None, indexed, self._vector(indexed)
+        )
 
     def _index_new(
         self,
@@ -197,6 +198,7 @@ class PersistentMemory:
         context: RecordContext,
         outcome: RecordOutcome,
         extra: dict[str, Any] | None,
+        indexed: str,
         vector: list[float],
     ) -> None:
         fields = {
@@ -204,7 +206,7 @@ class PersistentMemory:
             "task_type": self.task_type,
             "role": role,
             "extra": extra or {},
-            "indexed": contextual_text(text, role, context, extra),
+            "indexed": indexed,
             "expires_at": expires_at(context.level, self.lifecycle),
         }
         try:
@@ -258,28 +260,18 @@ class PersistentMemory:
         query: str,
         *,
         limit: int,
-        viewer: Viewer | None = None,
-        session_id: str | None = None,
-        agent_id: str | None = None,
-        domain: str | None = None,
-        task_type: str | None = None,
+        scope: SearchFilter | None = None,
         method: str = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
     ) -> list[MemoryHit]:
         """The memories that best match ``query``: similarity over the stored vectors fused with BM25
-        (``method`` picks ``dense`` or ``lexical`` alone). ``session_id``, ``agent_id``, ``domain`` and
-        ``task_type`` scope the search and a ``viewer`` sees only what it may (turn-aware); both act
-        inside each ranking, so what is out of scope never takes a candidate's place."""
+        (``method`` picks ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a
+        task type, a turn-aware viewer) acts inside each ranking, so what is out of scope never takes
+        a candidate's place."""
         if limit <= 0 or self.index.count() == 0:
             return []
-        scope = SearchFilter(
-            session_id,
-            agent_id,
-            segment(domain) if domain else None,
-            segment(task_type) if task_type else None,
-            viewer,
-        )
+        scope = (scope or SearchFilter()).normalized()
         pool = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
         rankings = []
         if method in ("hybrid", "dense"):
@@ -359,15 +351,16 @@ class PersistentMemory:
             for m in self.index.all(session_id=session_id)
             if session_id is None or {s.session_id for s in m.sources} == {session_id}
         ]
-        self.index.delete(doomed)
-        for memory_id in doomed:
-            self._delete_vector(memory_id)
+        self.forget(doomed)
         return len(doomed)
 
-    def _delete_vector(self, memory_id: str) -> None:
-        with contextlib.suppress(Exception):  # already gone (a clear that was cut short)
-            self.mem0.delete(memory_id)
-        self.index.finish(memory_id)
+    def forget(self, memory_ids: list[str]) -> None:
+        """Delete memories from the index (searches stop finding them at once), then their vectors."""
+        self.index.delete(memory_ids)
+        for memory_id in memory_ids:
+            with contextlib.suppress(Exception):  # already gone (a delete that was cut short)
+                self.mem0.delete(memory_id)
+            self.index.finish(memory_id)
 
     def _reconcile(self, memory: Any) -> None:
         """Finish what a process that died left half-done: points of a write the index never got are

@@ -9,60 +9,59 @@ from typing import Any
 
 
 class VectorMatrix:
-    """Rows in rowid order; ``extend`` appends what the index added, ``reset`` starts over (after a
-    delete or a change of vectors, which the index marks with a new generation)."""
+    """Unit vectors in rowid order; ``extend`` appends what the index added, ``reset`` starts over
+    (after a delete or a change of vectors, which the index marks with a new generation)."""
 
     def __init__(self) -> None:
-        self.generation: str | None = None
-        self.last_rowid = 0
-        self.ids: list[str] = []
-        self._rowids: list[int] = []
-        self._blocks: list[Any] = []
-        self._matrix: Any = None
+        self.reset(None)
 
-    def reset(self, generation: str) -> None:
-        self.__init__()  # type: ignore[misc]
-        self.generation = generation
-
-    def extend(self, rows: Iterable[tuple[int, str, bytes]]) -> None:
+    def reset(self, generation: str | None) -> None:
         import numpy as np
 
-        added = list(rows)
-        if not added:
-            return
-        vectors = np.stack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in added])
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        self._blocks.append(vectors / np.clip(norms, 1e-12, None))
-        self._matrix = None
-        self._rowids += [rowid for rowid, _, _ in added]
-        self.ids += [memory_id for _, memory_id, _ in added]
-        self.last_rowid = self._rowids[-1]
+        self.generation: str | None = generation
+        self.ids: list[str] = []
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.matrix: Any = None
+        self._pending: list[tuple[int, str, bytes]] = []
+
+    @property
+    def last_rowid(self) -> int:
+        if self._pending:
+            return self._pending[-1][0]
+        return int(self.rowids[-1]) if len(self.rowids) else 0
+
+    def extend(self, rows: Iterable[tuple[int, str, bytes]]) -> None:
+        """Rows ``(rowid, id, float32 bytes)`` with rowids above ``last_rowid``; stacked at the next query."""
+        self._pending += rows
 
     def top(self, query: Sequence[float], allowed_rowids: Sequence[int], limit: int) -> list[str]:
         """Ids of the ``limit`` allowed rows most like ``query`` (cosine), best first."""
         import numpy as np
 
+        self._stack_pending()
         if not self.ids or not allowed_rowids or limit <= 0:
             return []
-        if self._matrix is None:
-            self._matrix = np.concatenate(self._blocks) if len(self._blocks) > 1 else self._blocks[0]
-            self._blocks = [self._matrix]
-        rowids = np.asarray(self._rowids, dtype=np.int64)
-        wanted = np.asarray(sorted(allowed_rowids), dtype=np.int64)
-        positions = np.searchsorted(rowids, wanted)
-        positions = positions[
-            (positions < len(rowids)) & (rowids[np.minimum(positions, len(rowids) - 1)] == wanted)
-        ]
+        wanted = np.asarray(allowed_rowids, dtype=np.int64)
+        positions = np.searchsorted(self.rowids, wanted)
+        inside = positions < len(self.rowids)
+        positions = positions[inside][self.rowids[positions[inside]] == wanted[inside]]
         if positions.size == 0:
             return []
         vector = np.asarray(query, dtype=np.float32)
-        scores = self._matrix[positions] @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
-        best = np.argsort(-scores, kind="stable")[:limit] if len(scores) <= limit else _top(scores, limit)
+        scores = self.matrix[positions] @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
+        count = min(limit, scores.size)
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best], kind="stable")]
         return [self.ids[positions[i]] for i in best]
 
+    def _stack_pending(self) -> None:
+        import numpy as np
 
-def _top(scores: Any, limit: int) -> Any:
-    import numpy as np
-
-    part = np.argpartition(-scores, limit)[:limit]
-    return part[np.argsort(-scores[part], kind="stable")]
+        if not self._pending:
+            return
+        added = np.stack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in self._pending])
+        added /= np.clip(np.linalg.norm(added, axis=1, keepdims=True), 1e-12, None)
+        self.matrix = added if self.matrix is None else np.concatenate([self.matrix, added])
+        self.rowids = np.concatenate([self.rowids, [rowid for rowid, _, _ in self._pending]])
+        self.ids += [memory_id for _, memory_id, _ in self._pending]
+        self._pending = []

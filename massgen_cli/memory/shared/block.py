@@ -22,6 +22,7 @@ from massgen_cli.config.schema import SharedMemoryConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory, StoredMessage
 from massgen_cli.memory.longterm.background import MemoryRecorder
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieval import attribution_line
@@ -126,7 +127,10 @@ class SharedMemory:
         if self.persistent is not None:
             viewer = Viewer(agent_id, self.session_id, turn)
             hits = await asyncio.to_thread(
-                self.persistent.search, question, limit=self.settings.window, viewer=viewer
+                self.persistent.search,
+                question,
+                limit=self.settings.window,
+                scope=SearchFilter(viewer=viewer),
             )
             sections.append((PERSISTENT_HEADER, [attribution_line(hit) for hit in hits]))
         if self.entries is not None:

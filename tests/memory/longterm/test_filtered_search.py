@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.index import Source
 from massgen_cli.memory.longterm.persistent import NAMESPACE, WRITE_TOKEN, PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
@@ -84,7 +85,7 @@ def test_turn_aware_visibility_holds_in_a_crowd(store):
     )
     store.record_winner("s", 1, "a", attempt=1)
     crowd(store, CROWD, "Ferry")
-    hits = store.search("when does the ferry leave", limit=3, viewer=Viewer("b", "s", 2))
+    hits = store.search("when does the ferry leave", limit=3, scope=SearchFilter(viewer=Viewer("b", "s", 2)))
     assert [hit.text for hit in hits] == ["Winner: the ferry leaves at 6:40."]
 
 
@@ -93,12 +94,17 @@ def test_a_rejected_attempt_is_not_shown_as_the_winners(store):
     accepted = "Attempt two said the bridge opens at dawn."
     store.record([{"role": "assistant", "content": rejected}], RecordContext("a", "s", 1, attempt=1))
     store.record([{"role": "assistant", "content": accepted}], RecordContext("a", "s", 1, attempt=2))
-    assert {h.text for h in store.search("bridge opens", limit=5, viewer=Viewer("a", "s", 2))} == {
+    assert {
+        h.text for h in store.search("bridge opens", limit=5, scope=SearchFilter(viewer=Viewer("a", "s", 2)))
+    } == {
         rejected,
         accepted,
     }, "both are the winner's own records"
     store.record_winner("s", 1, "a", attempt=2)
-    seen = [hit.text for hit in store.search("bridge opens", limit=5, viewer=Viewer("b", "s", 2))]
+    seen = [
+        hit.text
+        for hit in store.search("bridge opens", limit=5, scope=SearchFilter(viewer=Viewer("b", "s", 2)))
+    ]
     assert seen == [accepted]
 
 
@@ -171,3 +177,14 @@ def test_clear_removes_both_stores(store):
     assert store.clear() == 1
     assert store.list_memories() == [] and store.index.pending() == []
     assert store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=10)["results"] == []
+
+
+def test_a_store_made_before_the_index_kept_vectors_gets_them_at_the_first_search(store):
+    store.record(
+        [{"role": "user", "content": "The lighthouse keeper is Morwenna."}], RecordContext("a", "s", 1)
+    )
+    store.index._db.execute("UPDATE memories SET vector = NULL")  # as an older version left the file
+    assert len(store.index.without_vectors(10)) == 1
+    [hit] = store.search("who looks after the lighthouse", limit=1, method="dense")
+    assert hit.text == "The lighthouse keeper is Morwenna."
+    assert store.index.without_vectors(10) == []

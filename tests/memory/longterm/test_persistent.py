@@ -11,6 +11,7 @@ import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.stores import _open_local, close_clients
@@ -56,16 +57,24 @@ def test_turn_aware_visibility(store):
     )
     store.record_winner("s", 1, "a")
     seen = {
-        hit.text for hit in store.search("when does the bridge open", limit=10, viewer=Viewer("c", "s", 2))
+        hit.text
+        for hit in store.search(
+            "when does the bridge open", limit=10, scope=SearchFilter(viewer=Viewer("c", "s", 2))
+        )
     }
     assert seen == {"Winner fact: the bridge opens at noon."}
     own = {
-        hit.text for hit in store.search("when does the bridge open", limit=10, viewer=Viewer("b", "s", 2))
+        hit.text
+        for hit in store.search(
+            "when does the bridge open", limit=10, scope=SearchFilter(viewer=Viewer("b", "s", 2))
+        )
     }
     assert "Loser fact: the bridge is closed forever." in own
-    other_session = store.search("bridge", limit=10, viewer=Viewer("c", "t", 5))
+    other_session = store.search("bridge", limit=10, scope=SearchFilter(viewer=Viewer("c", "t", 5)))
     assert other_session == []
-    everywhere = store.search("bridge", limit=10, viewer=Viewer("c", "t", 5, all_sessions=True))
+    everywhere = store.search(
+        "bridge", limit=10, scope=SearchFilter(viewer=Viewer("c", "t", 5, all_sessions=True))
+    )
     assert {hit.text for hit in everywhere} == {"Winner fact: the bridge opens at noon."}
 
 
@@ -73,10 +82,12 @@ def test_a_later_source_never_makes_a_current_turn_record_visible(store):
     store.record_winner("s", 1, "a")
     store.record([{"role": "user", "content": "shared words"}], RecordContext("b", "s", 2))
     store.record([{"role": "user", "content": "shared words"}], RecordContext("a", "s", 2))
-    assert store.search("shared words", limit=5, viewer=Viewer("c", "s", 2)) == []
-    assert store.search("shared words", limit=5, viewer=Viewer("c", "s", 3)) == [], "turn 2 has no winner yet"
+    assert store.search("shared words", limit=5, scope=SearchFilter(viewer=Viewer("c", "s", 2))) == []
+    assert store.search("shared words", limit=5, scope=SearchFilter(viewer=Viewer("c", "s", 3))) == [], (
+        "turn 2 has no winner yet"
+    )
     store.record_winner("s", 2, "a")
-    [hit] = store.search("shared words", limit=5, viewer=Viewer("c", "s", 3))
+    [hit] = store.search("shared words", limit=5, scope=SearchFilter(viewer=Viewer("c", "s", 3)))
     assert (hit.source.agent_id, hit.source.turn) == ("a", 2)
 
 

@@ -16,6 +16,7 @@ from psycopg import sql
 
 from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.stores import pgvector_config
@@ -116,14 +117,20 @@ def test_records_are_rows_and_retrieval_is_turn_aware(store, pgvector_url, colle
     [nearest] = store.search("when does the bridge open at noon", limit=1, method="dense")
     assert nearest.text == "Winner fact: the bridge opens at noon."
     seen = {
-        hit.text for hit in store.search("when does the bridge open", limit=10, viewer=Viewer("c", "s", 2))
+        hit.text
+        for hit in store.search(
+            "when does the bridge open", limit=10, scope=SearchFilter(viewer=Viewer("c", "s", 2))
+        )
     }
     assert seen == {"Winner fact: the bridge opens at noon.", "The  secret code is 7781."}, "via a's turn 1"
     own = {
-        hit.text for hit in store.search("when does the bridge open", limit=10, viewer=Viewer("b", "s", 2))
+        hit.text
+        for hit in store.search(
+            "when does the bridge open", limit=10, scope=SearchFilter(viewer=Viewer("b", "s", 2))
+        )
     }
     assert "Loser fact: the bridge is closed forever." in own
-    assert store.search("bridge", limit=10, viewer=Viewer("c", "t", 5)) == []
+    assert store.search("bridge", limit=10, scope=SearchFilter(viewer=Viewer("c", "t", 5))) == []
 
     assert store.clear() == 4
     assert stored_ids(pgvector_url, collection) == set()
@@ -187,16 +194,17 @@ def test_four_processes_writing_at_once_lose_nothing(tmp_path, pgvector_url, col
         store.record_winner("s", 1, "w1")
         store.record_winner("s", 2, "w2")
         viewer = Viewer("w0", "s", 3)
+        seen = SearchFilter(viewer=viewer)
         for query in ("falcon harbour hours", "otter ridge", "launch window", "w3 log 5", "w1 log 10"):
-            for hit in store.search(query, limit=40, viewer=viewer):
+            for hit in store.search(query, limit=40, scope=seen):
                 source = hit.source
                 assert source.agent_id == "w0" or source.turn < viewer.turn, (query, hit.text, source)
-        found = {h.text for h in store.search("w1 log 0 reached after 2 hours", limit=40, viewer=viewer)}
+        found = {h.text for h in store.search("w1 log 0 reached after 2 hours", limit=40, scope=seen)}
         assert writer_records("w1")[2][0] in found, "turn 1's winner is visible"
         assert writer_records("w0")[6][0] in {
-            h.text for h in store.search("w0 log 4 reached after 6 hours", limit=40, viewer=viewer)
+            h.text for h in store.search("w0 log 4 reached after 6 hours", limit=40, scope=seen)
         }, "a viewer's own turn-5 record is visible"
-        loser = {h.text for h in store.search("w3 log 0 reached after 2 hours", limit=40, viewer=viewer)}
+        loser = {h.text for h in store.search("w3 log 0 reached after 2 hours", limit=40, scope=seen)}
         assert writer_records("w3")[2][0] not in loser, "turn 1's loser stays hidden"
     finally:
         store.close()

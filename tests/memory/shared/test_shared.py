@@ -14,6 +14,7 @@ from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.orchestrator import Orchestrator
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.memory.context.conversation import ConversationMemory
+from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.stores import close_clients
@@ -187,7 +188,7 @@ def test_expired_entries_and_records_are_never_returned(tmp_path):
             [{"role": "user", "content": "a fleeting thought about kites"}], RecordContext("a", "s", 1)
         )
         assert store.search("kites", limit=5) == []
-        assert store.search("kites", limit=5, viewer=Viewer("a", "s", 2)) == []
+        assert store.search("kites", limit=5, scope=SearchFilter(viewer=Viewer("a", "s", 2))) == []
         store.record(
             [{"role": "user", "content": "kites are imported knowledge"}],
             RecordContext("a", "s", 1, level="semantic"),
