@@ -339,21 +339,25 @@ class MemoryIndex:
                 self._db.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
             )
 
-    def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[str]:
-        """Ids of the memories ``scope`` allows that best match ``query``'s words, by FTS5's BM25."""
+    def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
+        """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s words, best
+        first (FTS5's ``bm25`` is negated so that higher is better)."""
         terms = fts_query(query)
         if not terms:
             return []
         condition, params = (scope or SearchFilter()).memory_condition()
         sql = (
-            "SELECT f.id FROM memories_fts f JOIN memories m ON m.id = f.id "
+            "SELECT f.id, -bm25(memories_fts) FROM memories_fts f JOIN memories m ON m.id = f.id "
             f"WHERE memories_fts MATCH ? AND {condition} ORDER BY bm25(memories_fts) LIMIT ?"
         )
         with self._lock:
-            return [row[0] for row in self._db.execute(sql, [terms, *params, limit])]
+            return [(row[0], row[1]) for row in self._db.execute(sql, [terms, *params, limit])]
 
-    def dense(self, query_vector: Any, limit: int, scope: SearchFilter | None = None) -> list[str]:
-        """Ids of the memories ``scope`` allows whose vectors are most like ``query_vector``, best first."""
+    def dense(
+        self, query_vector: Any, limit: int, scope: SearchFilter | None = None
+    ) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the memories ``scope`` allows whose vectors are most like ``query_vector``,
+        best first."""
         condition, params = (scope or SearchFilter()).memory_condition()
         with self._lock:
             self._sync_vectors()

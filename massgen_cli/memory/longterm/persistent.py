@@ -26,7 +26,7 @@ from massgen_cli.memory.longterm.index import IndexedMemory, MemoryIndex
 from massgen_cli.memory.longterm.keys import memory_key, segment
 from massgen_cli.memory.longterm.lifecycle import expires_at
 from massgen_cli.memory.longterm.mem0_config import plan_embedder, plan_llm
-from massgen_cli.memory.longterm.ranking import reciprocal_rank_fusion
+from massgen_cli.memory.longterm.ranking import DENSE_WEIGHT, convex_fusion
 from massgen_cli.memory.longterm.records import (
     MemoryHit,
     RecordContext,
@@ -42,6 +42,7 @@ NAMESPACE = "massgen"
 WRITE_TOKEN = "massgen_write"
 CANDIDATES_PER_RESULT = 10
 MIN_CANDIDATES = 100
+DENSE_WEIGHTS = {"hybrid": DENSE_WEIGHT, "dense": 1.0, "lexical": 0.0}
 BACKFILL_BATCH = 256
 
 
@@ -265,21 +266,21 @@ class PersistentMemory:
         value_goal: str | None = None,
         value_weight: float = 0.0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query``: similarity over the stored vectors fused with BM25
-        (``method`` picks ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a
-        task type, a turn-aware viewer) acts inside each ranking, so what is out of scope never takes
-        a candidate's place."""
+        """The memories that best match ``query``: similarity over the stored vectors and BM25, fused by
+        a convex combination of their normalised scores (``method`` picks ``dense`` or ``lexical``
+        alone). ``scope`` (a session, an agent, a domain, a task type, a turn-aware viewer) acts inside
+        each ranking, so what is out of scope never takes a candidate's place."""
         if limit <= 0 or self.index.count() == 0:
             return []
         scope = (scope or SearchFilter()).normalized()
         pool = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
-        rankings = []
+        dense, lexical = [], []
         if method in ("hybrid", "dense"):
             self._index_missing_vectors()
-            rankings.append(self.index.dense(self._vectors([query])[0], pool, scope))
+            dense = self.index.dense(self._vectors([query])[0], pool, scope)
         if method in ("hybrid", "lexical"):
-            rankings.append(self.index.lexical(query, pool, scope))
-        fused = reciprocal_rank_fusion(rankings)
+            lexical = self.index.lexical(query, pool, scope)
+        fused = convex_fusion(dense, lexical, DENSE_WEIGHTS[method])
         if value_goal and value_weight > 0:
             fused = self._with_values(fused, segment(value_goal), value_weight)
         chosen = fused[:limit]

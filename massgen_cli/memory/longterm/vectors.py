@@ -34,8 +34,10 @@ class VectorMatrix:
         """Rows ``(rowid, id, float32 bytes)`` with rowids above ``last_rowid``; stacked at the next query."""
         self._pending += rows
 
-    def top(self, query: Sequence[float], allowed_rowids: Sequence[int], limit: int) -> list[str]:
-        """Ids of the ``limit`` allowed rows most like ``query`` (cosine), best first."""
+    def top(
+        self, query: Sequence[float], allowed_rowids: Sequence[int], limit: int
+    ) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the ``limit`` allowed rows most like ``query``, best first."""
         import numpy as np
 
         self._stack_pending()
@@ -52,7 +54,7 @@ class VectorMatrix:
         count = min(limit, scores.size)
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [self.ids[positions[i]] for i in best]
+        return [(self.ids[positions[i]], float(scores[i])) for i in best]
 
     def _stack_pending(self) -> None:
         import numpy as np

@@ -51,10 +51,10 @@ def test_lexical_index_follows_deletes(loaded):
     store, conversation = loaded
     probe = conversation.probes[0]
     [hit] = store.search(probe.question, limit=1, method="lexical")
-    assert store.index.lexical(probe.question, 50).count(hit.id) == 1
+    assert [i for i, _ in store.index.lexical(probe.question, 50)].count(hit.id) == 1
     store.forget([hit.id])
     assert store.index.pending() == []
-    assert hit.id not in store.index.lexical(probe.question, 50)
+    assert hit.id not in dict(store.index.lexical(probe.question, 50))
     assert hit.id not in {h.id for h in store.search(probe.question, limit=10, method="hybrid")}
 
 
