@@ -89,6 +89,30 @@ class ContextStatus:
 
 
 @dataclass(frozen=True)
+class ToolStarted:
+    """An agent's tool call began; ``arguments`` as the model sent them."""
+
+    agent_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """An agent's tool call ended: ``ok`` is false for a refused, failed or timed-out call; ``summary``
+    is the result's first line; ``chars`` its length."""
+
+    agent_id: str
+    call_id: str
+    name: str
+    ok: bool
+    seconds: float
+    summary: str
+    chars: int
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The answer of a turn, by the agent that presented it."""
 
@@ -107,7 +131,9 @@ class TurnEnded:
     votes: dict[str, int] = field(default_factory=dict)
 
 
-RunEvent = AgentText | AgentStatus | ContextStatus | Notice | FinalAnswer | TurnEnded
+RunEvent = (
+    AgentText | AgentStatus | ContextStatus | Notice | ToolStarted | ToolFinished | FinalAnswer | TurnEnded
+)
 
 
 def event_to_dict(event: StreamEvent | RunEvent) -> dict[str, Any]:

@@ -16,6 +16,7 @@ LAYERS: list[list[str]] = [
     ["config"],
     ["logs", "session", "ui"],
     ["backends"],
+    ["tools"],  # uses the backends' ToolSpec
     ["memory.context", "memory.longterm"],
     ["memory.shared"],
     ["memory.runtime", "memory"],

@@ -11,6 +11,7 @@ from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import suggest
 from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
+from massgen_cli.config.tools import BackendToolSettings, ContextPath
 
 
 class ScriptEntry(Section):
@@ -32,14 +33,12 @@ class ScriptEntry(Section):
     )
 
 
-class BackendConfig(Section):
+class BackendConfig(BackendToolSettings):
     """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
 
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
         {
             # filesystem, workspace, MCP and built-in tools
-            "cwd",
-            "context_paths",
             "context_write_access_enabled",
             "enforce_read_before_delete",
             "exclude_file_operation_mcps",
@@ -48,7 +47,6 @@ class BackendConfig(Section):
             "allowed_tools",
             "disallowed_tools",
             "exclude_tools",
-            "custom_tools",
             "custom_tools_path",
             "auto_discover_custom_tools",
             "exclude_custom_tools",
@@ -67,10 +65,6 @@ class BackendConfig(Section):
             "enable_multimodal_tools",
             "multimodal_config",
             # command-line execution and Docker
-            "enable_mcp_command_line",
-            "command_line_allowed_commands",
-            "command_line_blocked_commands",
-            "command_line_execution_mode",
             "command_line_docker_image",
             "command_line_docker_memory_limit",
             "command_line_docker_cpu_limit",
@@ -277,7 +271,6 @@ class OrchestratorConfig(Section):
         {
             "snapshot_storage",
             "agent_temporary_workspace",
-            "context_paths",
             "session_storage",
             "dspy",
             "voting_sensitivity",
@@ -303,6 +296,18 @@ class OrchestratorConfig(Section):
     )
     step_timeout_seconds: float = Field(
         default=300.0, gt=0, description="Seconds one step may take before it is cancelled."
+    )
+    max_tool_calls_per_step: int = Field(
+        default=30,
+        ge=1,
+        description="Most tool calls in one step; past it the tools are withdrawn and the agent must decide.",
+    )
+    tool_call_timeout_seconds: float = Field(
+        default=120.0, gt=0, description="Seconds one tool call may take; then it is stopped and reported."
+    )
+    context_paths: list[ContextPath] = Field(
+        default_factory=list,
+        description="Folders or files every agent may use through the file tools ({path, permission}).",
     )
     max_reasks: int = Field(
         default=1, ge=0, description="Times an agent is asked again when its reply neither answers nor votes."

@@ -19,6 +19,7 @@ from massgen_cli.memory.context.guard import ContextGuard, backend_summarizer, b
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -33,6 +34,7 @@ class Agent:
     backend: Backend
     guard: ContextGuard | None = None
     summary_backend: Backend | None = None
+    toolbox: Toolbox = field(default_factory=Toolbox)
     usage_input: int = field(default=0)
     usage_output: int = field(default=0)
 
@@ -43,9 +45,13 @@ class Agent:
 
 
 def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None) -> list[Agent]:
-    """Backends and guards for every agent, in registration order (retries are reported via ``emit``)."""
+    """Backends, guards and toolboxes for every agent, in registration order (retries are reported via
+    ``emit``)."""
     agents = []
-    for agent_config in config.agents:
+    toolboxes = [
+        build_toolbox(agent, index, config.orchestrator) for index, agent in enumerate(config.agents)
+    ]
+    for agent_config, toolbox in zip(config.agents, toolboxes, strict=True):
         agent_id = agent_config.id or ""
 
         def on_retry(error: BackendError, attempt: int, delay: float, agent_id: str = agent_id) -> None:
@@ -56,7 +62,7 @@ def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None
         guard = _guard(agent_config, backend, summary_backend, emit)
         if memory is not None and memory.enabled_for(agent_id):
             guard.on_dropped = memory.dropped_listener(agent_id)
-        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend))
+        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, toolbox))
     return agents
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from massgen_cli.backends.base import Completion, Request
 from massgen_cli.config.schema import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript, run_step
+from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.decisions import (
+    NEW_ANSWER,
     SHARE_MEMORY,
     SHARE_TOOL,
     Decision,
@@ -31,6 +32,7 @@ from massgen_cli.coordination.decisions import (
 )
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve_target
+from massgen_cli.coordination.toolloop import json_tool_instructions, run_with_tools
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice
 from massgen_cli.memory.runtime import MemoryRuntime
@@ -255,19 +257,27 @@ class Orchestrator:
                 return StepOutcome(None, version, f"step cap ({self.settings.max_steps_per_agent}) reached")
             self.steps[agent_id] += 1
             write_back = self.context.thread_writer(agent_id, system_prompts=1) if reask == 0 else None
-            completion = await asyncio.wait_for(
-                run_step(
-                    agent, self._request(agent, messages), self.emit, self.scope.log, on_compressed=write_back
+            step = await asyncio.wait_for(
+                run_with_tools(
+                    agent,
+                    self._request(agent, messages),
+                    self.emit,
+                    self.scope.log,
+                    limit=self.settings.max_tool_calls_per_step,
+                    decide_now=prompts.TOOL_LIMIT,
+                    on_compressed=write_back,
                 ),
                 self.settings.step_timeout_seconds,
             )
+            completion = step.completion
             self._share(agent_id, completion)
             decision, problem = self._validate(agent_id, parse_decision(completion))
             if decision is not None:
-                transcript = decision_transcript(completion, _receipt(decision))
+                transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
                 return StepOutcome(decision, version, transcript=transcript, reasoning=completion.reasoning)
             note = problem
-            messages = [*messages, assistant_echo(completion), {"role": "user", "content": problem}]
+            reask_message: Message = {"role": "user", "content": problem}
+            messages = [*messages, *step.exchange, assistant_echo(completion), reask_message]
         return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
 
     def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
@@ -291,8 +301,10 @@ class Orchestrator:
         return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
 
     async def _step_messages(self, agent: Agent) -> list[Message]:
+        uses_json = not agent.backend.capabilities.tool_calls
+        tool_text = json_tool_instructions(agent.toolbox.specs) if uses_json and agent.toolbox else ""
         system = prompts.system_message(
-            agent.config.system_message, uses_json=not agent.backend.capabilities.tool_calls
+            agent.config.system_message, agent.toolbox.instructions(), tool_text, uses_json=uses_json
         )
         task = prompts.task_message(self.question, self.answers, self.order, self.extra)
         return await self.context.messages(agent, self.scope.turn, self.question, system, task)
@@ -320,7 +332,8 @@ class Orchestrator:
         if agent_id not in self.question_recorded:
             self.question_recorded.add(agent_id)
             messages.append({"role": "user", "content": self.question})
-        if isinstance(outcome.decision, NewAnswer):
+        messages += outcome.transcript  # tool exchanges (the recording rules pick what to keep)
+        if isinstance(outcome.decision, NewAnswer) and not _calls(outcome.transcript, NEW_ANSWER):
             messages.append({"role": "assistant", "content": outcome.decision.content})
         self.memory.record(agent_id, messages, reasoning=outcome.reasoning)
 
@@ -330,6 +343,11 @@ class Orchestrator:
             tools = workflow_tools(can_answer, targets) + (SHARE_TOOL,) * (self.shared.entries is not None)
             return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
+
+
+def _calls(messages: list[Message], name: str) -> bool:
+    """Whether an assistant message in ``messages`` calls the tool ``name``."""
+    return any(call["function"]["name"] == name for m in messages for call in m.get("tool_calls") or ())
 
 
 def _receipt(decision: Decision) -> str:

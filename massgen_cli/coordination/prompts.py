@@ -29,15 +29,31 @@ You were chosen to present the final answer. Using the original message, all ans
 below, write the final answer for the user. Give only the answer itself, complete and polished."""
 
 
-def own_system_message(agent_system: str | None) -> Message | None:
-    """The agent's own system prompt alone (one agent, or the presentation), if it has one."""
-    return {"role": "system", "content": agent_system} if agent_system else None
+TOOL_LIMIT = (
+    "You have made {limit} tool calls in this step, the most allowed; the tools are withdrawn. Decide now: "
+    "`new_answer` with your complete answer, or `vote` for the best existing answer."
+)
+
+ANSWER_NOW = "You have made {limit} tool calls, the most allowed; the tools are withdrawn. Answer now."
+
+SINGLE_JSON_INSTRUCTIONS = (
+    'Reply with one JSON object only. To answer, set "action" to "answer" and put your complete answer '
+    'in "content".'
+)
 
 
-def system_message(agent_system: str | None, *, uses_json: bool) -> Message:
+def own_system_message(agent_system: str | None, *extra: str) -> Message | None:
+    """The agent's own system prompt (one agent, or the presentation) and ``extra`` parts, if any."""
+    parts = [part for part in (agent_system, *extra) if part]
+    return {"role": "system", "content": "\n\n".join(parts)} if parts else None
+
+
+def system_message(agent_system: str | None, *extra: str, uses_json: bool) -> Message:
+    """The coordination system prompt: the agent's own, the instructions, ``extra`` parts (tools)."""
     parts = [part for part in (agent_system, COORDINATION_INSTRUCTIONS) if part]
     if uses_json:
         parts.append(JSON_INSTRUCTIONS)
+    parts += [part for part in extra if part]
     return {"role": "system", "content": "\n\n".join(parts)}
 
 

@@ -16,6 +16,12 @@ from massgen_cli.coordination.agents import Agent, run_step
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
+from massgen_cli.coordination.toolloop import (
+    SINGLE_ANSWER_SCHEMA,
+    json_answer,
+    json_tool_instructions,
+    run_with_tools,
+)
 from massgen_cli.errors import BackendError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
@@ -190,16 +196,30 @@ class TurnRunner:
         return self.shared.attempt_memory(self.session, self.emit, recorder, dump_dir)
 
     async def _single_agent(self, question: str, context: StepContext) -> AttemptResult:
-        """One agent needs no voting: its first answer is final, streamed as it comes."""
+        """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""
         agent, started = self.agents[0], time.monotonic()
-        system = prompts.own_system_message(agent.config.system_message)
+        json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
+        extra = (
+            [prompts.SINGLE_JSON_INSTRUCTIONS, json_tool_instructions(agent.toolbox.specs)]
+            if json_tools
+            else []
+        )
+        system = prompts.own_system_message(agent.config.system_message, agent.toolbox.instructions(), *extra)
         task: Message = {"role": "user", "content": question}
-        request = Request(await context.messages(agent, self.turn, question, system, task))
+        messages = await context.messages(agent, self.turn, question, system, task)
+        request = Request(messages, response_schema=SINGLE_ANSWER_SCHEMA if json_tools else None)
         write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
         try:
-            completion = await asyncio.wait_for(
-                run_step(
-                    agent, request, self.emit, self.log, text_kind="presentation", on_compressed=write_back
+            step = await asyncio.wait_for(
+                run_with_tools(
+                    agent,
+                    request,
+                    self.emit,
+                    self.log,
+                    limit=self.config.orchestrator.max_tool_calls_per_step,
+                    decide_now=prompts.ANSWER_NOW,
+                    text_kind="content" if agent.toolbox else "presentation",
+                    on_compressed=write_back,
                 ),
                 self._single_call_timeout(),
             )
@@ -208,10 +228,16 @@ class TurnRunner:
         except TimeoutError:
             return AttemptResult({}, [], None, f"{agent.id} timed out after {self._single_call_timeout():g}s")
         if self.memory is not None:
-            self.memory.record(agent.id, [task], reasoning=completion.reasoning)
-        answers = {agent.id: completion.text.strip()} if completion.text.strip() else {}
+            self.memory.record(agent.id, [task, *step.exchange], reasoning=step.completion.reasoning)
+        text = json_answer(step.completion.text) if json_tools else step.completion.text.strip()
+        if agent.toolbox and text:  # text before tool calls was no answer: it was not streamed as one
+            self.emit(FinalAnswer(agent.id, text))
+        answers = {agent.id: text} if text else {}
         reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
-        return AttemptResult(answers, [], agent.id if answers else None, reason, self._since(started))
+        transcripts = {agent.id: step.exchange}
+        return AttemptResult(
+            answers, [], agent.id if answers else None, reason, self._since(started), transcripts
+        )
 
     async def _final_answer(self, question: str, result: AttemptResult, context: StepContext) -> str | None:
         if result.winner is None:

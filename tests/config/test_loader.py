@@ -271,7 +271,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
           - id: researcher
             backend:
               model: gpt-4o
-              cwd: workspace1
+              enable_web_search: true
               mcp_servers: [{name: weather, type: stdio, command: npx}]
         orchestrator:
           snapshot_storage: snapshots
@@ -281,7 +281,8 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
     )
     loaded = load_config(config)
     assert loaded.warnings == [
-        "agents[0].backend.cwd: MassGen key 'cwd' is not implemented yet and is ignored",
+        "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is not implemented yet and is "
+        "ignored",
         "agents[0].backend.mcp_servers: MassGen key 'mcp_servers' is not implemented yet and is ignored",
         "orchestrator.snapshot_storage: MassGen key 'snapshot_storage' is not implemented yet and is ignored",
         "orchestrator.coordination.enable_planning_mode: "

@@ -1,0 +1,88 @@
+"""Tool settings of a backend, under MassGen's key names: the workspace (``cwd``), extra folders
+(``context_paths``), command execution and custom tools."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from massgen_cli.config.base import Section
+
+
+class ContextPath(Section):
+    """A folder or file an agent may use besides its workspace."""
+
+    path: str = Field(description="The folder or file; relative paths resolve against the current directory.")
+    permission: Literal["read", "write"] = Field(
+        default="read", description="'read': the file tools only read it; 'write': they may change it."
+    )
+
+
+class CustomToolConfig(Section):
+    """Python functions offered as tools (``custom_tool__<name>``), loaded from a file."""
+
+    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"default_params"})
+
+    name: list[str] = Field(description="Tool name, or one name per function.")
+    function: list[str] = Field(description="Function name in the file, or a list of them.")
+    path: str = Field(description="Python file defining the functions; relative to the current directory.")
+    description: list[str] | None = Field(
+        default=None,
+        description="What the tool does (one for all, or one per function); null uses the docstring.",
+    )
+    category: str = Field(default="default", description="A label for grouping tools (shown in logs).")
+    preset_args: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="Arguments always passed (one mapping, or one per function); the model never sees them.",
+    )
+
+    @field_validator("name", "function", "description", "preset_args", mode="before")
+    @classmethod
+    def _as_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str | dict) else value
+
+    def functions(self) -> list[tuple[str, str, str | None, dict[str, Any]]]:
+        """``(tool name, function name, description, preset arguments)`` for each function."""
+        count = len(self.function)
+        names = _per_function(self.name, count, "name")
+        descriptions = _per_function(self.description or [None], count, "description")
+        presets = _per_function(self.preset_args or [{}], count, "preset_args")
+        return list(zip(names, self.function, descriptions, presets, strict=True))
+
+
+def _per_function(values: list[Any], count: int, key: str) -> list[Any]:
+    if len(values) == count:
+        return values
+    if len(values) == 1:
+        return values * count
+    raise ValueError(f"'{key}' has {len(values)} items for {count} functions; give one, or one per function")
+
+
+class BackendToolSettings(Section):
+    """The tool keys of ``backend:`` (MassGen's names)."""
+
+    cwd: str | None = Field(
+        default=None,
+        description="The agent's own workspace folder, created if missing (relative to the current "
+        "directory); it gives the agent the file tools.",
+    )
+    context_paths: list[ContextPath] = Field(
+        default_factory=list,
+        description="Extra folders or files of this agent, added to orchestrator.context_paths.",
+    )
+    enable_mcp_command_line: bool = Field(
+        default=False, description="Offer execute_command: shell commands run in the agent's workspace."
+    )
+    command_line_execution_mode: Literal["local", "docker"] = Field(
+        default="local", description="'local' runs commands here; 'docker' needs a Docker daemon."
+    )
+    command_line_allowed_commands: list[str] | None = Field(
+        default=None, description="Regular expressions; when set, a command must match one (from its start)."
+    )
+    command_line_blocked_commands: list[str] | None = Field(
+        default=None, description="Regular expressions; a command matching one (from its start) is refused."
+    )
+    custom_tools: list[CustomToolConfig] = Field(
+        default_factory=list, description="Python functions offered as tools."
+    )

@@ -1,0 +1,181 @@
+"""The tool loop inside a step: while the model calls its toolbox's tools, run them (the calls of one
+reply concurrently), append the calls and results, and ask again, until a reply calls none of them.
+
+Bounded by ``limit`` calls per step: past it the tools are withdrawn and the model is told to decide.
+Backends without tool calls get the tools as a ``call_tool`` action of their JSON schema. A cancelled
+step cancels its running tools (a command's process group is killed)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from massgen_cli.backends.base import Completion, Request, ToolSpec
+from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step
+from massgen_cli.coordination.decisions import find_json_object
+from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
+from massgen_cli.logs import AttemptLog
+from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.text import one_line
+from massgen_cli.tools.toolbox import ToolResult
+
+CALL_TOOL = "call_tool"
+SUMMARY_CHARS = 160
+SINGLE_ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"action": {"type": "string", "enum": ["answer"]}, "content": {"type": "string"}},
+    "required": ["action"],
+}
+"""What a lone agent without tool calls replies when it has tools: an answer, or (added) a tool call."""
+
+
+@dataclass
+class ToolStep:
+    """How a step ended: the reply that called no tool, and the tool exchange before it."""
+
+    completion: Completion
+    exchange: list[Message] = field(default_factory=list)
+    calls: int = 0
+
+
+async def run_with_tools(
+    agent: Agent,
+    request: Request,
+    emit: Emit,
+    log: AttemptLog | None,
+    *,
+    limit: int,
+    decide_now: str,
+    text_kind: str = "content",
+    on_compressed: CompressedListener | None = None,
+) -> ToolStep:
+    """Run one step of ``agent`` with its tools (see the module docstring)."""
+    step = ToolStep(Completion())
+    while True:
+        offered = agent.toolbox.specs if step.calls < limit else ()
+        sent = offer_tools(replace(request, messages=[*request.messages, *step.exchange]), offered, agent)
+        listener = on_compressed if not step.exchange else None
+        step.completion = await run_step(agent, sent, emit, log, text_kind=text_kind, on_compressed=listener)
+        calls = toolbox_calls(step.completion, agent, step.calls)
+        if not calls:
+            return step
+        results = await _run_calls(agent, calls, limit - step.calls, emit)
+        step.exchange += exchange_messages(step.completion, calls, results)
+        step.calls += min(len(calls), limit - step.calls)
+        if _decided_too(step.completion, agent):
+            step.completion = _without_tool_calls(step.completion, agent)
+            return step
+        if step.calls >= limit:
+            step.exchange.append({"role": "user", "content": decide_now.format(limit=limit)})
+
+
+def offer_tools(request: Request, tools: tuple[ToolSpec, ...], agent: Agent) -> Request:
+    """``request`` with ``tools``: as tool definitions, or as a ``call_tool`` action of its JSON schema."""
+    if not tools:
+        return request
+    if agent.backend.capabilities.tool_calls:
+        return replace(request, tools=(*request.tools, *tools))
+    if request.response_schema is None:
+        return request
+    return replace(request, response_schema=with_call_tool(request.response_schema, tools))
+
+
+def with_call_tool(schema: dict[str, Any], tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+    """A decision schema that also accepts ``{"action": "call_tool", "tool": NAME, "arguments": {...}}``."""
+    properties = dict(schema["properties"])
+    properties["action"] = {**properties["action"], "enum": [*properties["action"]["enum"], CALL_TOOL]}
+    properties["tool"] = {"type": "string", "enum": [tool.name for tool in tools]}
+    properties["arguments"] = {"type": "object"}
+    return {**schema, "properties": properties}
+
+
+def json_tool_instructions(tools: tuple[ToolSpec, ...]) -> str:
+    """How a model without tool calls calls a tool, and which tools there are."""
+    lines = [
+        'To use a tool before you decide, reply with "action": "call_tool", "tool": its name and '
+        '"arguments": an object of its arguments; its result comes back and you reply again. Tools:'
+    ]
+    for tool in tools:
+        arguments = ", ".join(tool.parameters.get("properties", {}))
+        lines.append(f"- {tool.name}({arguments}): {tool.description}")
+    return "\n".join(lines)
+
+
+def json_answer(text: str) -> str:
+    """The ``content`` of a JSON ``answer`` reply; a reply that is not JSON is the answer itself."""
+    payload = find_json_object(text)
+    if payload is None:
+        return text.strip()
+    return str(payload.get("content") or "").strip()
+
+
+def toolbox_calls(completion: Completion, agent: Agent, earlier: int) -> list[ToolCall]:
+    """The reply's calls of toolbox tools (from a JSON ``call_tool`` action for backends without tools)."""
+    calls = [call for call in completion.tool_calls if call.name in agent.toolbox]
+    if calls or agent.backend.capabilities.tool_calls or not agent.toolbox:
+        return calls
+    payload = find_json_object(completion.text)
+    if payload is None or payload.get("action") != CALL_TOOL:
+        return []
+    arguments = payload.get("arguments")
+    return [
+        ToolCall(
+            f"json_call_{earlier + 1}",
+            str(payload.get("tool", "")),
+            arguments if isinstance(arguments, dict) else {},
+        )
+    ]
+
+
+async def _run_calls(agent: Agent, calls: list[ToolCall], room: int, emit: Emit) -> list[ToolResult]:
+    refused = ToolResult(
+        "Error: not run: the tool call limit of this step is reached; decide now.", False, 0.0
+    )
+    run = [_run_one(agent, call, emit) for call in calls[: max(room, 0)]]
+    return [*await asyncio.gather(*run), *[refused] * (len(calls) - len(run))]
+
+
+async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
+    emit(ToolStarted(agent.id, call.id, call.name, dict(call.arguments)))
+    result = await agent.toolbox.run(call)
+    first_line = one_line(result.text, SUMMARY_CHARS)
+    emit(
+        ToolFinished(
+            agent.id, call.id, call.name, result.ok, round(result.seconds, 3), first_line, len(result.text)
+        )
+    )
+    return result
+
+
+def exchange_messages(
+    completion: Completion, calls: list[ToolCall], results: list[ToolResult]
+) -> list[Message]:
+    """The assistant message with the tool calls, then one tool message per result, as a thread keeps them."""
+    parts: list[ToolCallPart] = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in calls
+    ]
+    text = (completion.text or None) if completion.tool_calls else None  # a JSON call's text is the call
+    assistant: Message = {"role": "assistant", "content": text, "tool_calls": parts}
+    answers: list[Message] = [
+        {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.text}
+        for call, result in zip(calls, results, strict=True)
+    ]
+    return [assistant, *answers]
+
+
+def _decided_too(completion: Completion, agent: Agent) -> bool:
+    """Whether the reply also called a tool outside the toolbox (a workflow decision)."""
+    return any(call.name not in agent.toolbox for call in completion.tool_calls)
+
+
+def _without_tool_calls(completion: Completion, agent: Agent) -> Completion:
+    """The deciding reply without the toolbox calls (already in the exchange) and their text."""
+    kept = [call for call in completion.tool_calls if call.name not in agent.toolbox]
+    return replace(completion, text="", tool_calls=kept)

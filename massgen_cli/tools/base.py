@@ -1,0 +1,54 @@
+"""What every tool is: a spec the model sees and an async function of its arguments that returns text."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from massgen_cli.backends.base import ToolSpec
+
+RESULT_CHARS = 20_000
+"""The most characters of one tool result the model is sent."""
+
+
+class ToolError(Exception):
+    """A refused or failed tool call; its message goes back to the model as the result."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A callable tool: ``run(arguments)`` returns the result text or raises ``ToolError``."""
+
+    spec: ToolSpec
+    run: Callable[[dict[str, Any]], Awaitable[str]]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def bounded(text: str, limit: int = RESULT_CHARS, hint: str = "") -> str:
+    """``text`` cut to ``limit`` characters, with a note of what was cut (and ``hint``: how to see more)."""
+    if len(text) <= limit:
+        return text
+    note = (
+        f"\n[cut: {len(text) - limit:,} of {len(text):,} characters not shown{'; ' + hint if hint else ''}]"
+    )
+    return text[:limit] + note
+
+
+def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A JSON schema of an object with ``properties``, of which ``required`` must be given."""
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def argument(arguments: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    """``arguments[name]`` checked against ``kind`` (or ``default`` when absent and not required)."""
+    value = arguments.get(name, default)
+    if value is None and default is None:
+        raise ToolError(f"missing argument '{name}'")
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+        wanted = kind.__name__ if isinstance(kind, type) else "a number"
+        raise ToolError(f"argument '{name}' must be {wanted}, not {type(value).__name__}")
+    return value

@@ -1,0 +1,130 @@
+"""Custom tools: Python functions loaded from a file and offered as ``custom_tool__<name>``. The
+arguments' JSON schema comes from the signature and type hints through a pydantic model; the
+description from the docstring (its ``Args:`` lines describe the parameters). Sync functions run in a
+thread, async ones directly. Preset arguments (and ``agent_cwd``, for a function that takes it) are
+passed without the model seeing them, as in MassGen."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from massgen_cli.backends.base import ToolSpec
+from massgen_cli.tools.base import Tool, ToolError
+
+PREFIX = "custom_tool__"
+WORKSPACE_ARGUMENT = "agent_cwd"
+
+
+class CustomToolLoadError(Exception):
+    """A custom tool's file or function could not be loaded; the message says which and why."""
+
+
+def load_function(path: str, function: str) -> Callable[..., Any]:
+    """The function ``function`` defined in the Python file ``path``."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise CustomToolLoadError(f"file {path} does not exist")
+    module_name = "massgen_custom_tools." + re.sub(r"\W", "_", str(file.resolve()))
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, file)
+        if spec is None or spec.loader is None:
+            raise CustomToolLoadError(f"{path} is not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            raise CustomToolLoadError(f"{path} failed to load: {type(error).__name__}: {error}") from None
+        sys.modules[module_name] = module
+    found = getattr(module, function, None)
+    if not callable(found):
+        raise CustomToolLoadError(f"{path} defines no function '{function}'")
+    return found
+
+
+def custom_tool(
+    name: str,
+    function: Callable[..., Any],
+    description: str | None,
+    preset: dict[str, Any],
+    workspace: Path | None,
+) -> Tool:
+    """``function`` as the tool ``custom_tool__<name>``."""
+    hidden = dict(preset)
+    parameters = inspect.signature(function).parameters
+    if workspace is not None and WORKSPACE_ARGUMENT in parameters:
+        hidden.setdefault(WORKSPACE_ARGUMENT, str(workspace))
+    model = arguments_model(name, function, set(hidden))
+
+    async def run(arguments: dict[str, Any]) -> str:
+        try:
+            values = model.model_validate(arguments)
+        except ValidationError as error:
+            raise ToolError(f"invalid arguments: {_validation_text(error)}") from None
+        call_with = {**dict(values), **hidden}
+        if inspect.iscoroutinefunction(function):
+            result = await function(**call_with)
+        else:
+            result = await asyncio.to_thread(function, **call_with)
+        return result_text(result)
+
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    text = description or _summary(inspect.getdoc(function) or "") or f"The function {function.__name__}."
+    return Tool(ToolSpec(PREFIX + name, text, schema), run)
+
+
+def arguments_model(name: str, function: Callable[..., Any], hidden: set[str]) -> type[BaseModel]:
+    """A pydantic model of ``function``'s parameters but ``hidden``, described from its docstring."""
+    hints = get_type_hints(function)
+    described = _parameter_docs(inspect.getdoc(function) or "")
+    fields: dict[str, Any] = {}
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.name in hidden or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        default = ... if parameter.default is parameter.empty else parameter.default
+        field = Field(default, description=described.get(parameter.name))
+        fields[parameter.name] = (hints.get(parameter.name, Any), field)
+    return create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def result_text(result: Any) -> str:
+    """A function's return value as the text the model reads."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, BaseModel):
+        return result.model_dump_json()
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        result = dataclasses.asdict(result)
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def _summary(doc: str) -> str:
+    return doc.split("\n\n", 1)[0].strip()
+
+
+def _parameter_docs(doc: str) -> dict[str, str]:
+    """``name: text`` lines of a Google-style ``Args:`` section."""
+    section = re.search(r"^(?:Args|Arguments|Parameters):\s*\n((?:[ \t]+.*\n?)+)", doc, re.MULTILINE)
+    if section is None:
+        return {}
+    found = re.findall(r"^[ \t]+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$", section.group(1), re.MULTILINE)
+    return dict(found)
+
+
+def _validation_text(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors())

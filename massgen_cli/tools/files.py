@@ -1,0 +1,199 @@
+"""The built-in file tools over an agent's roots: read_file, list_directory, search_files, write_file,
+edit_file. Every path goes through ``Roots.confine``; every result is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.backends.base import ToolSpec
+from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, argument, bounded, schema
+from massgen_cli.tools.paths import Roots
+
+READ_LINES = 400
+LIST_ENTRIES = 500
+SEARCH_MATCHES = 100
+SEARCH_FILE_BYTES = 2_000_000
+MATCH_LINE_CHARS = 300
+SKIPPED_FOLDERS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
+PATH = {"type": "string", "description": "A path; relative paths start at your workspace."}
+
+
+def file_tools(roots: Roots) -> list[Tool]:
+    """The file tools for ``roots``; the writing ones only when some root is writable."""
+    tools = [
+        _tool(
+            "read_file",
+            "Read a text file: numbered lines from line `offset` (1-based), at most `limit` lines.",
+            {
+                "path": PATH,
+                "offset": {"type": "integer", "minimum": 1},
+                "limit": {"type": "integer", "minimum": 1},
+            },
+            ["path"],
+            lambda a: read_file(roots, a),
+        ),
+        _tool(
+            "list_directory",
+            "List a folder: sub-folders end with '/', files show their size in bytes.",
+            {"path": PATH},
+            ["path"],
+            lambda a: list_directory(roots, a),
+        ),
+        _tool(
+            "search_files",
+            "Search file contents with a regular expression (Python syntax) under `path` (default: your "
+            "workspace); returns `path:line: text` for each match.",
+            {"pattern": {"type": "string"}, "path": PATH},
+            ["pattern"],
+            lambda a: search_files(roots, a),
+        ),
+    ]
+    if any(root.writable for root in roots.roots):
+        tools += [
+            _tool(
+                "write_file",
+                "Create or replace a text file (folders are created as needed).",
+                {"path": PATH, "content": {"type": "string"}},
+                ["path", "content"],
+                lambda a: write_file(roots, a),
+            ),
+            _tool(
+                "edit_file",
+                "Replace the one occurrence of `old` in a text file with `new`.",
+                {"path": PATH, "old": {"type": "string"}, "new": {"type": "string"}},
+                ["path", "old", "new"],
+                lambda a: edit_file(roots, a),
+            ),
+        ]
+    return tools
+
+
+def _tool(
+    name: str, description: str, properties: dict[str, Any], required: list[str], body: Callable[[Any], str]
+) -> Tool:
+    async def run(arguments: dict[str, Any]) -> str:
+        return await asyncio.to_thread(body, arguments)
+
+    return Tool(ToolSpec(name, description, schema(properties, required)), run)
+
+
+def read_file(roots: Roots, arguments: dict[str, Any]) -> str:
+    path = roots.confine(argument(arguments, "path", str))
+    offset = argument(arguments, "offset", int, 1)
+    limit = min(argument(arguments, "limit", int, READ_LINES), READ_LINES)
+    lines = _text(path).splitlines()
+    shown = lines[offset - 1 : offset - 1 + limit]
+    body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(shown, start=offset))
+    end = offset - 1 + len(shown)
+    header = f"{roots.shown(path)}: lines {offset}-{end} of {len(lines)}"
+    if end < len(lines):
+        header += f" (more: offset={end + 1})"
+    return bounded(f"{header}\n{body}", RESULT_CHARS, "read a smaller range with offset and limit")
+
+
+def list_directory(roots: Roots, arguments: dict[str, Any]) -> str:
+    path = roots.confine(argument(arguments, "path", str, "."))
+    if not path.is_dir():
+        raise ToolError(f"{roots.shown(path)} is not a folder")
+    entries = sorted(os.scandir(path), key=lambda entry: (not entry.is_dir(), entry.name))
+    lines = [_entry_line(entry) for entry in entries[:LIST_ENTRIES]]
+    if len(entries) > LIST_ENTRIES:
+        lines.append(f"[cut: {len(entries) - LIST_ENTRIES} more entries not shown]")
+    return bounded(f"{roots.shown(path)}: {len(entries)} entries\n" + "\n".join(lines))
+
+
+def _entry_line(entry: os.DirEntry[str]) -> str:
+    if entry.is_dir():
+        return entry.name + "/"
+    try:
+        return f"{entry.name}  {entry.stat().st_size}"
+    except OSError:
+        return f"{entry.name}  ?"
+
+
+def search_files(roots: Roots, arguments: dict[str, Any]) -> str:
+    try:
+        pattern = re.compile(argument(arguments, "pattern", str))
+    except re.error as error:
+        raise ToolError(f"invalid regular expression: {error}") from None
+    top = roots.confine(argument(arguments, "path", str, "."))
+    matches: list[str] = []
+    for file in _files_under(roots, top):
+        for number, line in enumerate(_lines_or_empty(file), start=1):
+            if pattern.search(line):
+                matches.append(f"{roots.shown(file)}:{number}: {line[:MATCH_LINE_CHARS]}")
+                if len(matches) > SEARCH_MATCHES:
+                    break
+        if len(matches) > SEARCH_MATCHES:
+            break
+    if not matches:
+        return f"no match for {pattern.pattern!r} under {roots.shown(top)}"
+    if len(matches) > SEARCH_MATCHES:
+        matches[SEARCH_MATCHES:] = [
+            f"[cut: stopped after {SEARCH_MATCHES} matches; narrow the pattern or path]"
+        ]
+    return bounded("\n".join(matches))
+
+
+def _files_under(roots: Roots, top: Path) -> Iterator[Path]:
+    """Files under ``top`` (or ``top`` itself), sorted, never leaving the roots through a symlink."""
+    if top.is_file():
+        yield top
+        return
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
+        for name in sorted(files):
+            try:
+                yield roots.confine(str(Path(folder, name)))
+            except ToolError:
+                continue
+
+
+def _lines_or_empty(path: Path) -> list[str]:
+    try:
+        if path.stat().st_size > SEARCH_FILE_BYTES:
+            return []
+        return _text(path).splitlines()
+    except ToolError:
+        return []
+
+
+def write_file(roots: Roots, arguments: dict[str, Any]) -> str:
+    path = roots.confine(argument(arguments, "path", str), write=True)
+    content = argument(arguments, "content", str)
+    if path.is_dir():
+        raise ToolError(f"{roots.shown(path)} is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    return f"wrote {len(content.encode())} bytes to {roots.shown(path)}"
+
+
+def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:
+    path = roots.confine(argument(arguments, "path", str), write=True)
+    old, new = argument(arguments, "old", str), argument(arguments, "new", str)
+    text = _text(path)
+    count = text.count(old) if old else 0
+    if count != 1:
+        raise ToolError(f"`old` occurs {count} times in {roots.shown(path)}; it must occur exactly once")
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return f"edited {roots.shown(path)}: replaced {len(old)} characters with {len(new)}"
+
+
+def _text(path: Path) -> str:
+    """A file's text, or a ``ToolError`` for a folder, a missing file or binary content."""
+    if path.is_dir():
+        raise ToolError(f"{path} is a folder; use list_directory")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"{path} does not exist") from None
+    except OSError as error:
+        raise ToolError(f"cannot read {path}: {error.strerror}") from None
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{path} is a binary file ({len(data):,} bytes)")
+    return data.decode("utf-8", errors="replace")

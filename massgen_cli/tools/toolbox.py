@@ -1,0 +1,133 @@
+"""An agent's toolbox: the tools its config gives it, and the one way a call is run (bounded in time;
+a failure becomes the result text)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from massgen_cli.backends.base import ToolSpec
+from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
+from massgen_cli.config.tools import ContextPath
+from massgen_cli.errors import ConfigError
+from massgen_cli.events import ToolCall
+from massgen_cli.tools.base import Tool, ToolError
+from massgen_cli.tools.commands import CommandPolicy, command_tool, require_docker
+from massgen_cli.tools.custom import CustomToolLoadError, custom_tool, load_function
+from massgen_cli.tools.files import file_tools
+from massgen_cli.tools.paths import Root, Roots
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One call's outcome: the text the model reads, whether it worked, and how long it took."""
+
+    text: str
+    ok: bool
+    seconds: float
+
+
+@dataclass
+class Toolbox:
+    """Tools by name, run with a per-call timeout. ``roots`` is where the file tools may go."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    call_timeout_s: float = 120.0
+    roots: Roots | None = None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    def __bool__(self) -> bool:
+        return bool(self.tools)
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(tool.spec for tool in self.tools.values())
+
+    def instructions(self) -> str:
+        """What the system prompt says about the tools: where the agent's files are."""
+        if self.roots is None:
+            return ""
+        return (
+            f"Your workspace is {self.roots.base}; relative paths in tool calls start there. The file "
+            f"tools reach only these places: {self.roots.describe()}."
+        )
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Run one call; an unknown tool, bad arguments, a failure or a timeout come back as text."""
+        started = time.monotonic()
+        tool = self.tools.get(call.name)
+        try:
+            if tool is None:
+                raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
+            async with asyncio.timeout(self.call_timeout_s):
+                text = await tool.run(dict(call.arguments))
+            return ToolResult(text, True, time.monotonic() - started)
+        except TimeoutError:
+            return _failed(f"the call took longer than {self.call_timeout_s:g}s and was stopped", started)
+        except ToolError as error:
+            return _failed(str(error), started)
+        except Exception as error:  # a custom function's own failure is the model's to read
+            return _failed(f"{type(error).__name__}: {error}", started)
+
+
+def _failed(message: str, started: float) -> ToolResult:
+    return ToolResult(f"Error: {message}", False, time.monotonic() - started)
+
+
+def build_toolbox(agent: AgentConfig, index: int, orchestrator: OrchestratorConfig) -> Toolbox:
+    """The tools ``agent`` (the ``index``-th of ``agents:``) is given; a problem is a ``ConfigError``
+    naming the YAML path."""
+    backend, where = agent.backend, f"agents[{index}].backend"
+    roots = agent_roots(backend.cwd, [*orchestrator.context_paths, *backend.context_paths])
+    tools: list[Tool] = file_tools(roots) if roots is not None else []
+    if backend.enable_mcp_command_line:
+        tools.append(_command_tool(agent, roots, where, orchestrator.tool_call_timeout_seconds))
+    tools += _custom_tools(agent, roots, where)
+    return Toolbox({tool.name: tool for tool in tools}, orchestrator.tool_call_timeout_seconds, roots)
+
+
+def agent_roots(cwd: str | None, context_paths: Sequence[ContextPath]) -> Roots | None:
+    """The workspace (created if missing) and the context paths, or None when there are neither."""
+    if cwd is None and not context_paths:
+        return None
+    workspace = Path(cwd).expanduser() if cwd is not None else None
+    if workspace is not None:
+        workspace.mkdir(parents=True, exist_ok=True)
+    roots = [Root.of(workspace, writable=True)] if workspace is not None else []
+    roots += [Root.of(entry.path, entry.permission == "write") for entry in context_paths]
+    base = roots[0].path if workspace is not None else Path.cwd().resolve()
+    return Roots(base, tuple(roots))
+
+
+def _command_tool(agent: AgentConfig, roots: Roots | None, where: str, timeout_s: float) -> Tool:
+    backend = agent.backend
+    if backend.command_line_execution_mode == "docker":
+        try:
+            require_docker()
+        except ToolError as error:
+            raise ConfigError(f"{where}.command_line_execution_mode: {error}") from None
+    workspace = roots.base if roots is not None else Path.cwd().resolve()
+    try:
+        policy = CommandPolicy.of(
+            backend.command_line_allowed_commands, backend.command_line_blocked_commands
+        )
+    except Exception as error:  # re.error: an invalid pattern
+        raise ConfigError(f"{where}: invalid command pattern: {error}") from None
+    return command_tool(workspace, policy, timeout_s)
+
+
+def _custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:
+    workspace = roots.base if roots is not None and agent.backend.cwd is not None else None
+    for number, entry in enumerate(agent.backend.custom_tools):
+        try:
+            functions = entry.functions()
+            for name, function_name, description, preset in functions:
+                function = load_function(entry.path, function_name)
+                yield custom_tool(name, function, description, preset, workspace)
+        except (CustomToolLoadError, ValueError) as error:
+            raise ConfigError(f"{where}.custom_tools[{number}]: {error}") from None
