@@ -48,3 +48,24 @@ def is_system_block(message: Message, *headers: str) -> bool:
     """Whether ``message`` is a system message whose text starts with one of ``headers``."""
     content = message.get("content")
     return message.get("role") == "system" and isinstance(content, str) and content.startswith(headers)
+
+
+def tool_exchanges_as_text(messages: list[Message]) -> list[Message]:
+    """``messages`` for a model without tool calls: an assistant's calls and the tool results written out
+    as plain assistant and user text, in order."""
+    names = {call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or ()}
+    plain: list[Message] = []
+    for message in messages:
+        if message["role"] == "tool":
+            name = names.get(message.get("tool_call_id", ""), message.get("name", "a tool"))
+            plain.append({"role": "user", "content": f"[result of {name}]\n{message.get('content') or ''}"})
+        elif message.get("tool_calls"):
+            calls = [
+                f"[called {c['function']['name']}({c['function']['arguments']})]"
+                for c in message["tool_calls"]
+            ]
+            text = "\n".join([str(message.get("content") or ""), *calls]).strip()
+            plain.append({"role": "assistant", "content": text})
+        else:
+            plain.append(message)
+    return plain

@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, TurnEnded
+from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded
 from massgen_cli.text import one_line
 
 TAIL_CHARS = 600
@@ -63,6 +63,8 @@ class ConsoleView:
             self._status(event)
         elif isinstance(event, Notice):
             self._notice(event)
+        elif isinstance(event, ToolFinished):
+            self._tool(event)
         elif isinstance(event, FinalAnswer):
             self._stop_live()
             self._end_answer_line()
@@ -125,6 +127,18 @@ class ConsoleView:
             detail = f": {one_line(event.detail, DETAIL_CHARS)}" if event.detail else ""
             style = STATUS_STYLE.get(event.status, "white")
             self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {event.status}[/]{escape(detail)}")
+
+    def _tool(self, event: ToolFinished) -> None:
+        """One line per tool call: in the agent's panel, or printed without the live view."""
+        mark = "✓" if event.ok else "✗"
+        line = f"🔧 {event.name} {mark} {event.summary} ({event.seconds:.2f}s)"
+        self.text[event.agent_id] = (self.text[event.agent_id] + "\n" + line + "\n")[-TAIL_CHARS:]
+        self._refresh()
+        if not self.use_live and not self.quiet:
+            style = "dim" if event.ok else "yellow"
+            self.console.print(
+                f"[{style}]{escape(f'[{event.agent_id}]')} {escape(one_line(line, DETAIL_CHARS))}[/]"
+            )
 
     def _notice(self, event: Notice) -> None:
         if (self.quiet and event.level != "error") or (event.level == "debug" and not self.debug):

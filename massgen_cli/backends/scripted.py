@@ -1,8 +1,10 @@
 """The scripted backend: deterministic responses from YAML, for tests and demos.
 
 Each call consumes one entry (the last one repeats), whether it completes, is cancelled or fails.
-A tool call in an entry is sent only when the request offers that tool; otherwise its text (or its
-``content`` argument) comes back as plain text. Every request is kept in ``requests``.
+A tool call in an entry (``tool``, and more in ``calls``) is sent only when the request offers that tool;
+otherwise its text (or its ``content`` argument) comes back as plain text, or, for a request with a JSON
+schema and no tools, as the JSON action (``call_tool`` for a tool that is not a decision). Every request
+is kept in ``requests``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from massgen_cli.backends.base import Capabilities, Request
 from massgen_cli.config.schema import BackendConfig, ScriptEntry
@@ -47,22 +50,32 @@ class ScriptedBackend:
         if entry.reasoning:
             yield ReasoningDelta(entry.reasoning)
         text = entry.text or ""
-        sends_tool = entry.tool is not None and request.offers_tool(entry.tool)
-        if entry.tool is not None and not sends_tool:
-            text = text or str(entry.args.get("content", ""))
-        if entry.tool is not None and request.response_schema is not None and not request.tools:
-            text = json.dumps({"action": entry.tool, **entry.args})
+        calls = [(entry.tool, entry.args)] if entry.tool is not None else []
+        calls += [(call.tool, call.args) for call in entry.calls]
+        sent = [(tool, args) for tool, args in calls if request.offers_tool(tool)]
+        if calls and not sent:
+            text = text or str(calls[0][1].get("content", ""))
+        if calls and request.response_schema is not None and not request.tools:
+            text = json.dumps(_json_action(*calls[0]))
         for chunk in _chunks(text):
             yield TextDelta(chunk)
         await asyncio.sleep(entry.delay)
-        if sends_tool:
-            yield ToolCall(id=f"call_{len(self.requests)}", name=entry.tool or "", arguments=dict(entry.args))
-        output = text + (json.dumps(entry.args) if sends_tool else "")
+        for number, (tool, args) in enumerate(sent):
+            call_id = f"call_{len(self.requests)}" + (f"_{number}" if number else "")
+            yield ToolCall(id=call_id, name=tool, arguments=dict(args))
+        output = text + "".join(json.dumps(args) for _, args in sent)
         yield Usage(count_message_tokens(request.messages, self.model), count_text_tokens(output, self.model))
-        yield Finish("tool_calls" if sends_tool else "stop")
+        yield Finish("tool_calls" if sent else "stop")
 
     async def aclose(self) -> None:
         return None
+
+
+def _json_action(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call as the JSON reply of a model without tool calls: a decision, or a ``call_tool``."""
+    if tool in ("new_answer", "vote", "answer"):
+        return {"action": tool, **args}
+    return {"action": "call_tool", "tool": tool, "arguments": args}
 
 
 def _chunks(text: str) -> list[str]:

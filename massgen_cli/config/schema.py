@@ -14,14 +14,24 @@ from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_bac
 from massgen_cli.config.tools import BackendToolSettings, ContextPath
 
 
+class ScriptedCall(Section):
+    """One more tool call in a scripted reply."""
+
+    tool: str = Field(description="Tool to call, sent only if the request offers it.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+
+
 class ScriptEntry(Section):
-    """One scripted response: text, a tool call, a delay, or an injected fault."""
+    """One scripted response: text, tool calls, a delay, or an injected fault."""
 
     text: str | None = Field(default=None, description="Text streamed as the reply (before any tool call).")
     tool: str | None = Field(
         default=None, description="Tool to call (new_answer, vote…), sent only if the request offers it."
     )
     args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+    calls: list[ScriptedCall] = Field(
+        default_factory=list, description="More tool calls in the same reply, after 'tool' (run together)."
+    )
     delay: float = Field(
         default=0.0, ge=0, description="Seconds to wait after the text, before the tool call or the end."
     )

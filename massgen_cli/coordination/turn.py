@@ -23,7 +23,7 @@ from massgen_cli.coordination.toolloop import (
     run_with_tools,
 )
 from massgen_cli.errors import BackendError
-from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded, Usage
+from massgen_cli.events import FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
@@ -49,6 +49,7 @@ class TurnResult:
     usage: dict[str, dict[str, int]]
     timings_s: dict[str, float]
     memory_errors: list[str] = field(default_factory=list)
+    tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,8 +81,12 @@ class TurnRunner:
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, tuple[int, int]] = {}
+        self.tool_calls: dict[str, Counter[str]] = {}
 
     def emit(self, event: RunEvent) -> None:
+        if isinstance(event, ToolFinished):
+            counts = self.tool_calls.setdefault(event.agent_id, Counter())
+            counts.update({"calls": 1, "failed": int(not event.ok)})
         self.sink(event)
         if self.log is not None:
             self.log.event(event, session_id=self.session.id, turn=self.turn)
@@ -158,6 +163,7 @@ class TurnRunner:
 
     async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
         context = StepContext(self.threads, self.memory, self._shared_memory())
+        self.tool_calls = {agent.id: Counter(calls=0, failed=0) for agent in self.agents if agent.toolbox}
         if len(self.agents) == 1:
             coordination = await self._single_agent(question, context)
         else:
@@ -187,6 +193,7 @@ class TurnRunner:
             },
             timings_s=coordination.timings_s,
             memory_errors=context.shared.take_errors(),
+            tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
         )
 
     def _shared_memory(self) -> SharedMemory:

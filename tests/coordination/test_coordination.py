@@ -282,6 +282,7 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "usage",
         "timings_s",
         "memory_errors",
+        "tool_calls",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
 
