@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,20 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
         env=dict(os.environ),
         check=False,
     )
+
+
+def process_gone(pid: int, within_s: float = 30.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) before ``within_s`` seconds pass."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in "ZX":
+            return True
+        time.sleep(0.02)
+    return False
 
 
 class InProcessRun:

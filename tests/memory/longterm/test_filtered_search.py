@@ -38,7 +38,9 @@ def store(tmp_path):  # type: ignore[no-untyped-def]
 
 def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def]
     """``count`` memories of other sessions on the same topic, with their real vectors."""
-    texts = [f"{topic} note {n}: the harbour ferry timetable for the first boat changed" for n in range(count)]
+    texts = [
+        f"{topic} note {n}: the harbour ferry timetable for the first boat changed" for n in range(count)
+    ]
     vectors = store._vectors(texts)
     fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
     for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):

@@ -1,0 +1,108 @@
+"""execute_command runs real processes: exit codes and output, a timeout that kills the whole process
+group, cancellation that does too, command patterns, and no secrets in the command's environment."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
+from massgen_cli.errors import ConfigError
+from massgen_cli.events import ToolCall
+from massgen_cli.tools.commands import CommandPolicy, command_tool
+from massgen_cli.tools.toolbox import Toolbox, build_toolbox
+from tests.conftest import process_gone
+
+SPAWN_SLEEPER = (
+    f'{sys.executable} -c "import subprocess, sys; '
+    "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+    "open('child.pid', 'w').write(str(p.pid)); p.wait()\""
+)
+
+
+def toolbox(
+    workspace: Path,
+    timeout_s: float = 30.0,
+    allowed: list[str] | None = None,
+    blocked: list[str] | None = None,
+) -> Toolbox:
+    tool = command_tool(workspace, CommandPolicy.of(allowed, blocked), timeout_s)
+    return Toolbox({tool.name: tool}, call_timeout_s=timeout_s + 5)
+
+
+def run(box: Toolbox, **arguments: object):  # type: ignore[no-untyped-def]
+    return asyncio.run(box.run(ToolCall("c", "execute_command", dict(arguments))))
+
+
+def wait_for_file(path: Path, seconds: float = 30.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text():
+            return path.read_text()
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+def test_runs_in_the_workspace_with_exit_code_and_output(tmp_path: Path):
+    (tmp_path / "data.txt").write_text("hello\n")
+    result = run(toolbox(tmp_path), command="cat data.txt; echo oops >&2; exit 3")
+    assert result.ok
+    assert result.text.splitlines() == ["exit code: 3", "hello", "oops"]
+
+
+def test_timeout_kills_the_command_and_its_children(tmp_path: Path):
+    result = run(toolbox(tmp_path), command=SPAWN_SLEEPER, timeout_seconds=1.5)
+    assert not result.ok and "timed out after 1.5s" in result.text
+    child = int((tmp_path / "child.pid").read_text())
+    assert process_gone(child)
+
+
+def test_cancelling_the_call_kills_the_process_group(tmp_path: Path):
+    box = toolbox(tmp_path)
+
+    async def cancel_midway() -> None:
+        task = asyncio.create_task(box.run(ToolCall("c", "execute_command", {"command": SPAWN_SLEEPER})))
+        await asyncio.to_thread(wait_for_file, tmp_path / "child.pid")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_midway())
+    assert process_gone(int((tmp_path / "child.pid").read_text()))
+
+
+def test_output_is_bounded(tmp_path: Path):
+    result = run(toolbox(tmp_path), command=f"{sys.executable} -c \"print('y' * 100000)\"")
+    assert "characters of output not shown" in result.text and len(result.text) < 13_000
+
+
+def test_allowed_and_blocked_patterns(tmp_path: Path):
+    box = toolbox(tmp_path, allowed=[r"echo\b", r"ls\b"], blocked=[r"echo\s+secret"])
+    assert run(box, command="echo hi").ok
+    blocked = run(box, command="echo secret")
+    assert not blocked.ok and "blocked pattern" in blocked.text
+    refused = run(box, command="rm -rf /tmp/nothing")
+    assert not refused.ok and "none of the allowed patterns" in refused.text
+
+
+def test_secrets_are_not_in_the_command_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-secret")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-planted")
+    result = run(toolbox(tmp_path), command="env")
+    assert "sk-planted-secret" not in result.text and "tok-planted" not in result.text
+    assert "PATH=" in result.text
+
+
+def test_config_gives_the_tool_and_docker_mode_fails_clearly_without_a_daemon(tmp_path: Path):
+    backend = {"type": "scripted", "responses": ["x"], "cwd": "ws", "enable_mcp_command_line": True}
+    agent = AgentConfig.model_validate({"id": "a", "backend": backend})
+    assert "execute_command" in build_toolbox(agent, 0, OrchestratorConfig())
+    docker = AgentConfig.model_validate(
+        {"id": "a", "backend": {**backend, "command_line_execution_mode": "docker"}}
+    )
+    with pytest.raises(ConfigError, match=r"agents\[0\]\.backend\.command_line_execution_mode: .*Docker"):
+        build_toolbox(docker, 0, OrchestratorConfig())

@@ -1,0 +1,173 @@
+"""File tools on real files: every path confined to the agent's roots (``..``, absolute paths, symlinks,
+read-only roots), failures as tool results, results bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
+from massgen_cli.config.tools import ContextPath
+from massgen_cli.events import ToolCall
+from massgen_cli.tools.base import ToolError
+from massgen_cli.tools.paths import Root, Roots
+from massgen_cli.tools.toolbox import Toolbox, agent_roots, build_toolbox
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> dict[str, Path]:
+    """A workspace, a read-only and a writable context folder, and a secret folder outside them all."""
+    places = {name: tmp_path / name for name in ("workspace", "docs", "shared", "secret")}
+    for place in places.values():
+        place.mkdir()
+    (places["docs"] / "guide.md").write_text("line one\nthe port is 8123\nline three\n")
+    (places["secret"] / "key.txt").write_text("sk-do-not-read\n")
+    return places
+
+
+def toolbox_for(layout: dict[str, Path]) -> Toolbox:
+    agent = AgentConfig.model_validate(
+        {
+            "id": "a",
+            "backend": {
+                "type": "scripted",
+                "responses": ["x"],
+                "cwd": str(layout["workspace"]),
+                "context_paths": [{"path": str(layout["shared"]), "permission": "write"}],
+            },
+        }
+    )
+    orchestrator = OrchestratorConfig(context_paths=[ContextPath(path=str(layout["docs"]))])
+    return build_toolbox(agent, 0, orchestrator)
+
+
+def call(toolbox: Toolbox, name: str, **arguments: object):  # type: ignore[no-untyped-def]
+    return asyncio.run(toolbox.run(ToolCall("c1", name, dict(arguments))))
+
+
+def test_the_agent_gets_all_file_tools_and_a_workspace_it_did_not_have(tmp_path: Path, layout):
+    (layout["workspace"]).rmdir()
+    toolbox = toolbox_for(layout)
+    assert layout["workspace"].is_dir()
+    assert [spec.name for spec in toolbox.specs] == [
+        "read_file",
+        "list_directory",
+        "search_files",
+        "write_file",
+        "edit_file",
+    ]
+
+
+def test_reads_a_context_path_and_refuses_what_lies_outside(layout):
+    toolbox = toolbox_for(layout)
+    inside = call(toolbox, "read_file", path=str(layout["docs"] / "guide.md"))
+    assert inside.ok and "the port is 8123" in inside.text
+    for escape in (
+        "../secret/key.txt",
+        str(layout["secret"] / "key.txt"),
+        "../docs/../secret/key.txt",
+        "/etc/passwd",
+    ):
+        result = call(toolbox, "read_file", path=escape)
+        assert not result.ok and "outside the folders this agent may use" in result.text, escape
+        assert "sk-do-not-read" not in result.text
+
+
+def test_a_symlink_out_of_the_workspace_is_refused(layout):
+    toolbox = toolbox_for(layout)
+    (layout["workspace"] / "link").symlink_to(layout["secret"])
+    (layout["workspace"] / "key-link.txt").symlink_to(layout["secret"] / "key.txt")
+    assert not call(toolbox, "read_file", path="link/key.txt").ok
+    assert not call(toolbox, "read_file", path="key-link.txt").ok
+    assert not call(toolbox, "write_file", path="link/new.txt", content="x").ok
+    assert not (layout["secret"] / "new.txt").exists()
+    listing = call(toolbox, "search_files", pattern="sk-do-not", path=".")
+    assert "sk-do-not-read" not in listing.text
+
+
+def test_writes_only_where_permitted(layout):
+    toolbox = toolbox_for(layout)
+    assert call(toolbox, "write_file", path="notes/plan.md", content="step 1\n").ok
+    assert (layout["workspace"] / "notes" / "plan.md").read_text() == "step 1\n"
+    assert call(toolbox, "write_file", path=str(layout["shared"] / "out.txt"), content="ok").ok
+    refused = call(toolbox, "write_file", path=str(layout["docs"] / "guide.md"), content="overwritten")
+    assert not refused.ok and "read-only" in refused.text
+    assert "the port is 8123" in (layout["docs"] / "guide.md").read_text()
+    edit = call(toolbox, "edit_file", path=str(layout["docs"] / "guide.md"), old="8123", new="1")
+    assert not edit.ok and "read-only" in edit.text
+
+
+def test_edit_replaces_exactly_one_occurrence(layout):
+    toolbox = toolbox_for(layout)
+    (layout["workspace"] / "app.py").write_text("x = 1\ny = 1\n")
+    assert not call(toolbox, "edit_file", path="app.py", old="= 1", new="= 2").ok  # twice
+    assert call(toolbox, "edit_file", path="app.py", old="y = 1", new="y = 2").ok
+    assert (layout["workspace"] / "app.py").read_text() == "x = 1\ny = 2\n"
+
+
+def test_reads_in_ranges_lists_and_searches(layout):
+    toolbox = toolbox_for(layout)
+    (layout["workspace"] / "long.txt").write_text("".join(f"row {n}\n" for n in range(1, 1001)))
+    part = call(toolbox, "read_file", path="long.txt", offset=10, limit=3)
+    assert part.text.splitlines() == [
+        "long.txt: lines 10-12 of 1000 (more: offset=13)",
+        "    10\trow 10",
+        "    11\trow 11",
+        "    12\trow 12",
+    ]
+    listing = call(toolbox, "list_directory", path=".")
+    assert "long.txt  " in listing.text
+    found = call(toolbox, "search_files", pattern=r"port is \d+", path=str(layout["docs"]))
+    assert found.ok and found.text.endswith("guide.md:2: the port is 8123")
+
+
+def test_failures_are_results_never_exceptions(layout):
+    toolbox = toolbox_for(layout)
+    (layout["workspace"] / "blob.bin").write_bytes(b"\0\1\2" * 100)
+    cases = {
+        "read_file": {"path": "missing.txt"},
+        "search_files": {"pattern": "(unclosed"},
+        "list_directory": {"path": "blob.bin"},
+        "write_file": {"path": "x.txt"},  # no content
+        "no_such_tool": {},
+    }
+    for name, arguments in cases.items():
+        result = call(toolbox, name, **arguments)
+        assert not result.ok and result.text.startswith("Error: "), (name, result.text)
+    assert "binary file" in call(toolbox, "read_file", path="blob.bin").text
+    assert "invalid path" in call(toolbox, "read_file", path="a\0b").text
+
+
+def test_results_are_bounded_with_a_note(layout):
+    toolbox = toolbox_for(layout)
+    (layout["workspace"] / "wide.txt").write_text(("x" * 5000 + "\n") * 300)
+    result = call(toolbox, "read_file", path="wide.txt")
+    assert len(result.text) < 21_000
+    assert "[cut: " in result.text and "offset and limit" in result.text
+    for n in range(300):
+        (layout["workspace"] / f"f{n}.txt").write_text("needle\n")
+    matches = call(toolbox, "search_files", pattern="needle")
+    assert "stopped after 100 matches" in matches.text
+
+
+def test_innermost_root_decides_permission(tmp_path: Path):
+    outer, inner = tmp_path / "project", tmp_path / "project" / "vendor"
+    inner.mkdir(parents=True)
+    roots = Roots(outer.resolve(), (Root.of(outer, True), Root.of(inner, False)))
+    assert roots.confine("main.py", write=True) == (outer / "main.py").resolve()
+    with pytest.raises(ToolError, match="read-only"):
+        roots.confine("vendor/lib.py", write=True)
+
+
+def test_no_workspace_and_no_context_paths_means_no_file_tools():
+    assert agent_roots(None, []) is None
+    agent = AgentConfig.model_validate({"backend": {"type": "scripted", "responses": ["x"]}})
+    assert not build_toolbox(agent, 0, OrchestratorConfig())
+
+
+def test_relative_workspace_resolves_against_the_current_folder(tmp_path: Path):
+    roots = agent_roots("ws", [])
+    assert roots is not None and roots.base == (Path(os.getcwd()) / "ws").resolve() == (tmp_path / "ws")
