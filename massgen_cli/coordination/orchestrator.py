@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from massgen_cli.backends.base import Completion, Request
 from massgen_cli.config.schema import OrchestratorConfig, TimeoutSettings
@@ -266,6 +267,7 @@ class Orchestrator:
                     limit=self.settings.max_tool_calls_per_step,
                     decide_now=prompts.TOOL_LIMIT,
                     on_compressed=write_back,
+                    recall=partial(self.context.recalled, agent, self.question),
                 ),
                 self.settings.step_timeout_seconds,
             )

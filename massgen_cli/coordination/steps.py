@@ -12,10 +12,11 @@ from massgen_cli.coordination.agents import Agent
 from massgen_cli.events import RunEvent
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.threads import AgentThreads
+from massgen_cli.memory.longterm.retrieval import is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, inject_after_first_system
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -59,6 +60,16 @@ class StepContext:
             retrieved = await self.memory.retrieved_block(agent.id, question, history)
         shared = await self.shared.block(agent.id, turn, question)
         return with_blocks(_in_order(system, history, task), retrieved, shared)
+
+    async def recalled(self, agent: Agent, question: str, messages: list[Message]) -> list[Message]:
+        """``messages`` (a request compressed inside a step) with its retrieved memories looked up again,
+        so what compression dropped can come back."""
+        if self.memory is None:
+            return messages
+        self.memory.refresh(agent.id)
+        block = await self.memory.retrieved_block(agent.id, question, messages)
+        kept = [message for message in messages if not is_memory_message(message)]
+        return inject_after_first_system(kept, block) if block is not None else kept
 
     def thread_writer(self, agent_id: str, system_prompts: int) -> CompressedListener:
         """Keeps a compression of a step's request (``system_prompts`` leading system messages, then the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +21,9 @@ from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.text import one_line
 from massgen_cli.tools.toolbox import ToolResult
+
+Recall = Callable[[list[Message]], Awaitable[list[Message]]]
+"""Looks long-term memory up again for a request compressed inside a step."""
 
 CALL_TOOL = "call_tool"
 SUMMARY_CHARS = 160
@@ -50,25 +54,46 @@ async def run_with_tools(
     decide_now: str,
     text_kind: str = "content",
     on_compressed: CompressedListener | None = None,
+    recall: Recall | None = None,
 ) -> ToolStep:
-    """Run one step of ``agent`` with its tools (see the module docstring)."""
-    step = ToolStep(Completion())
+    """Run one step of ``agent`` with its tools (see the module docstring). A compression inside the
+    step carries over to its next calls; ``recall`` then looks long-term memory up again."""
+    step, messages = ToolStep(Completion()), list(request.messages)
     while True:
+        # Only the first call's request is system + thread + task, the shape the thread writer expects.
+        fitted = _Fitted(on_compressed if not step.exchange else None)
         offered = agent.toolbox.specs if step.calls < limit else ()
-        sent = offer_tools(replace(request, messages=[*request.messages, *step.exchange]), offered, agent)
-        listener = on_compressed if not step.exchange else None
-        step.completion = await run_step(agent, sent, emit, log, text_kind=text_kind, on_compressed=listener)
+        sent = offer_tools(replace(request, messages=messages), offered, agent)
+        step.completion = await run_step(agent, sent, emit, log, text_kind=text_kind, on_compressed=fitted)
+        if fitted.messages is not None:
+            messages = await recall(fitted.messages) if recall is not None else fitted.messages
         calls = toolbox_calls(step.completion, agent, step.calls)
         if not calls:
             return step
         results = await _run_calls(agent, calls, limit - step.calls, emit)
-        step.exchange += exchange_messages(step.completion, calls, results)
+        added = exchange_messages(step.completion, calls, results)
         step.calls += min(len(calls), limit - step.calls)
         if _decided_too(step.completion, agent):
+            step.exchange += added
             step.completion = _without_tool_calls(step.completion, agent)
             return step
         if step.calls >= limit:
-            step.exchange.append({"role": "user", "content": decide_now.format(limit=limit)})
+            added.append({"role": "user", "content": decide_now.format(limit=limit)})
+        step.exchange += added
+        messages += added
+
+
+class _Fitted:
+    """Keeps the compressed request of one call, and passes it on to ``listener``."""
+
+    def __init__(self, listener: CompressedListener | None):
+        self.listener = listener
+        self.messages: list[Message] | None = None
+
+    async def __call__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        if self.listener is not None:
+            await self.listener(messages)
 
 
 def offer_tools(request: Request, tools: tuple[ToolSpec, ...], agent: Agent) -> Request:

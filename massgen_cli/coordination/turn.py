@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from massgen_cli.backends.base import Request
@@ -227,6 +228,7 @@ class TurnRunner:
                     decide_now=prompts.ANSWER_NOW,
                     text_kind="content" if agent.toolbox else "presentation",
                     on_compressed=write_back,
+                    recall=partial(context.recalled, agent, question),
                 ),
                 self._single_call_timeout(),
             )

@@ -21,6 +21,9 @@ from massgen_cli.memory.longterm.values import EligibilityTraces
 from massgen_cli.memory.longterm.visibility import Viewer
 from massgen_cli.messages import Message
 
+RECALL_WAIT_S = 10.0
+"""How long a compression waits for what it dropped to be written, so the next lookup can find it."""
+
 
 def persistent_enabled(memory: MemoryConfig | None) -> bool:
     return bool(memory and memory.enabled and memory.persistent_memory.enabled)
@@ -144,6 +147,8 @@ class MemoryRuntime:
 
         async def on_dropped(messages: list[Message]) -> None:
             self.record(agent_id, messages)
+            if self.recorder is not None:  # written before the next lookup, so it can find them
+                await self.recorder.settled(RECALL_WAIT_S)
             self.refresh(agent_id)
 
         return on_dropped

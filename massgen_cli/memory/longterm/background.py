@@ -102,6 +102,17 @@ class MemoryRecorder:
         self.errors.append(line)
         self.emit(Notice("warning", line))
 
+    async def settled(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) until the queued jobs are written; errors stay for ``flush``."""
+        if self.queue is None:
+            return
+        if not self.queue.empty():
+            self._ensure_worker()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.queue.join()), timeout_s)
+        except TimeoutError:
+            self.emit(Notice("debug", f"memory records still being written after {timeout_s:g}s; going on"))
+
     async def flush(self) -> list[str]:
         """Wait for every queued job, retry earlier failures once; returns this flush's errors."""
         if self.failed:
