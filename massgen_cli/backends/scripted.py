@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -50,6 +51,8 @@ class ScriptedBackend:
         if entry.reasoning:
             yield ReasoningDelta(entry.reasoning)
         text = entry.text or ""
+        if entry.echo is not None:
+            text = (text or "{echo}").replace("{echo}", _first_match(entry.echo, request))
         calls = [(entry.tool, entry.args)] if entry.tool is not None else []
         calls += [(call.tool, call.args) for call in entry.calls]
         sent = [(tool, args) for tool, args in calls if request.offers_tool(tool)]
@@ -69,6 +72,15 @@ class ScriptedBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def _first_match(pattern: str, request: Request) -> str:
+    """The first match of ``pattern`` in the request's messages, newest first."""
+    for message in reversed(request.messages):
+        found = re.search(pattern, str(message.get("content") or ""))
+        if found:
+            return found.group(0)
+    return "(not found in what I was sent)"
 
 
 def _json_action(tool: str, args: dict[str, Any]) -> dict[str, Any]:

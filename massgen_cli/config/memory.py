@@ -199,6 +199,11 @@ class RecordingConfig(Section):
         validation_alias=AliasChoices("record_all_tool_calls", "record_tool_calls"),
         description="Record tool calls and their results (never the new_answer/vote workflow calls).",
     )
+    record_file_reads: bool = Field(
+        default=True,
+        description="Record what read_file read (its path and text, compact) so retrieval can bring it "
+        "back after compression drops it.",
+    )
     include_mcp_tools: bool = Field(
         default=False, description="Include MCP tool calls when tool calls are recorded."
     )

@@ -41,6 +41,11 @@ class ScriptEntry(Section):
     reasoning: str | None = Field(
         default=None, description="Reasoning (thinking) text streamed before the reply."
     )
+    echo: str | None = Field(
+        default=None,
+        description="A regular expression: its first match in the request (newest message first) replaces "
+        "'{echo}' in text (or is the text), to show what the model saw.",
+    )
 
 
 class BackendConfig(BackendToolSettings):

@@ -1,9 +1,10 @@
 """Compression: fit a conversation under a token target by summarising its oldest span.
 
-Kept: every system message, the latest user message, and the newest messages that fit. An
-assistant message with tool calls and the tool results answering it move as one unit, so no call
-loses its result and no result loses its call. The dropped span (with any earlier summary folded
-in) becomes one summary message placed after the leading system messages.
+First, bulky tool results older than the newest call are cut down to their first line (oldest
+first), which is often enough. Otherwise kept: every system message, the latest user message, and
+the newest messages that fit. An assistant message with tool calls and the tool results answering it
+move as one unit, so no call loses its result and no result loses its call. The dropped span (with
+any earlier summary folded in) becomes one summary message placed after the leading system messages.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from massgen_cli.tokens import count_text_tokens
 SUMMARY_PREFIX = "[Conversation summary]"
 MAX_SUMMARY_TOKENS = 800
 MIN_SUMMARY_TOKENS = 48
+BULKY_TOOL_RESULT_TOKENS = 200
 WORDS_PER_MESSAGE = 40
 
 Summarizer = Callable[[list[Message], str, int], Awaitable[str]]
@@ -33,10 +35,8 @@ class CompressionResult:
     tokens_after: int = 0
     kept_count: int = 0
     note: str = ""
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.dropped)
+    shortened: list[Message] = field(default_factory=list)
+    """The tool results cut down to their first line (as they were before), oldest first."""
 
 
 def is_summary(message: Message) -> bool:
@@ -71,8 +71,52 @@ async def compress(
     overhead_tokens: int = 0,
     summarize: Summarizer | None = None,
 ) -> CompressionResult:
-    """Fit ``messages`` (plus ``overhead_tokens`` of tools and priming) under ``target_tokens``."""
-    messages = list(messages)
+    """Fit ``messages`` (plus ``overhead_tokens`` of tools and priming) under ``target_tokens``: bulky
+    old tool results are cut down first; if that is not enough, the oldest span is summarised."""
+    before = monitor.messages_tokens(messages) + overhead_tokens
+    messages, shortened = shorten_tool_results(messages, monitor, target_tokens - overhead_tokens)
+    if shortened and monitor.messages_tokens(messages) + overhead_tokens <= target_tokens:
+        after = monitor.messages_tokens(messages) + overhead_tokens
+        return CompressionResult(messages, [], "", before, after, len(messages), shortened=shortened)
+    result = await _summarise_oldest(messages, monitor, target_tokens, overhead_tokens, summarize)
+    result.tokens_before, result.shortened = before, shortened
+    return result
+
+
+def shorten_tool_results(
+    messages: Sequence[Message], monitor: ContextMonitor, target_tokens: int
+) -> tuple[list[Message], list[Message]]:
+    """``messages`` with bulky tool results (all but the newest call's) cut to their first line, oldest
+    first, until they fit ``target_tokens``; and the originals of those cut."""
+    messages, shortened = list(messages), []
+    total = monitor.messages_tokens(messages)
+    newest_unit = _units(messages, range(len(messages)))[-1] if messages else []
+    for index, message in enumerate(messages):
+        if total <= target_tokens:
+            break
+        tokens = monitor.message_tokens(message)
+        if message.get("role") != "tool" or index in newest_unit or tokens < BULKY_TOOL_RESULT_TOKENS:
+            continue
+        messages[index] = _shortened(message, tokens)
+        total += monitor.message_tokens(messages[index]) - tokens
+        shortened.append(message)
+    return messages, shortened
+
+
+def _shortened(message: Message, tokens: int) -> Message:
+    first_line = str(message.get("content") or "").split("\n", 1)[0][:200]
+    name = message.get("name") or "tool"
+    note = f"[the rest of this {name} result was removed to save context: {tokens:,} tokens]"
+    return {**message, "content": f"{first_line}\n{note}"}
+
+
+async def _summarise_oldest(
+    messages: list[Message],
+    monitor: ContextMonitor,
+    target_tokens: int,
+    overhead_tokens: int,
+    summarize: Summarizer | None,
+) -> CompressionResult:
     before = monitor.messages_tokens(messages) + overhead_tokens
     pinned = _pinned(messages)
     pinned_tokens = sum(monitor.message_tokens(messages[i]) for i in pinned) + overhead_tokens

@@ -118,7 +118,7 @@ class ContextGuard:
                 Notice(
                     "info",
                     f"📊 [{self.agent_id}] Context Window (Turn {self.turn}): {usage.tokens:,} / "
-                    f"{usage.window:,} tokens ({usage.fraction:.0%})",
+                    f"{usage.window:,} tokens ({usage.fraction:.0%}){_tools_part(usage)}",
                 )
             )
 
@@ -126,7 +126,9 @@ class ContextGuard:
         overhead = usage.tokens - self.monitor.messages_tokens(request.messages)
         self.emit(
             Notice(
-                "info", f"🔄 [{self.agent_id}] Attempting compression ({usage.tokens:,} → {target:,} tokens)"
+                "info",
+                f"🔄 [{self.agent_id}] Attempting compression ({usage.tokens:,} → {target:,} tokens)"
+                + _tools_part(usage),
             )
         )
         result = await compress(
@@ -137,8 +139,8 @@ class ContextGuard:
             summarize=self.summarizer,
         )
         self._report_compression(result)
-        if result.dropped and self.on_dropped is not None:
-            await self.on_dropped(result.dropped)
+        if (result.dropped or result.shortened) and self.on_dropped is not None:
+            await self.on_dropped([*result.shortened, *result.dropped])
         return replace(request, messages=result.messages)
 
     def _report_compression(self, result: CompressionResult) -> None:
@@ -148,11 +150,16 @@ class ContextGuard:
         self.emit(
             Notice(
                 "info",
-                f"📦 [{self.agent_id}] Context compressed: Removed {len(result.dropped)} messages "
-                f"({max(removed, 0):,} tokens). Kept {result.kept_count} recent messages "
+                f"📦 [{self.agent_id}] Context compressed: Removed {len(result.dropped)} messages"
+                + (f", shortened {len(result.shortened)} tool results" if result.shortened else "")
+                + f" ({max(removed, 0):,} tokens). Kept {result.kept_count} recent messages "
                 f"({result.tokens_after:,} tokens).",
             )
         )
+
+
+def _tools_part(usage: ContextUsage) -> str:
+    return f"; tools: {usage.tool_tokens:,} tokens" if usage.tool_tokens else ""
 
 
 def backend_summarizer(backend: Backend) -> Summarizer:

@@ -21,6 +21,8 @@ class ContextUsage:
 
     tokens: int
     window: int
+    tool_tokens: int = 0
+    """Of ``tokens``, those of tool calls, tool results and tool definitions."""
 
     @property
     def fraction(self) -> float:
@@ -77,8 +79,12 @@ class ContextMonitor:
         schema: dict[str, Any] | None = None,
     ) -> ContextUsage:
         """Tokens of the whole request: messages, the reply priming, and tool schemas."""
-        total = self.messages_tokens(messages) + TOKENS_PER_REPLY + self.tools_tokens(tools, schema)
-        return ContextUsage(total, self.window)
+        definitions = self.tools_tokens(tools, schema)
+        total = self.messages_tokens(messages) + TOKENS_PER_REPLY + definitions
+        exchanges = self.messages_tokens(
+            [m for m in messages if m.get("role") == "tool" or m.get("tool_calls")]
+        )
+        return ContextUsage(total, self.window, exchanges + definitions)
 
     def over_trigger(self, usage: ContextUsage) -> bool:
         return usage.tokens > self.trigger_tokens

@@ -1,9 +1,11 @@
 """What reaches long-term memory: user messages, reasoning and answers; never system messages or the
-workflow tools themselves. Other tool calls only when ``recording`` asks, summarised as it says."""
+workflow tools themselves. What ``read_file`` read, as a compact ``read PATH: text`` record (unless
+``record_file_reads`` is off). Other tool calls only when ``recording`` asks, summarised as it says."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -12,6 +14,9 @@ from massgen_cli.config.memory import RecordingConfig
 from massgen_cli.memory.longterm.records import RecordMessage
 from massgen_cli.messages import Message, ToolCallPart
 
+FILE_READ = "read_file"
+FILE_READ_CHARS = 2000
+LINE_NUMBER = re.compile(r"^\s*\d+\t")
 WORKFLOW_TOOLS = frozenset({"new_answer", "vote", "submit", "restart_orchestration", "share_memory"})
 MCP_PREFIX = "mcp__"
 
@@ -66,12 +71,24 @@ def _tool_result(
     message: Message, settings: RecordingConfig, tool_names: dict[str, str]
 ) -> list[RecordMessage]:
     name = tool_names.get(str(message.get("tool_call_id")), str(message.get("name") or "tool"))
+    if name == FILE_READ and settings.record_file_reads:
+        return file_read_record(str(message.get("content") or ""))
     if not _records_tool(name, settings) or settings.mcp_summarization == "aggregate":
         return []
     content = str(message.get("content") or "")
     if settings.mcp_summarization == "each":
         content = _cut(content, settings.tool_argument_limit)
     return [{"role": "assistant", "content": f"[Tool result] {name}: {content}"}]
+
+
+def file_read_record(result: str) -> list[RecordMessage]:
+    """``read PATH: text`` for a ``read_file`` result (line numbers dropped, bounded); none for an error."""
+    header, _, body = result.partition("\n")
+    if result.startswith("Error:") or ": lines " not in header:
+        return []
+    path = header.split(": lines ", 1)[0]
+    text = "\n".join(LINE_NUMBER.sub("", line) for line in body.splitlines()).strip()
+    return [{"role": "assistant", "content": _cut(f"read {path}: {text}", FILE_READ_CHARS)}]
 
 
 def _records_tool(name: str, settings: RecordingConfig) -> bool:

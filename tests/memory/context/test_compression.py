@@ -82,7 +82,7 @@ def test_nothing_dropped_when_it_fits():
     monitor = ContextMonitor("gpt-4o", 10_000, trigger_threshold=0.75, target_ratio=0.4)
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
     result = asyncio.run(compress(messages, monitor, target_tokens=monitor.target_tokens))
-    assert result.messages == messages and not result.changed
+    assert result.messages == messages and not result.dropped and not result.shortened
 
 
 def test_previous_summary_is_folded_into_the_new_one():
