@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import describe_error, error_path, join_path
-from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.config.sources import DEFAULT_CONFIG, resolve_config_path
 from massgen_cli.config.walk import check_keys
 from massgen_cli.errors import ConfigError
@@ -61,7 +61,18 @@ def load_document(document: Any, path: Path) -> LoadedConfig:
     assert config is not None
     for index, agent in enumerate(config.agents):
         agent.memory = agent_memories.get(index, config.memory)
+        _anchor_custom_tools(agent, path.parent)
     return LoadedConfig(config=config, path=path, warnings=keys.warnings)
+
+
+def _anchor_custom_tools(agent: AgentConfig, config_folder: Path) -> None:
+    """A relative custom tool file resolves against the current directory (as in MassGen), else
+    against the config's folder (so a shipped config finds the file beside it)."""
+    for entry in agent.backend.custom_tools:
+        relative = Path(entry.path).expanduser()
+        beside = config_folder / relative
+        if not relative.is_absolute() and not relative.is_file() and beside.is_file():
+            entry.path = str(beside)
 
 
 def _load_dotenv_files(config_path: Path) -> None:

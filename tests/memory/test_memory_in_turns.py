@@ -133,7 +133,7 @@ def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(
 
     slow = write_config(
         tmp_path,
-        "agent:\n  backend: {type: scripted, responses: [{text: 'first run', delay: 20}]}\n" + MEMORY,
+        "agent:\n  backend: {type: scripted, responses: [{text: 'first run', delay: 600}]}\n" + MEMORY,
         "slow.yaml",
     )
     quick = write_config(

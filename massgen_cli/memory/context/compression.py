@@ -1,10 +1,11 @@
 """Compression: fit a conversation under a token target by summarising its oldest span.
 
-First, bulky tool results older than the newest call are cut down to their first line (oldest
-first), which is often enough. Otherwise kept: every system message, the latest user message, and
-the newest messages that fit. An assistant message with tool calls and the tool results answering it
-move as one unit, so no call loses its result and no result loses its call. The dropped span (with
-any earlier summary folded in) becomes one summary message placed after the leading system messages.
+First, bulky tool results the model has already seen are cut down to their first line (oldest
+first), which is often enough. Otherwise kept: every system message, the latest user message, the
+results of the last tool call when the model has not seen them yet, and the newest messages that
+fit. An assistant message with tool calls and the tool results answering it move as one unit, so no
+call loses its result and no result loses its call. The dropped span (with any earlier summary
+folded in) becomes one summary message placed after the leading system messages.
 """
 
 from __future__ import annotations
@@ -58,9 +59,17 @@ def _units(messages: Sequence[Message], movable: Sequence[int]) -> list[list[int
 
 
 def _pinned(messages: Sequence[Message]) -> set[int]:
+    """System messages, the latest user message, and tool results the model has not seen yet."""
     pinned = {i for i, m in enumerate(messages) if m.get("role") == "system" and not is_summary(m)}
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    return pinned | ({users[-1]} if users else set())
+    return pinned | ({users[-1]} if users else set()) | set(_unseen_results(messages))
+
+
+def _unseen_results(messages: Sequence[Message]) -> list[int]:
+    """The last tool call and its results when the request ends with them (the model asks next)."""
+    if not messages or messages[-1].get("role") != "tool":
+        return []
+    return _units(messages, range(len(messages)))[-1]
 
 
 async def compress(
@@ -86,16 +95,16 @@ async def compress(
 def shorten_tool_results(
     messages: Sequence[Message], monitor: ContextMonitor, target_tokens: int
 ) -> tuple[list[Message], list[Message]]:
-    """``messages`` with bulky tool results (all but the newest call's) cut to their first line, oldest
-    first, until they fit ``target_tokens``; and the originals of those cut."""
+    """``messages`` with bulky tool results (but those the model has not seen) cut to their first line,
+    oldest first, until they fit ``target_tokens``; and the originals of those cut."""
     messages, shortened = list(messages), []
     total = monitor.messages_tokens(messages)
-    newest_unit = _units(messages, range(len(messages)))[-1] if messages else []
+    unseen = _unseen_results(messages)
     for index, message in enumerate(messages):
         if total <= target_tokens:
             break
         tokens = monitor.message_tokens(message)
-        if message.get("role") != "tool" or index in newest_unit or tokens < BULKY_TOOL_RESULT_TOKENS:
+        if message.get("role") != "tool" or index in unseen or tokens < BULKY_TOOL_RESULT_TOKENS:
             continue
         messages[index] = _shortened(message, tokens)
         total += monitor.message_tokens(messages[index]) - tokens
@@ -125,8 +134,8 @@ async def _summarise_oldest(
     if pinned_tokens > target_tokens:
         kept: set[int] = set()
         note = (
-            f"system messages and the latest user message alone take {pinned_tokens:,} tokens, over the "
-            f"target of {target_tokens:,}; kept them and dropped everything else"
+            f"system messages, the latest user message and unseen tool results alone take "
+            f"{pinned_tokens:,} tokens, over the target of {target_tokens:,}; kept them and dropped the rest"
         )
         reserve = 0
     else:
