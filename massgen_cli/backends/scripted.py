@@ -27,9 +27,10 @@ STREAM_CHUNK_WORDS = 3
 class ScriptedBackend:
     """Plays back ``responses`` entries, one per call."""
 
-    capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
-
     def __init__(self, config: BackendConfig):
+        self.capabilities = Capabilities(
+            tool_calls=config.scripted_tool_calls, json_schema=True, reasoning=True
+        )
         self.name = "scripted"
         self.model = config.model or "scripted"
         self.entries: list[ScriptEntry] = list(config.responses)

@@ -165,6 +165,11 @@ class BackendConfig(BackendToolSettings):
         default_factory=list,
         description="Scripted backend only: one entry per call, in order; the last one repeats.",
     )
+    scripted_tool_calls: bool = Field(
+        default=True,
+        description="Scripted backend only: false plays a model without tool calls, which decides and "
+        "calls tools through a JSON schema (as the embedded model does).",
+    )
 
     @field_validator("responses", mode="before")
     @classmethod

@@ -83,12 +83,25 @@ def build_toolbox(agent: AgentConfig, index: int, orchestrator: OrchestratorConf
     """The tools ``agent`` (the ``index``-th of ``agents:``) is given; a problem is a ``ConfigError``
     naming the YAML path."""
     backend, where = agent.backend, f"agents[{index}].backend"
+    _require_existing("orchestrator.context_paths", orchestrator.context_paths)
+    _require_existing(f"{where}.context_paths", backend.context_paths)
     roots = agent_roots(backend.cwd, [*orchestrator.context_paths, *backend.context_paths])
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         tools.append(_command_tool(agent, roots, where, orchestrator.tool_call_timeout_seconds))
     tools += _custom_tools(agent, roots, where)
     return Toolbox({tool.name: tool for tool in tools}, orchestrator.tool_call_timeout_seconds, roots)
+
+
+def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
+    missing = [
+        f"{where}[{number}].path: {entry.path} does not exist (context paths must exist; check the path, "
+        "relative to the current directory)"
+        for number, entry in enumerate(context_paths)
+        if not Path(entry.path).expanduser().exists()
+    ]
+    if missing:
+        raise ConfigError(missing)
 
 
 def agent_roots(cwd: str | None, context_paths: Sequence[ContextPath]) -> Roots | None:

@@ -204,3 +204,54 @@ def test_anthropic_wire_format_tool_round_trip(in_process, workspace: Path, prov
     block = result["content"][0]
     assert block["type"] == "tool_result" and block["tool_use_id"] == "toolu_1"
     assert "facts.txt:1: The service listens on port 8123." in block["content"]
+
+
+def test_a_model_without_tool_calls_uses_tools_through_its_json_schema(in_process, workspace: Path):
+    run = in_process(
+        f"""
+        agent:
+          id: small
+          backend:
+            type: scripted
+            scripted_tool_calls: false
+            cwd: {workspace}
+            responses:
+              - {{tool: read_file, args: {{path: facts.txt}}}}
+              - {{tool: answer, args: {{content: "Port 8123."}}}}
+        """
+    )
+    result = run.app.ask("Which port?")
+    assert result.final_answer == "Port 8123."
+    first, second = run.requests("small")
+    assert first.tools == () and "call_tool" in first.response_schema["properties"]["action"]["enum"]
+    assert "read_file" in first.response_schema["properties"]["tool"]["enum"]
+    assert "call_tool" in first.messages[0]["content"]  # the system prompt explains the action
+    assistant, read = second.messages[-2:]
+    assert assistant["tool_calls"][0]["function"]["name"] == "read_file" and assistant["content"] is None
+    assert read["role"] == "tool" and "port 8123" in read["content"]
+
+
+def test_coordinating_models_without_tool_calls_call_tools_then_decide(in_process, workspace: Path):
+    backend = f"type: scripted, scripted_tool_calls: false, cwd: {workspace}"
+    run = in_process(
+        f"""
+        agents:
+          - id: a
+            backend:
+              {{{backend},
+               responses: [{{tool: search_files, args: {{pattern: "port"}}}},
+                           {{tool: new_answer, args: {{content: "8123"}}}},
+                           {{tool: vote, args: {{agent_id: agent1, reason: "found it"}}}}]}}
+          - id: b
+            backend:
+              {{{backend},
+               responses: [{{tool: vote, args: {{agent_id: agent1, reason: "agreed"}}}}]}}
+        orchestrator:
+          final_presentation: reuse
+        """
+    )
+    result = run.app.ask("Which port?")
+    assert result.winner == "a" and result.final_answer == "8123"
+    found = [e for e in events_of(run, "ToolFinished") if e["agent_id"] == "a"]
+    assert [e["name"] for e in found] == ["search_files"] and found[0]["ok"]
+    assert json.loads((attempt_folder(run) / "summary.json").read_text())["tool_calls"]["a"]["calls"] == 1

@@ -11,6 +11,7 @@ import pytest
 
 from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
 from massgen_cli.config.tools import ContextPath
+from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.base import ToolError
 from massgen_cli.tools.paths import Root, Roots
@@ -171,3 +172,12 @@ def test_no_workspace_and_no_context_paths_means_no_file_tools():
 def test_relative_workspace_resolves_against_the_current_folder(tmp_path: Path):
     roots = agent_roots("ws", [])
     assert roots is not None and roots.base == (Path(os.getcwd()) / "ws").resolve() == (tmp_path / "ws")
+
+
+def test_a_missing_context_path_is_an_error_at_start_naming_its_yaml_path(tmp_path: Path):
+    orchestrator = OrchestratorConfig(context_paths=[ContextPath(path=str(tmp_path / "nowhere"))])
+    agent = AgentConfig.model_validate({"backend": {"type": "scripted", "responses": ["x"]}})
+    with pytest.raises(
+        ConfigError, match=r"orchestrator\.context_paths\[0\]\.path: .*nowhere does not exist"
+    ):
+        build_toolbox(agent, 0, orchestrator)
