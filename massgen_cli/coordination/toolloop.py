@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,11 +27,13 @@ Recall = Callable[[list[Message]], Awaitable[list[Message]]]
 """Looks long-term memory up again for a request compressed inside a step."""
 
 CALL_TOOL = "call_tool"
+CUT_CONTENT = re.compile(r'"content"\s*:\s*"((?:[^"\\]|\\.)*)')
 SUMMARY_CHARS = 160
 SINGLE_ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"action": {"type": "string", "enum": ["answer"]}, "content": {"type": "string"}},
-    "required": ["action"],
+    "required": ["action", "content"],
+    "additionalProperties": False,
 }
 """What a lone agent without tool calls replies when it has tools: an answer, or (added) a tool call."""
 
@@ -108,12 +111,22 @@ def offer_tools(request: Request, tools: tuple[ToolSpec, ...], agent: Agent) -> 
 
 
 def with_call_tool(schema: dict[str, Any], tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
-    """A decision schema that also accepts ``{"action": "call_tool", "tool": NAME, "arguments": {...}}``."""
-    properties = dict(schema["properties"])
-    properties["action"] = {**properties["action"], "enum": [*properties["action"]["enum"], CALL_TOOL]}
-    properties["tool"] = {"type": "string", "enum": [tool.name for tool in tools]}
-    properties["arguments"] = {"type": "object"}
-    return {**schema, "properties": properties}
+    """``schema`` or ``{"action": "call_tool", "tool": NAME, "arguments": {...}}`` with each tool's own
+    argument schema, so a grammar-constrained model can only write a valid call."""
+    calls = [
+        {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": [CALL_TOOL]},
+                "tool": {"type": "string", "enum": [tool.name]},
+                "arguments": tool.parameters,
+            },
+            "required": ["action", "tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for tool in tools
+    ]
+    return {"anyOf": [schema, *calls]}
 
 
 def json_tool_instructions(tools: tuple[ToolSpec, ...]) -> str:
@@ -129,11 +142,18 @@ def json_tool_instructions(tools: tuple[ToolSpec, ...]) -> str:
 
 
 def json_answer(text: str) -> str:
-    """The ``content`` of a JSON ``answer`` reply; a reply that is not JSON is the answer itself."""
+    """The ``content`` of a JSON ``answer`` reply (what there is of it when the reply was cut short); a
+    reply that is not JSON is the answer itself."""
     payload = find_json_object(text)
-    if payload is None:
+    if payload is not None:
+        return str(payload.get("content") or "").strip()
+    cut = CUT_CONTENT.search(text)
+    if cut is None:
         return text.strip()
-    return str(payload.get("content") or "").strip()
+    try:
+        return str(json.loads(f'"{cut.group(1).rstrip(chr(92))}"')).strip()
+    except json.JSONDecodeError:  # cut inside an escape
+        return cut.group(1).strip()
 
 
 def toolbox_calls(completion: Completion, agent: Agent, earlier: int) -> list[ToolCall]:

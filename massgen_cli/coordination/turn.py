@@ -208,7 +208,7 @@ class TurnRunner:
         agent, started = self.agents[0], time.monotonic()
         json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
         extra = (
-            [prompts.SINGLE_JSON_INSTRUCTIONS, json_tool_instructions(agent.toolbox.specs)]
+            [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS]
             if json_tools
             else []
         )

@@ -223,8 +223,10 @@ def test_a_model_without_tool_calls_uses_tools_through_its_json_schema(in_proces
     result = run.app.ask("Which port?")
     assert result.final_answer == "Port 8123."
     first, second = run.requests("small")
-    assert first.tools == () and "call_tool" in first.response_schema["properties"]["action"]["enum"]
-    assert "read_file" in first.response_schema["properties"]["tool"]["enum"]
+    answer, *calls = first.response_schema["anyOf"]
+    assert first.tools == () and answer["properties"]["action"]["enum"] == ["answer"]
+    read_file = next(c for c in calls if c["properties"]["tool"]["enum"] == ["read_file"])
+    assert read_file["properties"]["arguments"]["required"] == ["path"]
     assert "call_tool" in first.messages[0]["content"]  # the system prompt explains the action
     assistant, read = second.messages[-2:]
     assert assistant["tool_calls"][0]["function"]["name"] == "read_file" and assistant["content"] is None
