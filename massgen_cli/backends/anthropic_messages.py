@@ -64,6 +64,7 @@ class AnthropicBackend:
             base_url=config.base_url,
             timeout=config.request_timeout_seconds,
             max_retries=0,
+            default_headers={"anthropic-beta": ",".join(config.betas)} if config.betas else None,
         )
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:

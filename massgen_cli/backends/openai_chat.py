@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -17,7 +18,7 @@ from massgen_cli.backends.wire import (
     retry_after_seconds,
     timeout_error,
 )
-from massgen_cli.config.providers import PROVIDERS
+from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
 from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
@@ -55,13 +56,8 @@ class OpenAIChatBackend:
             raise ConfigError(f"backend '{self.name}' needs 'model': the model name its server expects")
         self.model = config.model
         self._config = config
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or KEYLESS_PLACEHOLDER,
-            base_url=base_url,
-            timeout=config.request_timeout_seconds,
-            max_retries=0,
-            default_headers={"Connection": "close"} if one_request_per_connection else None,
-        )
+        headers = {"Connection": "close"} if one_request_per_connection else None
+        self._client = _client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send one request and yield its text, reasoning, tool calls, usage and finish."""
@@ -212,6 +208,36 @@ def _delta_events(delta: ChoiceDelta) -> list[StreamEvent]:
     if delta.content:
         events.append(TextDelta(delta.content))
     return events
+
+
+def _client(
+    config: BackendConfig, api_key: str, base_url: str | None, headers: dict[str, str] | None
+) -> openai.AsyncOpenAI:
+    """The SDK client: Azure's for ``azure_openai`` (endpoint, API version, deployment), else plain."""
+    if config.type != "azure_openai":
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=config.request_timeout_seconds,
+            max_retries=0,
+            default_headers=headers,
+        )
+    endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+    if not endpoint:
+        raise ConfigError(
+            "backend 'azure_openai' needs its endpoint: set AZURE_OPENAI_ENDPOINT (in the environment or "
+            ".env) or 'backend.base_url' (https://NAME.openai.azure.com)"
+        )
+    return openai.AsyncAzureOpenAI(
+        api_key=api_key,
+        azure_endpoint=endpoint.rstrip("/"),
+        api_version=config.api_version
+        or os.environ.get("AZURE_OPENAI_API_VERSION")
+        or AZURE_DEFAULT_API_VERSION,
+        azure_deployment=config.deployment_name or config.model,
+        timeout=config.request_timeout_seconds,
+        max_retries=0,
+    )
 
 
 def _function_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -57,6 +57,7 @@ def _build_table() -> dict[str, Provider]:
     table["chatcompletion"] = Provider("openai", None, "OPENAI_API_KEY", needs_key=False)
     table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY")
     table["anthropic"] = table["claude"]
+    table["azure_openai"] = Provider("openai", None, "AZURE_OPENAI_API_KEY")
     table["local"] = Provider("local", None, None, needs_key=False)
     table["scripted"] = Provider("scripted", None, None, needs_key=False)
     return table
@@ -64,9 +65,10 @@ def _build_table() -> dict[str, Provider]:
 
 PROVIDERS: dict[str, Provider] = _build_table()
 
-# MassGen backend types that need their own machinery (agent SDKs, Azure auth, sandboxes).
+AZURE_DEFAULT_API_VERSION = "2024-12-01-preview"
+
+# MassGen backend types that need their own machinery (agent SDKs, sandboxes).
 UNSUPPORTED_TYPES = {
-    "azure_openai": "use type 'chatcompletion' with your Azure OpenAI-compatible base_url",
     "claude_code": "use type 'claude' with the same model",
     "ag2": "use one of the chat backends",
     "inference": "use type 'chatcompletion' with the server's base_url",

@@ -10,7 +10,12 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import suggest
-from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
+from massgen_cli.config.providers import (
+    AZURE_DEFAULT_API_VERSION,
+    PROVIDERS,
+    UNSUPPORTED_TYPES,
+    infer_backend_type,
+)
 from massgen_cli.config.tools import BackendToolSettings, ContextPath
 
 
@@ -100,14 +105,13 @@ class BackendConfig(BackendToolSettings):
             "append_system_prompt",
             "max_thinking_tokens",
             "max_turns",
-            "api_version",
-            "deployment_name",
             "safety_settings",
             "port",
             "separate_reasoning",
             "agent_config",
             "group_config",
             "enable_rate_limit",
+            "upload_files",
             "enable_planning_mode",
         }
     )
@@ -160,6 +164,17 @@ class BackendConfig(BackendToolSettings):
     )
     chat_template_kwargs: dict[str, Any] | None = Field(
         default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."
+    )
+    api_version: str | None = Field(
+        default=None,
+        description="azure_openai only: the API version; null reads AZURE_OPENAI_API_VERSION, else "
+        f"{AZURE_DEFAULT_API_VERSION}.",
+    )
+    deployment_name: str | None = Field(
+        default=None, description="azure_openai only: the deployment to call; null uses 'model'."
+    )
+    betas: list[str] = Field(
+        default_factory=list, description="Anthropic only: beta features, sent as the anthropic-beta header."
     )
     responses: list[ScriptEntry] = Field(
         default_factory=list,
@@ -361,7 +376,10 @@ class UIConfig(Section):
     )
 
     display_type: Literal["rich_terminal", "simple", "silent"] = Field(
-        default="rich_terminal", description="Progress on stderr: a Rich live view, plain lines, or nothing."
+        default="rich_terminal",
+        validation_alias=AliasChoices("display_type", "type"),
+        description="Progress on stderr: a Rich live view, plain lines, or nothing ('type' is MassGen's "
+        "older name).",
     )
     logging_enabled: bool = Field(
         default=True, description="Write JSON logs and memory dumps under massgen_logs/ in the state folder."
@@ -405,7 +423,11 @@ class MassGenConfig(Section):
     timeout_settings: TimeoutSettings = Field(
         default_factory=TimeoutSettings, description="Time limits of a turn."
     )
-    ui: UIConfig = Field(default_factory=UIConfig, description="Progress display and logging.")
+    ui: UIConfig = Field(
+        default_factory=UIConfig,
+        validation_alias=AliasChoices("ui", "display"),
+        description="Progress display and logging ('display' is MassGen's older name).",
+    )
     memory: MemoryConfig = Field(
         default_factory=MemoryConfig,
         description="Global memory settings; an agent's memory block is merged over them.",

@@ -405,9 +405,9 @@ def test_unknown_memory_model_provider_suggests_the_nearest(tmp_path: Path):
     ("summarizer", "problem"),
     [
         (
-            "{provider: azure_openai}",
-            "memory.compression.summarizer.provider: backend 'azure_openai' is not supported yet: "
-            "use type 'chatcompletion' with your Azure OpenAI-compatible base_url",
+            "{provider: ag2}",
+            "memory.compression.summarizer.provider: backend 'ag2' is not supported yet: "
+            "use one of the chat backends",
         ),
         (
             "{provider: chatcompletion}",
