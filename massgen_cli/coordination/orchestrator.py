@@ -33,7 +33,7 @@ from massgen_cli.coordination.decisions import (
 )
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve_target
-from massgen_cli.coordination.toolloop import json_tool_instructions, run_with_tools
+from massgen_cli.coordination.toolloop import json_tool_instructions, run_with_tools, tool_activity
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice
 from massgen_cli.memory.runtime import MemoryRuntime
@@ -51,6 +51,7 @@ class StepOutcome:
     note: str = ""
     transcript: list[Message] = field(default_factory=list)
     reasoning: str = ""
+    tools_used: str = ""
 
 
 @dataclass
@@ -168,6 +169,8 @@ class Orchestrator:
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
             self._record(agent_id, outcome)
+        if outcome.decision is not None and outcome.tools_used:  # peers see what work backs a decision
+            await self.shared.record(agent_id, outcome.tools_used, self.scope.turn, self.scope.attempt)
         if isinstance(outcome.decision, NewAnswer):
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
@@ -276,7 +279,8 @@ class Orchestrator:
             decision, problem = self._validate(agent_id, parse_decision(completion))
             if decision is not None:
                 transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
-                return StepOutcome(decision, version, transcript=transcript, reasoning=completion.reasoning)
+                used = tool_activity(step.exchange)
+                return StepOutcome(decision, version, "", transcript, completion.reasoning, used)
             note = problem
             reask_message: Message = {"role": "user", "content": problem}
             messages = [*messages, *step.exchange, assistant_echo(completion), reask_message]

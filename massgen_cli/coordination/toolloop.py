@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -213,6 +214,12 @@ def exchange_messages(
         for call, result in zip(calls, results, strict=True)
     ]
     return [assistant, *answers]
+
+
+def tool_activity(exchange: list[Message]) -> str:
+    """One line saying which tools a step used and how often, or "" when it used none."""
+    used = Counter(call["function"]["name"] for m in exchange for call in m.get("tool_calls") or ())
+    return ("Used tools: " + ", ".join(f"{name} ×{count}" for name, count in used.items())) if used else ""
 
 
 def _decided_too(completion: Completion, agent: Agent) -> bool:

@@ -118,7 +118,7 @@ def _clean_environment() -> dict[str, str]:
 def require_docker() -> None:
     """Docker mode runs only with the Docker SDK and a daemon that answers; otherwise say so at start."""
     try:
-        import docker  # type: ignore[import-not-found]
+        import docker  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
         docker.from_env().ping()
     except Exception as error:  # ImportError, or the SDK's errors for a daemon that does not answer

@@ -43,3 +43,12 @@ def wait_for_file(path: str) -> str:
             return "there"
         time.sleep(0.02)
     return "never appeared"
+
+
+def word_count(text: str) -> int:
+    """How many words ``text`` has.
+
+    Args:
+        text: Any text.
+    """
+    return len(text.split())
