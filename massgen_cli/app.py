@@ -21,6 +21,7 @@ from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.session import Session, open_session
+from massgen_cli.tools.mcp import McpHub
 from massgen_cli.ui import ConsoleView
 
 
@@ -63,6 +64,7 @@ class MassGenApp:
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
         self.threads = AgentThreads.load(self.session.directory)
         self.shared = SharedParts.open(config, self.session.directory, self.memory.store)
+        self.mcp = McpHub(emit)
         self.turns = TurnRunner(
             config,
             self.agents,
@@ -72,6 +74,7 @@ class MassGenApp:
             self.view,
             memory=self.memory,
             shared=self.shared,
+            mcp=self.mcp,
         )
 
     def _emit(self, event: RunEvent) -> None:
@@ -108,7 +111,9 @@ class MassGenApp:
 
         backends = [agent.backend for agent in self.agents]
         backends += [agent.summary_backend for agent in self.agents if agent.summary_backend is not None]
-        await asyncio.gather(*(backend.aclose() for backend in backends), return_exceptions=True)
+        await asyncio.gather(
+            self.mcp.close(), *(backend.aclose() for backend in backends), return_exceptions=True
+        )
         try:
             await self.memory.close()
         finally:

@@ -92,6 +92,9 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path.name}: invalid YAML: {exc}") from exc
 
 
+WORKSPACE_VARIABLE = "cwd"
+
+
 def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
     """``${VAR}`` and ``${VAR:-default}`` in strings; an unset variable without default is an error."""
     if isinstance(node, dict):
@@ -106,6 +109,8 @@ def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
     def substitute(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         value = os.environ.get(name)
+        if name == WORKSPACE_VARIABLE and value is None:
+            return match.group(0)  # MassGen's placeholder for the agent's workspace, filled where used
         if default is not None and not value:
             return default
         if value is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
 
@@ -59,6 +59,48 @@ def _per_function(values: list[Any], count: int, key: str) -> list[Any]:
     raise ValueError(f"'{key}' has {len(values)} items for {count} functions; give one, or one per function")
 
 
+class McpServerConfig(Section):
+    """One MCP server: a command run over stdio, or a streamable HTTP address."""
+
+    keyed_by_name: ClassVar[bool] = True  # also written as a mapping of name → server
+    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
+        {"security", "allow_private_ips", "allow_localhost", "description"}
+    )
+
+    name: str = Field(description="The server's name; its tools are offered as mcp__<name>__<tool>.")
+    type: Literal["stdio", "streamable-http"] = Field(
+        default="stdio", description="'stdio': run `command`; 'streamable-http': connect to `url`."
+    )
+    command: str | None = Field(default=None, description="stdio: the program to run.")
+    args: list[str] = Field(
+        default_factory=list, description="stdio: its arguments; ${cwd} is the agent's workspace."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="stdio: environment variables added to a minimal environment."
+    )
+    cwd: str | None = Field(default=None, description="stdio: the folder it runs in; null: the current one.")
+    url: str | None = Field(default=None, description="streamable-http: the server's address.")
+    headers: dict[str, str] = Field(default_factory=dict, description="streamable-http: request headers.")
+    startup_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Seconds the server may take to start and list its tools."
+    )
+
+    @model_validator(mode="after")
+    def _where(self) -> McpServerConfig:
+        if self.type == "stdio" and not self.command:
+            raise ValueError(f"MCP server '{self.name}' (stdio) needs 'command'")
+        if self.type == "streamable-http" and not self.url:
+            raise ValueError(f"MCP server '{self.name}' (streamable-http) needs 'url'")
+        return self
+
+
+def _named_list(value: Any) -> Any:
+    """MassGen writes ``mcp_servers`` as a list, or as a mapping of name → server."""
+    if isinstance(value, dict):
+        return [{"name": name, **(body or {})} for name, body in value.items()]
+    return value
+
+
 class BackendToolSettings(Section):
     """The tool keys of ``backend:`` (MassGen's names)."""
 
@@ -86,3 +128,27 @@ class BackendToolSettings(Section):
     custom_tools: list[CustomToolConfig] = Field(
         default_factory=list, description="Python functions offered as tools."
     )
+    mcp_servers: list[McpServerConfig] = Field(
+        default_factory=list,
+        description="MCP servers whose tools the agent gets (a list, or a mapping of name → server).",
+    )
+    allowed_tools: list[str] | None = Field(
+        default=None,
+        description="When set, only these MCP tools are offered (mcp__server__tool, or the tool's own name).",
+    )
+    exclude_tools: list[str] = Field(
+        default_factory=list, description="MCP tools not offered (mcp__server__tool, or the tool's own name)."
+    )
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _servers_by_name(cls, value: Any) -> Any:
+        return _named_list(value)
+
+    @model_validator(mode="after")
+    def _unique_server_names(self) -> BackendToolSettings:
+        names = [server.name for server in self.mcp_servers]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"MCP server names must be unique; repeated: {', '.join(repeated)}")
+        return self

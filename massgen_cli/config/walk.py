@@ -75,6 +75,10 @@ def _check_value(value: Any, annotation: Any, path: str, result: WalkResult) -> 
         for index, item in enumerate(value):
             check_keys(item, item_model, join_path(path, index), result)
         return
+    if item_model is not None and isinstance(value, dict) and getattr(item_model, "keyed_by_name", False):
+        for name, item in value.items():  # the mapping form of a list of named items
+            check_keys(item, item_model, join_path(path, str(name)), result)
+        return
     model = _nested_model(annotation, None)
     if model is not None:
         check_keys(value, model, path, result)

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import Request
@@ -32,6 +33,7 @@ from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.messages import Message
 from massgen_cli.session import Session
+from massgen_cli.tools.mcp import McpHub
 
 
 @dataclass
@@ -69,6 +71,7 @@ class TurnRunner:
         sink: Callable[[RunEvent], None],
         memory: MemoryRuntime | None = None,
         shared: SharedParts | None = None,
+        mcp: McpHub | None = None,
     ):
         self.config = config
         self.shared = shared or SharedParts(config.orchestrator.shared_memory)
@@ -83,6 +86,8 @@ class TurnRunner:
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, tuple[int, int]] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
+        self.mcp = mcp
+        self.mcp_connected = False
 
     def emit(self, event: RunEvent) -> None:
         if isinstance(event, ToolFinished):
@@ -94,6 +99,7 @@ class TurnRunner:
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
+        await self._connect_mcp()
         turn, started = self.session.begin_turn(), time.monotonic()
         self.turn = turn
         self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
@@ -103,6 +109,21 @@ class TurnRunner:
         result = await self._attempts(question, turn)
         await self._finish_turn(question, turn, result, started)
         return result
+
+    async def _connect_mcp(self) -> None:
+        """Before the first turn: each agent's MCP servers start (once per run) and their tools join
+        its toolbox."""
+        if self.mcp is None or self.mcp_connected:
+            return
+        self.mcp_connected = True
+        for agent in self.agents:
+            backend = agent.config.backend
+            if backend.mcp_servers:
+                workspace = agent.toolbox.roots.base if agent.toolbox.roots is not None else Path.cwd()
+                tools = await self.mcp.tools(
+                    backend.mcp_servers, workspace, backend.allowed_tools, backend.exclude_tools
+                )
+                agent.toolbox.tools.update({tool.name: tool for tool in tools})
 
     async def _attempts(self, question: str, turn: int) -> TurnResult:
         """Attempts until one is accepted (or none may follow); the last attempt's log stays open."""

@@ -213,18 +213,18 @@ def test_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_variables_in_ignored_massgen_keys_need_not_be_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    unset(monkeypatch, "MASSGEN_TEST_MCP_KEY")
+    unset(monkeypatch, "MASSGEN_TEST_HOOK_KEY")
     config = write(
         tmp_path / "c.yaml",
         """
         agent:
           backend:
             model: gpt-4o
-            mcp_servers: [{name: search, env: {KEY: "${MASSGEN_TEST_MCP_KEY}"}}]
+            hooks: {pre_tool_use: [{env: {KEY: "${MASSGEN_TEST_HOOK_KEY}"}}]}
         """,
     )
     assert load_config(config).warnings == [
-        "agent.backend.mcp_servers: MassGen key 'mcp_servers' is not implemented yet and is ignored"
+        "agent.backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored"
     ]
 
 
@@ -272,7 +272,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
             backend:
               model: gpt-4o
               enable_web_search: true
-              mcp_servers: [{name: weather, type: stdio, command: npx}]
+              hooks: {pre_tool_use: []}
         orchestrator:
           snapshot_storage: snapshots
           coordination:
@@ -283,7 +283,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
     assert loaded.warnings == [
         "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is not implemented yet and is "
         "ignored",
-        "agents[0].backend.mcp_servers: MassGen key 'mcp_servers' is not implemented yet and is ignored",
+        "agents[0].backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored",
         "orchestrator.snapshot_storage: MassGen key 'snapshot_storage' is not implemented yet and is ignored",
         "orchestrator.coordination.enable_planning_mode: "
         "MassGen key 'enable_planning_mode' is not implemented yet and is ignored",

@@ -1,0 +1,270 @@
+"""MCP servers through the official ``mcp`` SDK: each server runs once per run (shared by the turns
+of a session and by every agent that names it), its tools are offered as ``mcp__<server>__<tool>``
+with the schemas it lists, and a call's error comes back as a tool result. A server that fails to
+start, or dies, is reported with the tail of its stderr; the run goes on without it.
+
+The SDK's transports are async context managers that must be entered and left in one task, so each
+server lives in a task of its own until ``stop``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from massgen_cli.backends.base import ToolSpec
+from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.events import Notice, RunEvent
+from massgen_cli.tools.base import Tool, ToolError
+
+PREFIX = "mcp__"
+STDERR_TAIL_CHARS = 1500
+STOP_TIMEOUT_S = 10.0
+TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME = 64
+WORKSPACE_PLACEHOLDER = "${cwd}"
+
+
+class McpServer:
+    """One running server: its session and tools while it runs, and what went wrong if it stops."""
+
+    def __init__(self, config: McpServerConfig, workspace: Path):
+        self.config = config
+        self.workspace = workspace
+        self.tools: list[Any] = []
+        self.error = ""
+        self.lost = ""
+        self._session: Any = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        # The server's stderr, open for its whole life (read for error reports); closed by ``McpHub.close``.
+        self.stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def running(self) -> bool:
+        alive = self._task is not None and not self._task.done() and not self.lost
+        return alive and self._session is not None
+
+    async def start(self) -> bool:
+        """Start the server and list its tools; False (with ``error`` set) when it did not come up."""
+        self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.name}")
+        ready = asyncio.create_task(self._ready.wait())
+        timeout = self.config.startup_timeout_seconds
+        done, _ = await asyncio.wait(
+            {self._task, ready}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        ready.cancel()
+        if self._ready.is_set():
+            return True
+        self.error = (
+            f"did not start within {timeout:g}s" if not done else f"failed to start: {self._failure()}"
+        )
+        await self.stop()
+        self.error += self.stderr_tail()
+        return False
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        """The text of a tool's result; a ``ToolError`` for a tool error or a server that is not running."""
+        if not self.running:
+            raise ToolError(f"MCP server '{self.name}' is not running{self._why()}")
+        try:
+            result = await self._session.call_tool(tool, arguments)
+        except Exception as error:  # the SDK's errors, or a connection lost mid-call
+            if _connection_closed(error):
+                self.lost = str(error)  # the server is gone: no call reaches it any more
+                self._stop.set()
+            raise ToolError(f"MCP server '{self.name}' failed: {error}{self._why()}") from None
+        text = result_text(result)
+        if getattr(result, "is_error", False):
+            raise ToolError(text or f"{tool} failed")
+        return text
+
+    async def stop(self) -> None:
+        """Leave the session and stop the server process (its whole process tree, by the SDK)."""
+        self._stop.set()
+        if self._task is not None and not self._task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
+            except (TimeoutError, Exception):
+                self._task.cancel()
+                await asyncio.gather(self._task, return_exceptions=True)
+        self._session = None
+
+    def stderr_tail(self) -> str:
+        self.stderr.flush()
+        self.stderr.seek(0)
+        text = self.stderr.read().strip()
+        self.stderr.seek(0, 2)
+        return f"; stderr: …{text[-STDERR_TAIL_CHARS:]}" if text else ""
+
+    async def _serve(self) -> None:
+        from mcp import ClientSession
+
+        async with self._transport() as streams, ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            self.tools = await _all_tools(session)
+            self._session = session
+            self._ready.set()
+            await self._stop.wait()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        config = self.config
+        if config.type == "stdio":
+            from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+
+            parameters = StdioServerParameters(
+                command=str(config.command),
+                args=[arg.replace(WORKSPACE_PLACEHOLDER, str(self.workspace)) for arg in config.args],
+                env={**get_default_environment(), **config.env},
+                cwd=config.cwd,
+            )
+            async with stdio_client(parameters, errlog=self.stderr) as streams:
+                yield streams
+        else:
+            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+            async with (
+                create_mcp_http_client(headers=config.headers or None) as client,
+                streamable_http_client(str(config.url), http_client=client) as streams,
+            ):
+                yield streams
+
+    def _failure(self) -> str:
+        error = self._task.exception() if self._task is not None and not self._task.cancelled() else None
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        return f"{type(error).__name__}: {error}" if error is not None else "it exited"
+
+    def _why(self) -> str:
+        if self.lost:
+            return f" ({self.lost}){self.stderr_tail()}"
+        if self._task is not None and self._task.done():
+            return f" ({self._failure()}){self.stderr_tail()}"
+        return ""
+
+
+def _connection_closed(error: Exception) -> bool:
+    from mcp import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+
+
+async def _all_tools(session: Any) -> list[Any]:
+    """Every tool the server lists, page by page."""
+    from mcp.types import PaginatedRequestParams
+
+    tools, cursor = [], None
+    while True:
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def result_text(result: Any) -> str:
+    """A call result as text: its text parts, a line for other parts, else its structured content."""
+    parts = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource" and hasattr(getattr(block, "resource", None), "text"):
+            parts.append(block.resource.text)
+        else:
+            parts.append(f"[{kind or 'content'}: {getattr(block, 'mime_type', '') or 'binary'}]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>`` in the characters providers accept, at most 64 long."""
+    return TOOL_NAME.sub("_", f"{PREFIX}{server}__{tool}")[:MAX_TOOL_NAME]
+
+
+class McpHub:
+    """The servers of one run, started on first use and shared; ``close`` stops them all."""
+
+    def __init__(self, emit: Callable[[RunEvent], None]):
+        self.emit = emit
+        self.servers: dict[str, McpServer] = {}
+        self._starting: dict[str, asyncio.Task[bool]] = {}
+
+    async def tools(
+        self,
+        configs: Sequence[McpServerConfig],
+        workspace: Path,
+        allowed: Sequence[str] | None = None,
+        excluded: Sequence[str] = (),
+    ) -> list[Tool]:
+        """The tools of ``configs``' servers (started if need be), filtered by ``allowed``/``excluded``."""
+        servers = await asyncio.gather(*(self._server(config, workspace) for config in configs))
+        tools: dict[str, Tool] = {}
+        for server in servers:
+            for tool in server.tools if server.running else []:
+                name = tool_name(server.name, tool.name)
+                if not _wanted(name, tool.name, allowed, excluded):
+                    continue
+                if name in tools:
+                    self.emit(Notice("warning", f"MCP tool {name} is offered twice; the second is left out"))
+                    continue
+                tools[name] = _as_tool(server, tool, name)
+        return list(tools.values())
+
+    async def close(self) -> None:
+        """Stop every server (no process is left behind)."""
+        servers = list(self.servers.values())
+        await asyncio.gather(*(server.stop() for server in servers), return_exceptions=True)
+        for server in servers:
+            server.stderr.close()
+        self.servers.clear()
+        self._starting.clear()
+
+    async def _server(self, config: McpServerConfig, workspace: Path) -> McpServer:
+        key = json.dumps([config.model_dump(), str(workspace) if _uses_workspace(config) else ""])
+        if key not in self._starting:
+            server = self.servers[key] = McpServer(config, workspace)
+            self._starting[key] = asyncio.create_task(self._start(server))
+        await self._starting[key]
+        return self.servers[key]
+
+    async def _start(self, server: McpServer) -> bool:
+        if await server.start():
+            self.emit(Notice("info", f"MCP server '{server.name}' started: {len(server.tools)} tools"))
+            return True
+        self.emit(Notice("warning", f"MCP server '{server.name}' {server.error}; going on without it"))
+        return False
+
+
+def _uses_workspace(config: McpServerConfig) -> bool:
+    return any(WORKSPACE_PLACEHOLDER in arg for arg in config.args)
+
+
+def _wanted(name: str, own_name: str, allowed: Sequence[str] | None, excluded: Sequence[str]) -> bool:
+    if name in excluded or own_name in excluded:
+        return False
+    return allowed is None or name in allowed or own_name in allowed
+
+
+def _as_tool(server: McpServer, tool: Any, name: str) -> Tool:
+    async def run(arguments: dict[str, Any]) -> str:
+        return await server.call(tool.name, arguments)
+
+    schema = dict(tool.input_schema or {"type": "object", "properties": {}})
+    schema.pop("title", None)
+    description = tool.description or f"The {tool.name} tool of the MCP server '{server.name}'."
+    return Tool(ToolSpec(name, description, schema), run)

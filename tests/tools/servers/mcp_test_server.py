@@ -1,0 +1,63 @@
+"""An MCP server for the tests, written with the SDK's server side. Run over stdio by default, or as a
+streamable HTTP server on 127.0.0.1 with ``--http PORT``. ``--name`` sets the server's name."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--http", type=int, default=None)
+parser.add_argument("--name", default="notes")
+options = parser.parse_args()
+server = MCPServer(options.name)
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+@server.tool()
+def greeting() -> str:
+    """The value of the GREETING environment variable."""
+    return os.environ.get("GREETING", "(unset)")
+
+
+@server.tool()
+def process_id() -> int:
+    """This server's process id."""
+    return os.getpid()
+
+
+@server.tool()
+def refuse(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(reason)
+
+
+@server.tool()
+def wait(seconds: float) -> str:
+    """Sleeps, then answers."""
+    time.sleep(seconds)
+    return "waited"
+
+
+@server.tool()
+def die() -> str:
+    """Ends the server at once, as a crash would."""
+    sys.stderr.write("fatal: the notes index is corrupt\n")
+    sys.stderr.flush()
+    os._exit(7)
+
+
+if __name__ == "__main__":
+    if options.http is not None:
+        server.run("streamable-http", host="127.0.0.1", port=options.http)
+    else:
+        server.run()
