@@ -208,7 +208,9 @@ def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]
         _print_error(error)
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        from massgen_cli.commands import TERMINATED
+
+        raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
     except Exception as error:  # a bug of ours: one line, the traceback with --debug
         if debug:
             raise

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,10 +65,23 @@ def ask_or_chat(options: RunOptions) -> int:
         live=live,
         debug=options.debug,
     )
+    previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
     try:
         return _answer(app, question) if question is not None else _chat(app, console)
     finally:
-        app.close()
+        try:
+            app.close()  # backends, the embedded server, MCP servers, queued memory records
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+TERMINATED = threading.Event()
+"""Set by SIGTERM: the run ends as after Ctrl-C (the turn cancelled, everything closed), exit 143."""
+
+
+def _terminate_like_ctrl_c(signum: int, frame: Any) -> None:
+    TERMINATED.set()
+    signal.raise_signal(signal.SIGINT)
 
 
 def _override_memory_scope(config: Any, domain: str | None, task_type: str | None) -> None:
@@ -112,6 +127,8 @@ def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
             console.print(f"[red]error:[/] unexpected {type(error).__name__}: {escape(str(error))}")
             failures += 1
         except KeyboardInterrupt:
+            if TERMINATED.is_set():
+                raise
             console.print("[yellow]turn cancelled; the session goes on[/]")
     if not app.view.quiet:
         console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")

@@ -50,6 +50,15 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
     )
 
 
+def wait_until(condition, within_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Return once ``condition()`` holds; fail when it does not within ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened within {within_s:g}s: {condition}")
+        time.sleep(0.02)
+
+
 def process_gone(pid: int, within_s: float = 30.0) -> bool:
     """Whether process ``pid`` is gone (or a zombie) before ``within_s`` seconds pass."""
     deadline = time.monotonic() + within_s

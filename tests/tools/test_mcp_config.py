@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import process_gone, run_cli, write_config
+import pytest
+
+from tests.conftest import process_gone, run_cli, wait_until, write_config
 
 SERVER = str(Path(__file__).with_name("servers") / "mcp_test_server.py")
 
@@ -66,3 +70,45 @@ def test_a_config_with_mcp_servers_calls_them_and_stops_them(tmp_path: Path, mon
     b_first = json.loads((attempt / "requests" / "b_001.json").read_text())
     assert "mcp__notes__add" in b_first["tools"] and "mcp__notes__die" in b_first["tools"]
     assert process_gone(int(sent[1]["content"]))
+
+
+def events_text() -> str:
+    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
+    return "".join(path.read_text() for path in logs.glob("*/turn_1/attempt_1/events.jsonl"))
+
+
+@pytest.mark.parametrize(("signal_number", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_call_stops_the_server_too(tmp_path: Path, signal_number: int, code: int):
+    pid_file = tmp_path / "server.pid"
+    write_config(
+        tmp_path,
+        f"""
+        agent:
+          backend:
+            type: scripted
+            mcp_servers:
+              - name: notes
+                command: {sys.executable}
+                args: ["{SERVER}"]
+                env: {{PID_FILE: "{pid_file}"}}
+            responses:
+              - {{tool: mcp__notes__wait, args: {{seconds: 120}}}}
+              - "done"
+        """,
+    )
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "massgen_cli", "--config", "config.yaml", "Wait."],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
+        server = int(pid_file.read_text())
+        wait_until(lambda: "ToolStarted" in events_text())
+        cli.send_signal(signal_number)
+        assert cli.wait(60) == code
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert process_gone(server)

@@ -57,6 +57,9 @@ def die() -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("PID_FILE"):  # tests find this process by it
+        with open(os.environ["PID_FILE"], "w") as pid_file:
+            pid_file.write(str(os.getpid()))
     if options.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
     else:
