@@ -197,7 +197,8 @@ class RecordingConfig(Section):
     record_all_tool_calls: bool = Field(
         default=False,
         validation_alias=AliasChoices("record_all_tool_calls", "record_tool_calls"),
-        description="Record tool calls and their results (never the new_answer/vote workflow calls).",
+        description="Record every tool call and its result (never the new_answer/vote workflow calls); "
+        "MCP calls as mcp_summarization says.",
     )
     record_file_reads: bool = Field(
         default=True,
@@ -205,11 +206,12 @@ class RecordingConfig(Section):
         "back after compression drops it.",
     )
     include_mcp_tools: bool = Field(
-        default=False, description="Include MCP tool calls when tool calls are recorded."
+        default=False, description="Record MCP tool calls even when record_all_tool_calls is off."
     )
     mcp_summarization: Literal["aggregate", "each", "none"] = Field(
         default="aggregate",
-        description="How recorded MCP tool calls are summarised: all of a step together, each apart, or not.",
+        description="How recorded MCP calls are kept: 'aggregate', one record per step (tools, counts, "
+        "result sizes and first lines); 'each', a call and a result record per call; 'none', not recorded.",
     )
     tool_argument_limit: int = Field(
         default=200,

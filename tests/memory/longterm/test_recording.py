@@ -50,10 +50,49 @@ def test_reasoning_when_asked():
     assert "[Reasoning] The stack trace points at io." in contents(RecordingConfig(record_reasoning=True))
 
 
-def test_aggregate_tool_summary():
+def test_aggregate_mcp_summary_counts_sizes_and_first_lines():
     recorded = contents(RecordingConfig(record_all_tool_calls=True))
-    assert recorded[-1] == "[Tools used: mcp__fs__read_file (2x)]"
+    assert recorded[-1].splitlines() == [
+        "[MCP tools used: mcp__fs__read_file ×2]",
+        '- mcp__fs__read_file({"path": "io.py"}) → 750 chars: ' + ("def read(): ..." * 50)[:120],
+        '- mcp__fs__read_file({"path": "x.py"}) → 4 chars: pass',
+    ]
     assert not any("vote" in text or "Answer recorded" in text for text in recorded)
+
+
+def test_none_keeps_mcp_calls_out_while_other_tools_are_recorded_each():
+    span = [
+        *SPAN[:2],
+        {"role": "assistant", "content": None, "tool_calls": [call("9", "execute_command", command="make")]},
+        {"role": "tool", "tool_call_id": "9", "content": "exit code: 0"},
+        *SPAN[2:],
+    ]
+    settings = RecordingConfig(record_all_tool_calls=True, mcp_summarization="none")
+    recorded = [m["content"] for m in messages_to_record(span, settings)]
+    assert '[Tool call] execute_command({"command": "make"})' in recorded
+    assert "[Tool result] execute_command: exit code: 0" in recorded
+    assert not any("mcp__" in text for text in recorded)
+    assert not any("execute_command" in text for text in contents(RecordingConfig(include_mcp_tools=True)))
+
+
+def test_file_reads_are_recorded_compactly_by_default():
+    span = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("5", "read_file", path="app/settings.py")],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "5",
+            "content": "app/settings.py: lines 1-2 of 2\n     1\tPORT = 8123\n     2\tDEBUG = False",
+        },
+        {"role": "assistant", "content": None, "tool_calls": [call("6", "read_file", path="gone.py")]},
+        {"role": "tool", "tool_call_id": "6", "content": "Error: gone.py does not exist"},
+    ]
+    recorded = [m["content"] for m in messages_to_record(span, RecordingConfig())]
+    assert recorded == ["read app/settings.py: PORT = 8123\nDEBUG = False"]
+    assert messages_to_record(span, RecordingConfig(record_file_reads=False)) == []
 
 
 def test_each_call_with_argument_limit():
