@@ -112,3 +112,13 @@ def test_a_signal_mid_call_stops_the_server_too(tmp_path: Path, signal_number: i
         if cli.poll() is None:
             cli.kill()
     assert process_gone(server)
+
+
+def test_the_shipped_notes_server_example_runs_offline(tmp_path: Path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "launch.md").write_text("The launch review is on March 3.\n")
+    (tmp_path / "notes" / "misc.md").write_text("Lunch is at noon.\n")
+    result = run_cli("--config", "@examples/mcp_notes", "When is the launch review?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "From the notes: launch.md:1: The launch review is on March 3.\n"
+    assert "🔧 mcp__notes__list_notes ✓ launch.md" in result.stderr
