@@ -13,7 +13,9 @@ from typing import TextIO
 from rich.console import Console
 
 from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent, build_agents
+from massgen_cli.coordination.tally import alias_map
 from massgen_cli.coordination.turn import TurnResult, TurnRunner
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import RunLog
@@ -22,12 +24,23 @@ from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.session import Session, open_session
 from massgen_cli.tools.mcp import McpHub
+from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.ui import ConsoleView
 
 
 def choose_session_id(loaded: LoadedConfig, flag: str | None) -> str | None:
     """``--session`` wins, then the config's ``session_id``, then ``persistent_memory.session_name``."""
     return flag or loaded.config.session_id or loaded.config.memory.persistent_memory.session_name
+
+
+def workspace_snapshots(config: MassGenConfig, session_id: str) -> Snapshots | None:
+    """Snapshots when ``orchestrator.snapshot_storage`` is set; peers are shown under their aliases."""
+    storage = config.orchestrator.snapshot_storage
+    if storage is None:
+        return None
+    views = config.orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
+    labels = {agent_id: alias for alias, agent_id in alias_map([a.id or "" for a in config.agents]).items()}
+    return Snapshots(Path(storage), Path(views), session_id, labels)
 
 
 class MassGenApp:
@@ -60,7 +73,8 @@ class MassGenApp:
         )
         emit = self._emit
         self.memory = MemoryRuntime(config, state_dir, self.session.id, emit)
-        self.agents: list[Agent] = build_agents(config, emit, self.memory)
+        self.snapshots = workspace_snapshots(config, self.session.id)
+        self.agents: list[Agent] = build_agents(config, emit, self.memory, self.snapshots)
         self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
         self.threads = AgentThreads.load(self.session.directory)
         self.shared = SharedParts.open(config, self.session.directory, self.memory.store)
@@ -75,6 +89,7 @@ class MassGenApp:
             memory=self.memory,
             shared=self.shared,
             mcp=self.mcp,
+            snapshots=self.snapshots,
         )
 
     def _emit(self, event: RunEvent) -> None:

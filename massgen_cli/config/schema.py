@@ -301,8 +301,6 @@ class SharedMemoryConfig(Section):
 class OrchestratorConfig(Section):
     massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
         {
-            "snapshot_storage",
-            "agent_temporary_workspace",
             "session_storage",
             "dspy",
             "voting_sensitivity",
@@ -339,7 +337,18 @@ class OrchestratorConfig(Section):
     )
     context_paths: list[ContextPath] = Field(
         default_factory=list,
-        description="Folders or files every agent may use through the file tools ({path, permission}).",
+        description="Folders or files every agent may use through the file tools ({path, permission}); "
+        "'write' applies to the final presentation only.",
+    )
+    snapshot_storage: str | None = Field(
+        default=None,
+        description="Folder for workspace snapshots: an agent's workspace is copied there when it answers, "
+        "and its peers read it (relative to the current directory).",
+    )
+    agent_temporary_workspace: str | None = Field(
+        default=None,
+        description="Folder of each agent's read-only view of its peers' snapshots; null: "
+        "<snapshot_storage>_views.",
     )
     max_reasks: int = Field(
         default=1, ge=0, description="Times an agent is asked again when its reply neither answers nor votes."

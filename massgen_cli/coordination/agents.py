@@ -7,6 +7,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Request
 from massgen_cli.backends.registry import create_backend
@@ -19,6 +20,7 @@ from massgen_cli.memory.context.guard import ContextGuard, backend_summarizer, b
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 
 Emit = Callable[[RunEvent], None]
@@ -38,18 +40,29 @@ class Agent:
     usage_input: int = field(default=0)
     usage_output: int = field(default=0)
 
+    @property
+    def workspace(self) -> Path | None:
+        """The agent's own workspace (``backend.cwd``), if it has one."""
+        roots = self.toolbox.roots
+        return roots.base if roots is not None and self.config.backend.cwd is not None else None
+
     def history(self, threads: AgentThreads) -> list[Message]:
         """The agent's earlier turns, unless its ``memory.conversation_memory`` is off."""
         memory = self.config.memory
         return threads.get_history(self.id) if memory is None or memory.conversation_memory.enabled else []
 
 
-def build_agents(config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None) -> list[Agent]:
+def build_agents(
+    config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None, snapshots: Snapshots | None = None
+) -> list[Agent]:
     """Backends, guards and toolboxes for every agent, in registration order (retries are reported via
-    ``emit``)."""
+    ``emit``); with ``snapshots``, each agent reads its peers' snapshots."""
     agents = []
     toolboxes = [
-        build_toolbox(agent, index, config.orchestrator) for index, agent in enumerate(config.agents)
+        build_toolbox(
+            agent, index, config.orchestrator, snapshots.view_folder(agent.id or "") if snapshots else None
+        )
+        for index, agent in enumerate(config.agents)
     ]
     for agent_config, toolbox in zip(config.agents, toolboxes, strict=True):
         agent_id = agent_config.id or ""

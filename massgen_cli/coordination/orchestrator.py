@@ -184,6 +184,7 @@ class Orchestrator:
         self.answers[agent_id] = content
         self.answer_counts[agent_id] += 1
         self.version += 1
+        await self.context.snapshot(self.agents[agent_id])
         self.emit(AgentStatus(agent_id, "answered", content))
         await self.shared.record(agent_id, content, self.scope.turn, self.scope.attempt)
         if self.votes:
@@ -312,7 +313,9 @@ class Orchestrator:
         system = prompts.system_message(
             agent.config.system_message, agent.toolbox.instructions(), tool_text, uses_json=uses_json
         )
-        task = prompts.task_message(self.question, self.answers, self.order, self.extra)
+        peers = await self.context.peers_note(agent)
+        extra = "\n\n".join(part for part in (self.extra, peers) if part)
+        task = prompts.task_message(self.question, self.answers, self.order, extra)
         return await self.context.messages(agent, self.scope.turn, self.question, system, task)
 
     def _share(self, agent_id: str, completion: Completion) -> None:

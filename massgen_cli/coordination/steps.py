@@ -4,6 +4,7 @@ of the request is written back to the agent's thread so it is not redone."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
 from massgen_cli.messages import Message, inject_after_first_system
+from massgen_cli.tools.snapshots import Snapshots
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -45,6 +47,23 @@ class StepContext:
     threads: AgentThreads = field(default_factory=AgentThreads)
     memory: MemoryRuntime | None = None
     shared: SharedMemory = field(default_factory=lambda: SharedMemory(SharedMemoryConfig()))
+    snapshots: Snapshots | None = None
+
+    async def peers_note(self, agent: Agent) -> str:
+        """The agent's view of its peers' snapshots, rebuilt; the line that tells it where they are."""
+        if self.snapshots is None:
+            return ""
+        labels = await asyncio.to_thread(self.snapshots.refresh_view, agent.id)
+        folder = self.snapshots.view_folder(agent.id)
+        if not labels:
+            return f"Your peers' workspaces will appear under {folder} (read-only) once they answer."
+        listed = ", ".join(f"{folder / label}" for label in labels)
+        return f"Your peers' workspaces as of their latest answers (read-only, by their labels): {listed}"
+
+    async def snapshot(self, agent: Agent) -> None:
+        """Keep the agent's workspace as it is now, for its peers (after a new answer)."""
+        if self.snapshots is not None and agent.workspace is not None:
+            await asyncio.to_thread(self.snapshots.take, agent.id, agent.workspace)
 
     def plain(self, agent: Agent, system: Message | None, task: Message) -> list[Message]:
         """The system prompt, the agent's thread and the task, without memory blocks."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from massgen_cli.backends.base import Request
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import Agent, run_step
+from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
@@ -34,6 +35,8 @@ from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.messages import Message
 from massgen_cli.session import Session
 from massgen_cli.tools.mcp import McpHub
+from massgen_cli.tools.snapshots import Snapshots
+from massgen_cli.tools.toolbox import Toolbox
 
 
 @dataclass
@@ -53,9 +56,23 @@ class TurnResult:
     timings_s: dict[str, float]
     memory_errors: list[str] = field(default_factory=list)
     tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
+    output_folder: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@contextlib.contextmanager
+def presenting(agent: Agent) -> Iterator[None]:
+    """While the agent writes the final answer, its write context paths are writable."""
+    roots = agent.toolbox.roots
+    if roots is not None:
+        roots.presenting = True
+    try:
+        yield
+    finally:
+        if roots is not None:
+            roots.presenting = False
 
 
 class TurnRunner:
@@ -72,6 +89,7 @@ class TurnRunner:
         memory: MemoryRuntime | None = None,
         shared: SharedParts | None = None,
         mcp: McpHub | None = None,
+        snapshots: Snapshots | None = None,
     ):
         self.config = config
         self.shared = shared or SharedParts(config.orchestrator.shared_memory)
@@ -87,6 +105,7 @@ class TurnRunner:
         self.usage_at_start: dict[str, tuple[int, int]] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
         self.mcp = mcp
+        self.snapshots = snapshots
         self.mcp_connected = False
 
     def emit(self, event: RunEvent) -> None:
@@ -132,6 +151,8 @@ class TurnRunner:
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
             self.shared.begin_attempt(turn, attempt)
+            if self.snapshots is not None:
+                self.snapshots.begin_attempt(turn, attempt)
             if self.memory is not None:
                 self.memory.begin_attempt(turn, attempt, self.log.directory if self.log else None)
             try:
@@ -139,6 +160,8 @@ class TurnRunner:
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
             except BaseException:
                 self.shared.cancel_turn(turn)
+                if self.snapshots is not None:
+                    self.snapshots.cancel_turn(turn)
                 if self.memory is not None:
                     self.memory.cancel_turn()
                 self._close_attempt(result)
@@ -147,6 +170,8 @@ class TurnRunner:
                 return result
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
             self.shared.reject_attempt(turn, attempt)
+            if self.snapshots is not None:
+                self.snapshots.reject_attempt(turn, attempt)
             self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
         raise AssertionError("the last attempt never asks for a restart")
@@ -184,7 +209,7 @@ class TurnRunner:
         self.log = None
 
     async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
-        context = StepContext(self.threads, self.memory, self._shared_memory())
+        context = StepContext(self.threads, self.memory, self._shared_memory(), self.snapshots)
         self.tool_calls = {agent.id: Counter(calls=0, failed=0) for agent in self.agents if agent.toolbox}
         if len(self.agents) == 1:
             coordination = await self._single_agent(question, context)
@@ -216,7 +241,16 @@ class TurnRunner:
             timings_s=coordination.timings_s,
             memory_errors=context.shared.take_errors(),
             tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
+            output_folder=self._output_folder(coordination.winner),
         )
+
+    def _output_folder(self, winner: str | None) -> str | None:
+        """The winner's workspace is the turn's output folder; it is named at the end of the turn."""
+        agent = next((agent for agent in self.agents if agent.id == winner), None)
+        if agent is None or agent.workspace is None:
+            return None
+        self.emit(Notice("info", f"Output folder: {agent.workspace} (the workspace of {agent.id})"))
+        return str(agent.workspace)
 
     def _shared_memory(self) -> SharedMemory:
         """The shared memory of one attempt, over the session's shared parts."""
@@ -227,6 +261,8 @@ class TurnRunner:
     async def _single_agent(self, question: str, context: StepContext) -> AttemptResult:
         """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""
         agent, started = self.agents[0], time.monotonic()
+        if agent.toolbox.roots is not None:
+            agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
         json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
         extra = (
             [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS]
@@ -285,23 +321,37 @@ class TurnRunner:
         return final
 
     async def _present(self, question: str, result: AttemptResult, context: StepContext) -> str:
+        """The winner writes the final answer, with its tools when its backend calls tools: this is when
+        context paths with permission write may be written."""
         winner = next(agent for agent in self.agents if agent.id == result.winner)
         agent_ids = [agent.id for agent in self.agents]
         task = prompts.presentation_message(question, result.answers, result.votes, agent_ids)
-        messages = context.plain(winner, prompts.own_system_message(winner.config.system_message), task)
+        with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
+        system = prompts.own_system_message(
+            winner.config.system_message, winner.toolbox.instructions() if with_tools else ""
+        )
+        request = Request(context.plain(winner, system, task), purpose="presentation")
         try:
-            request = Request(messages, purpose="presentation")
-            completion = await asyncio.wait_for(
-                run_step(winner, request, self.emit, self.log, text_kind="presentation"),
-                self.config.orchestrator.step_timeout_seconds,
-            )
+            with presenting(winner):
+                step = await asyncio.wait_for(
+                    run_with_tools(
+                        winner if with_tools else replace(winner, toolbox=Toolbox()),
+                        request,
+                        self.emit,
+                        self.log,
+                        limit=self.config.orchestrator.max_tool_calls_per_step,
+                        decide_now=prompts.ANSWER_NOW,
+                        text_kind="content" if with_tools else "presentation",
+                    ),
+                    self.config.orchestrator.step_timeout_seconds,
+                )
         except (BackendError, TimeoutError) as error:
             problem = str(error) or f"no answer within {self.config.orchestrator.step_timeout_seconds:g}s"
             self.emit(
                 Notice("warning", f"presentation by {winner.id} failed ({problem}); using its answer as is")
             )
             return ""
-        return completion.text.strip()
+        return step.completion.text.strip()
 
     async def _wants_restart(
         self, result: TurnResult, question: str, may_restart: bool

@@ -53,7 +53,7 @@ def file_tools(roots: Roots) -> list[Tool]:
             lambda a: search_files(roots, a),
         ),
     ]
-    if any(root.writable for root in roots.roots):
+    if any(root.writable or root.final_only for root in roots.roots):
         tools += [
             _tool(
                 "write_file",

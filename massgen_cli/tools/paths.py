@@ -12,22 +12,31 @@ from massgen_cli.tools.base import ToolError
 
 @dataclass(frozen=True)
 class Root:
-    """A folder (or single file) an agent may use; ``writable`` lets the file tools change it."""
+    """A folder (or single file) an agent may use; ``writable`` lets the file tools change it, and
+    ``final_only`` lets them change it in the final presentation only (a context path with permission
+    write, as in MassGen: agents cannot overwrite a user's files while they still disagree)."""
 
     path: Path
     writable: bool
+    final_only: bool = False
 
     @classmethod
-    def of(cls, path: str | Path, writable: bool) -> Root:
-        return cls(Path(path).expanduser().resolve(), writable)
+    def of(cls, path: str | Path, writable: bool, final_only: bool = False) -> Root:
+        return cls(Path(path).expanduser().resolve(), writable, final_only)
+
+    @property
+    def permission(self) -> str:
+        return "write" if self.writable else "write in the final presentation" if self.final_only else "read"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Roots:
-    """An agent's roots; relative paths in tool calls resolve against ``base`` (its workspace)."""
+    """An agent's roots; relative paths in tool calls resolve against ``base`` (its workspace).
+    ``presenting`` is on while the agent writes the final answer."""
 
     base: Path
     roots: tuple[Root, ...]
+    presenting: bool = False
 
     def confine(self, raw: str, *, write: bool = False) -> Path:
         """The resolved path of ``raw``, or a ``ToolError`` saying why the agent may not use it."""
@@ -38,8 +47,8 @@ class Roots:
         root = self._innermost(resolved)
         if root is None:
             raise ToolError(f"{raw} is outside the folders this agent may use ({self.describe()})")
-        if write and not root.writable:
-            raise ToolError(f"{raw} is read-only for this agent (inside {root.path}, permission read)")
+        if write and not (root.writable or (root.final_only and self.presenting)):
+            raise ToolError(f"{raw} is read-only for this agent now (inside {root.path}: {root.permission})")
         return resolved
 
     def shown(self, path: Path) -> str:
@@ -51,7 +60,7 @@ class Roots:
         )
 
     def describe(self) -> str:
-        return ", ".join(f"{root.path} ({'write' if root.writable else 'read'})" for root in self.roots)
+        return ", ".join(f"{root.path} ({root.permission})" for root in self.roots)
 
     def _innermost(self, path: Path) -> Root | None:
         inside = [root for root in self.roots if path.is_relative_to(root.path)]

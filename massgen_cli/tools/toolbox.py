@@ -79,13 +79,15 @@ def _failed(message: str, started: float) -> ToolResult:
     return ToolResult(f"Error: {message}", False, time.monotonic() - started)
 
 
-def build_toolbox(agent: AgentConfig, index: int, orchestrator: OrchestratorConfig) -> Toolbox:
-    """The tools ``agent`` (the ``index``-th of ``agents:``) is given; a problem is a ``ConfigError``
-    naming the YAML path."""
+def build_toolbox(
+    agent: AgentConfig, index: int, orchestrator: OrchestratorConfig, peers_view: Path | None = None
+) -> Toolbox:
+    """The tools ``agent`` (the ``index``-th of ``agents:``) is given, with ``peers_view`` (its peers'
+    snapshots) read-only; a problem is a ``ConfigError`` naming the YAML path."""
     backend, where = agent.backend, f"agents[{index}].backend"
     _require_existing("orchestrator.context_paths", orchestrator.context_paths)
     _require_existing(f"{where}.context_paths", backend.context_paths)
-    roots = agent_roots(backend.cwd, [*orchestrator.context_paths, *backend.context_paths])
+    roots = agent_roots(backend.cwd, [*orchestrator.context_paths, *backend.context_paths], peers_view)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         tools.append(_command_tool(agent, roots, where, orchestrator.tool_call_timeout_seconds))
@@ -104,15 +106,19 @@ def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
         raise ConfigError(missing)
 
 
-def agent_roots(cwd: str | None, context_paths: Sequence[ContextPath]) -> Roots | None:
-    """The workspace (created if missing) and the context paths, or None when there are neither."""
-    if cwd is None and not context_paths:
+def agent_roots(
+    cwd: str | None, context_paths: Sequence[ContextPath], peers_view: Path | None = None
+) -> Roots | None:
+    """The workspace (created if missing), the context paths (written in the final presentation only)
+    and the peers' view, or None when there are none of them."""
+    if cwd is None and not context_paths and peers_view is None:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
     if workspace is not None:
         workspace.mkdir(parents=True, exist_ok=True)
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
-    roots += [Root.of(entry.path, entry.permission == "write") for entry in context_paths]
+    roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
+    roots += [Root.of(peers_view, writable=False)] if peers_view is not None else []
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
     return Roots(base, tuple(roots))
 

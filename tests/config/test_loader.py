@@ -274,7 +274,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
               enable_web_search: true
               hooks: {pre_tool_use: []}
         orchestrator:
-          snapshot_storage: snapshots
+          session_storage: sessions
           coordination:
             enable_planning_mode: true
         """,
@@ -284,7 +284,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
         "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is not implemented yet and is "
         "ignored",
         "agents[0].backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored",
-        "orchestrator.snapshot_storage: MassGen key 'snapshot_storage' is not implemented yet and is ignored",
+        "orchestrator.session_storage: MassGen key 'session_storage' is not implemented yet and is ignored",
         "orchestrator.coordination.enable_planning_mode: "
         "MassGen key 'enable_planning_mode' is not implemented yet and is ignored",
     ]

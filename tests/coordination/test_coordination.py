@@ -283,6 +283,7 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "timings_s",
         "memory_errors",
         "tool_calls",
+        "output_folder",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
 

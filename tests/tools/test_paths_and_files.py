@@ -90,10 +90,16 @@ def test_a_symlink_out_of_the_workspace_is_refused(layout):
 
 
 def test_writes_only_where_permitted(layout):
+    """The workspace always; a write context path in the final presentation only; a read one never."""
     toolbox = toolbox_for(layout)
     assert call(toolbox, "write_file", path="notes/plan.md", content="step 1\n").ok
     assert (layout["workspace"] / "notes" / "plan.md").read_text() == "step 1\n"
-    assert call(toolbox, "write_file", path=str(layout["shared"] / "out.txt"), content="ok").ok
+    shared = str(layout["shared"] / "out.txt")
+    early = call(toolbox, "write_file", path=shared, content="too early")
+    assert not early.ok and "write in the final presentation" in early.text
+    assert toolbox.roots is not None
+    toolbox.roots.presenting = True
+    assert call(toolbox, "write_file", path=shared, content="ok").ok
     refused = call(toolbox, "write_file", path=str(layout["docs"] / "guide.md"), content="overwritten")
     assert not refused.ok and "read-only" in refused.text
     assert "the port is 8123" in (layout["docs"] / "guide.md").read_text()

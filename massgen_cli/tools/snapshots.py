@@ -1,0 +1,76 @@
+"""Workspace snapshots (MassGen's ``snapshot_storage`` and ``agent_temporary_workspace``): when an agent
+submits a new answer its workspace is copied to the snapshot storage; before each step an agent's view
+of its peers is rebuilt under ``agent_temporary_workspace/<agent>/<anonymous label>/`` from their latest
+snapshots, read-only through the file tools. A rejected attempt's or failed turn's snapshots are removed.
+
+Layout: ``<snapshot_storage>/<session>/turn_<N>/attempt_<M>/<agent>/``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+IGNORED = shutil.ignore_patterns(".git", "__pycache__", "node_modules", ".venv")
+
+
+class Snapshots:
+    """The snapshots of one session; ``labels`` maps each agent id to the anonymous name peers see."""
+
+    def __init__(self, storage: Path, views: Path, session_id: str, labels: Mapping[str, str]):
+        self.storage = storage.resolve()
+        self.views = views.resolve()
+        self.session_id = session_id
+        self.labels = dict(labels)
+        self.turn, self.attempt = 1, 1
+
+    def begin_attempt(self, turn: int, attempt: int) -> None:
+        self.turn, self.attempt = turn, attempt
+
+    def view_folder(self, agent_id: str) -> Path:
+        """Where ``agent_id`` finds its peers' snapshots (created empty until there are some)."""
+        folder = self.views / agent_id
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def take(self, agent_id: str, workspace: Path) -> Path:
+        """Copy ``workspace`` as ``agent_id``'s latest snapshot of this attempt."""
+        target = self._attempt_folder(self.turn, self.attempt) / agent_id
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(workspace, target, symlinks=True, ignore=IGNORED)
+        return target
+
+    def refresh_view(self, agent_id: str) -> list[str]:
+        """Rebuild ``agent_id``'s view from its peers' latest snapshots; the labels it now holds."""
+        view = self.view_folder(agent_id)
+        for old in view.iterdir():
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        shown = []
+        attempt = self._attempt_folder(self.turn, self.attempt)
+        for peer, label in self.labels.items():
+            snapshot = attempt / peer
+            if peer != agent_id and snapshot.is_dir():
+                shutil.copytree(snapshot, view / label, symlinks=True)
+                shown.append(label)
+        return shown
+
+    def reject_attempt(self, turn: int, attempt: int) -> None:
+        """Remove the snapshots of an attempt post-evaluation rejected."""
+        shutil.rmtree(self._attempt_folder(turn, attempt), ignore_errors=True)
+        self._clear_views()
+
+    def cancel_turn(self, turn: int) -> None:
+        """Remove every snapshot of a turn that failed."""
+        shutil.rmtree(self.storage / self.session_id / f"turn_{turn}", ignore_errors=True)
+        self._clear_views()
+
+    def _attempt_folder(self, turn: int, attempt: int) -> Path:
+        return self.storage / self.session_id / f"turn_{turn}" / f"attempt_{attempt}"
+
+    def _clear_views(self) -> None:
+        for agent_id in self.labels:
+            shutil.rmtree(self.views / agent_id, ignore_errors=True)
