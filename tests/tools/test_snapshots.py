@@ -1,0 +1,103 @@
+"""Workspace snapshots: a peer's file is readable after its new answer (not before), read-only; a
+rejected attempt's snapshots are rolled back; the winner's workspace is the output folder; write
+context paths take writes in the final presentation only."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from massgen_cli.tools.snapshots import Snapshots
+from tests.conftest import run_cli, write_config
+
+FUNCTIONS = str(Path(__file__).with_name("custom_functions.py"))
+
+
+def test_a_peer_sees_a_snapshot_only_after_the_answer_and_rollback_removes_it(tmp_path: Path):
+    workspace = tmp_path / "ws_a"
+    workspace.mkdir()
+    (workspace / "plan.md").write_text("a's plan\n")
+    snapshots = Snapshots(tmp_path / "snaps", tmp_path / "views", "s1", {"a": "agent1", "b": "agent2"})
+    snapshots.begin_attempt(1, 1)
+    assert snapshots.refresh_view("b") == [] and not any(snapshots.view_folder("b").iterdir())
+    snapshots.take("a", workspace)
+    (workspace / "plan.md").write_text("changed after the answer\n")
+    assert snapshots.refresh_view("b") == ["agent1"]
+    assert (snapshots.view_folder("b") / "agent1" / "plan.md").read_text() == "a's plan\n"
+    assert snapshots.refresh_view("a") == [], "an agent's own snapshot is not among its peers"
+    snapshots.reject_attempt(1, 1)
+    assert not (tmp_path / "snaps" / "s1" / "turn_1" / "attempt_1").exists()
+    snapshots.begin_attempt(1, 2)
+    assert snapshots.refresh_view("b") == []
+
+
+CONFIG = """
+agents:
+  - id: a
+    backend:
+      type: scripted
+      cwd: ws_a
+      responses:
+        - calls:
+            - {tool: write_file, args: {path: plan.md, content: "a's plan"}}
+            - {tool: write_file, args: {path: SHARED/early.md, content: "too early"}}
+        - {tool: new_answer, args: {content: "Plan written."}}
+        - {tool: vote, args: {agent_id: agent1, reason: "mine is complete"}}
+        - calls:
+            - {tool: write_file, args: {path: SHARED/final.md, content: "the final plan"}}
+        - "Plan written to the shared folder."
+  - id: b
+    backend:
+      type: scripted
+      cwd: ws_b
+      custom_tools:
+        - {name: wait_for_file, function: wait_for_file, path: FUNCTIONS}
+      responses:
+        - {tool: custom_tool__wait_for_file, args: {path: SNAPSHOT}}
+        - calls:
+            - {tool: read_file, args: {path: VIEW/agent1/plan.md}}
+            - {tool: write_file, args: {path: VIEW/agent1/plan.md, content: "b was here"}}
+        - {tool: vote, args: {agent_id: agent1, reason: "a's plan is there"}}
+orchestrator:
+  snapshot_storage: snapshots
+  agent_temporary_workspace: views
+  context_paths:
+    - {path: shared, permission: write}
+"""
+
+
+def test_snapshots_peers_output_folder_and_final_writes_through_the_cli(tmp_path: Path):
+    (tmp_path / "shared").mkdir()
+    session = "snapshot_demo"
+    snapshot = tmp_path / "snapshots" / session / "turn_1" / "attempt_1" / "a" / "plan.md"
+    text = (
+        CONFIG.replace("SHARED", str(tmp_path / "shared"))
+        .replace("FUNCTIONS", FUNCTIONS)
+        .replace("SNAPSHOT", str(snapshot))
+        .replace("VIEW", str(tmp_path / "views" / "b"))
+    )
+    write_config(tmp_path, text)
+    result = run_cli("--config", "config.yaml", "--session", session, "Write a plan.")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Plan written to the shared folder.\n"
+    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    b_requests = sorted((attempt / "requests").glob("b_*.json"))
+    b_reads = json.loads(b_requests[-1].read_text())["messages"]
+    read, write = [m for m in b_reads if m["role"] == "tool"][-2:]
+    assert "a's plan" in read["content"]
+    assert write["content"].startswith("Error: ") and "read-only" in write["content"]
+    assert snapshot.read_text() == "a's plan"
+    tasks = [json.loads(path.read_text())["messages"][-1]["content"] for path in b_requests]
+    assert any(str(tmp_path / "views" / "b" / "agent1") in task for task in tasks)
+    early = [
+        m
+        for m in json.loads((attempt / "requests" / "a_002.json").read_text())["messages"]
+        if m["role"] == "tool"
+    ]
+    assert "write in the final presentation" in early[-1]["content"]
+    assert not (tmp_path / "shared" / "early.md").exists()
+    assert (tmp_path / "shared" / "final.md").read_text() == "the final plan"
+    summary = json.loads((attempt / "summary.json").read_text())
+    assert summary["output_folder"] == str(tmp_path / "ws_a")
+    assert f"Output folder: {tmp_path / 'ws_a'}" in result.stderr
