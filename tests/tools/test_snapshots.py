@@ -101,3 +101,22 @@ def test_snapshots_peers_output_folder_and_final_writes_through_the_cli(tmp_path
     summary = json.loads((attempt / "summary.json").read_text())
     assert summary["output_folder"] == str(tmp_path / "ws_a")
     assert f"Output folder: {tmp_path / 'ws_a'}" in result.stderr
+
+
+def test_the_two_agent_improve_file_example_runs_offline(tmp_path: Path):
+    result = run_cli("--config", "@examples/improve_file", "Write a README for the inventory service.")
+    assert result.returncode == 0, result.stderr
+    assert f"Output folder: {tmp_path / 'improve_editor'} (the workspace of editor)" in result.stderr
+    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    editor = [
+        json.loads(p.read_text())["messages"] for p in sorted((attempt / "requests").glob("editor_*.json"))
+    ]
+    peer_reads = [
+        m["content"]
+        for messages in editor
+        for m in messages
+        if m["role"] == "tool" and "agent1/README.md" in m["content"]
+    ]
+    assert peer_reads and "Tracks stock." in peer_reads[-1], "the editor read the writer's snapshot"
+    assert "## Run" in (tmp_path / "improve_editor" / "README.md").read_text()
+    assert json.loads((attempt / "summary.json").read_text())["winner"] == "editor"
