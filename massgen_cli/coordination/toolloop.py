@@ -30,6 +30,7 @@ Recall = Callable[[list[Message]], Awaitable[list[Message]]]
 CALL_TOOL = "call_tool"
 CUT_CONTENT = re.compile(r'"content"\s*:\s*"((?:[^"\\]|\\.)*)')
 SUMMARY_CHARS = 160
+EVENT_ARGUMENT_CHARS = 500
 SINGLE_ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"action": {"type": "string", "enum": ["answer"]}, "content": {"type": "string"}},
@@ -184,7 +185,7 @@ async def _run_calls(agent: Agent, calls: list[ToolCall], room: int, emit: Emit)
 
 
 async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
-    emit(ToolStarted(agent.id, call.id, call.name, dict(call.arguments)))
+    emit(ToolStarted(agent.id, call.id, call.name, _shown_arguments(call.arguments)))
     result = await agent.toolbox.run(call)
     first_line = one_line(result.text, SUMMARY_CHARS)
     emit(
@@ -193,6 +194,16 @@ async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
         )
     )
     return result
+
+
+def _shown_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for the event log: long strings cut (a written file's content can be large)."""
+    return {
+        key: value[:EVENT_ARGUMENT_CHARS] + "…"
+        if isinstance(value, str) and len(value) > EVENT_ARGUMENT_CHARS
+        else value
+        for key, value in arguments.items()
+    }
 
 
 def exchange_messages(
