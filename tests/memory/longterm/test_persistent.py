@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -177,7 +176,8 @@ def test_local_lock_held_by_another_process_names_the_remedy(tmp_path):
     finally:
         holder.terminate()
         holder.wait(10)
-    started = time.monotonic()
     client = _open_local(path)  # released once the holder is gone
-    client.close()
-    assert time.monotonic() - started < 60
+    try:
+        assert client.get_collections().collections == [], "the store opens and answers"
+    finally:
+        client.close()

@@ -21,6 +21,7 @@ from massgen_cli.memory.longterm.stores import close_clients
 from massgen_cli.memory.longterm.visibility import Viewer
 from massgen_cli.memory.shared.block import CONVERSATION_HEADER, PERSISTENT_HEADER, SharedMemory
 from massgen_cli.memory.shared.entries import SharedEntries
+from tests.conftest import wait_until
 
 AGENTS = """
 agents:
@@ -231,6 +232,9 @@ def test_entries_of_a_restarted_attempt_are_rolled_back(in_process):
     )
     result = run.app.ask("Q?")
     assert result.attempt == 2 and result.final_answer == "second try"
+    first_attempt = run.app.run_log.directory / "turn_1" / "attempt_1" / "requests"
+    seen = [path.read_text() for path in sorted(first_attempt.glob("b_*.json"))]
+    assert any("attempt one plan" in text for text in seen), "attempt 1 shared the plan before rollback"
     entries = run.app.shared.entries
     assert entries.in_effect(1, "plan") == []
     assert [e.content.split(": ", 1)[1] for e in entries.in_effect(2, "winning_answer")] == ["second try"]
@@ -254,11 +258,15 @@ def test_entries_of_a_cancelled_turn_are_rolled_back(in_process):
         + ENTRIES
     )
 
-    async def cancel_soon() -> None:
-        await asyncio.wait_for(run.app.turns.run("Q?"), 0.5)
+    async def cancel_once_shared() -> None:
+        turn = asyncio.create_task(run.app.turns.run("Q?"))
+        await asyncio.to_thread(wait_until, lambda: len(run.requests("a")) == 2)  # shared, then slow
+        assert [entry.content for entry in run.app.shared.entries.entries] == ["never finished"]
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
 
-    with pytest.raises(TimeoutError):
-        run.app.runner.run(cancel_soon())
+    run.app.runner.run(cancel_once_shared())
     assert run.app.shared.entries.entries == []
     assert run.app.session.next_turn == 2, "a cancelled turn keeps its number"
 
@@ -327,5 +335,8 @@ def test_shared_conversation_of_a_rejected_attempt_is_rolled_back(in_process):
         """
     )
     assert run.app.ask("Q?").final_answer == "second try"
+    first_attempt = run.app.run_log.directory / "turn_1" / "attempt_1" / "requests"
+    seen = [path.read_text() for path in sorted(first_attempt.glob("b_*.json"))]
+    assert any("SHARED CONVERSATION" in t and "first try" in t for t in seen), "shared before the rollback"
     contents = [item.message["content"] for item in run.app.shared.conversation.items]
     assert "first try" not in contents and "second try" in contents
