@@ -252,5 +252,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: subcommands go to the admin app, everything else is a question."""
     args = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("MEM0_TELEMETRY", "False")
+    from massgen_cli.state import keep_files_private
+
+    keep_files_private()
     app = admin_app if _first_positional(args) in SUBCOMMANDS else run_app
     app(args=args, prog_name="massgen")

@@ -41,3 +41,24 @@ def read_json(path: Path, what: str) -> Any:
         raise MassGenError(
             f"cannot read the {what} at {path} ({error}); repair or move that file, or use another --session"
         ) from error
+
+
+PRIVATE_UMASK = 0o077
+_user_umask: list[int] = []
+
+
+def keep_files_private() -> None:
+    """From now on, files and folders this process creates are its user's only (0600 / 0700): state and
+    logs hold prompts, answers and memories. What tools write for the user follows ``user_umask``."""
+    previous = os.umask(PRIVATE_UMASK)
+    if not _user_umask:
+        _user_umask.append(previous)
+
+
+def user_umask() -> int:
+    """The umask the user started with (what files written for the user, by tools, should follow)."""
+    if _user_umask:
+        return _user_umask[0]
+    current = os.umask(0)
+    os.umask(current)
+    return current

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -77,6 +78,7 @@ async def run_command(command: str, cwd: Path, timeout_s: float) -> str:
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
         env=_clean_environment(),
+        umask=user_umask(),  # what a command creates is the user's, with the user's usual mode
     )
     try:
         output = await asyncio.wait_for(_read_all(process), timeout_s)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.state import user_umask
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, argument, bounded, schema
 from massgen_cli.tools.paths import Roots
 
@@ -168,9 +169,19 @@ def write_file(roots: Roots, arguments: dict[str, Any]) -> str:
     content = argument(arguments, "content", str)
     if path.is_dir():
         raise ToolError(f"{roots.shown(path)} is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(path.parent)
+    created = not path.exists()
     path.write_text(content, encoding="utf-8")
+    if created:  # the user's file, with the user's usual mode (the process keeps its own files private)
+        path.chmod(0o666 & ~user_umask())
     return f"wrote {len(content.encode())} bytes to {roots.shown(path)}"
+
+
+def _make_folders(folder: Path) -> None:
+    missing = [parent for parent in (folder, *folder.parents) if not parent.exists()]
+    for parent in reversed(missing):
+        parent.mkdir(exist_ok=True)
+        parent.chmod(0o777 & ~user_umask())
 
 
 def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
 from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
+from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError
 from massgen_cli.tools.commands import CommandPolicy, command_tool, require_docker
 from massgen_cli.tools.custom import CustomToolLoadError, custom_tool, load_function
@@ -114,8 +115,9 @@ def agent_roots(
     if cwd is None and not context_paths and peers_view is None:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
-    if workspace is not None:
-        workspace.mkdir(parents=True, exist_ok=True)
+    if workspace is not None and not workspace.exists():
+        workspace.mkdir(parents=True)
+        workspace.chmod(0o777 & ~user_umask())  # the user's folder, not the process's private state
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
     roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
     roots += [Root.of(peers_view, writable=False)] if peers_view is not None else []
