@@ -60,6 +60,7 @@ class MassGenApp:
         debug: bool = False,
     ):
         self.loaded = loaded
+        self.closed = False
         self.runner = asyncio.Runner()
         self.session: Session = open_session(
             state_dir,
@@ -115,7 +116,10 @@ class MassGenApp:
         self.session.reset_history()
 
     def close(self) -> None:
-        """Close every backend (and the embedded server) and the event loop."""
+        """Close every backend (and the embedded server) and the event loop; a second call does nothing."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             self.runner.run(self._close_backends())
         finally:

@@ -68,11 +68,23 @@ def ask_or_chat(options: RunOptions) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
     try:
         return _answer(app, question) if question is not None else _chat(app, console)
+    except KeyboardInterrupt:
+        app.close()  # backends, the embedded server, MCP servers, queued memory records
+        console.print(f"[yellow]{_what_was_kept(app)}[/]")
+        raise
     finally:
-        try:
-            app.close()  # backends, the embedded server, MCP servers, queued memory records
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+        app.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _what_was_kept(app: Any) -> str:
+    """The one line an interrupted run ends with."""
+    how = "terminated" if TERMINATED.is_set() else "interrupted"
+    session = app.session.id
+    return (
+        f"{how}: the running turn was cancelled; session {session} is kept with its answered turns "
+        f"(continue with --session {session}) and queued memory records were written"
+    )
 
 
 TERMINATED = threading.Event()

@@ -1,0 +1,62 @@
+"""SIGTERM during a turn: the agents are cancelled, a memory record queued before the signal is written,
+the session is kept to continue, and the run exits 143 with one line saying what was kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import run_cli, wait_until, write_config
+
+CONFIG = """
+agents:
+  - id: a
+    backend:
+      type: scripted
+      responses: [{tool: new_answer, args: {content: "The vault code is 4711."}}, {text: "...", delay: 300}]
+  - id: b
+    backend:
+      type: scripted
+      responses: [{text: "thinking", delay: 300}]
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+"""
+
+
+def events_text() -> str:
+    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
+    return "".join(path.read_text() for path in logs.glob("*/turn_1/attempt_1/events.jsonl"))
+
+
+def test_sigterm_mid_turn_keeps_the_session_and_the_memory(tmp_path: Path):
+    write_config(tmp_path, CONFIG)
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "massgen_cli", "--config", "config.yaml", "--session", "vault", "Code?"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: '"status": "answered"' in events_text())
+        cli.send_signal(signal.SIGTERM)
+        _, stderr = cli.communicate(timeout=120)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 143
+    assert "terminated: the running turn was cancelled; session vault is kept" in stderr
+    found = run_cli("memory", "search", "vault code", "--session", "vault", "--json")
+    assert found.returncode == 0, found.stderr
+    assert any("4711" in json.loads(line)["text"] for line in found.stdout.splitlines())
+    quick = write_config(
+        tmp_path, "agent: {backend: {type: scripted, responses: [Continued.]}}\n", "quick.yaml"
+    )
+    again = run_cli("--config", str(quick), "--session", "vault", "Still there?")
+    assert again.returncode == 0 and again.stdout == "Continued.\n"
+    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
+    assert list(logs.glob("*/turn_2/attempt_1/summary.json")), "the session went on at turn 2"
