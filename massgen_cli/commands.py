@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from massgen_cli.errors import MassGenError
+from massgen_cli.errors import MassGenError, UsageError
 
 HELP = "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
 SMALL_MODEL_NOTE = (
@@ -149,7 +149,7 @@ def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
 
 def _lines(console: Console):  # type: ignore[no-untyped-def]
     if not sys.stdin.isatty():
-        yield from sys.stdin
+        yield from _piped_lines()
         return
     from rich.prompt import Prompt
 
@@ -158,6 +158,17 @@ def _lines(console: Console):  # type: ignore[no-untyped-def]
             yield Prompt.ask("[bold cyan]you[/]", console=console)
         except (EOFError, KeyboardInterrupt):
             return
+
+
+def _piped_lines():  # type: ignore[no-untyped-def]
+    """Questions from a pipe, one per line; binary data or text that is not UTF-8 is a usage error."""
+    for number, raw in enumerate(sys.stdin.buffer, start=1):
+        if b"\0" in raw:
+            raise UsageError(f"line {number} of standard input is binary data, not a question")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"line {number} of standard input is not UTF-8 text; convert it first") from None
 
 
 def _slash(app, console: Console, command: str) -> bool:  # type: ignore[no-untyped-def]

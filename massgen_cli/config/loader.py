@@ -40,7 +40,10 @@ def load_config(source: str | Path | None = None) -> LoadedConfig:
     path = resolve_config_path(source or DEFAULT_CONFIG)
     _load_dotenv_files(path)
     document = _read_yaml(path)
-    return load_document(document, path)
+    try:
+        return load_document(document, path)
+    except RecursionError:
+        raise ConfigError(f"{path.name}: the YAML is nested too deeply to read") from None
 
 
 def load_document(document: Any, path: Path) -> LoadedConfig:
@@ -81,9 +84,52 @@ def _load_dotenv_files(config_path: Path) -> None:
             load_dotenv(env_file, override=False)
 
 
+MAX_CONFIG_BYTES = 5 * 1024 * 1024
+MAX_EXPANDED_NODES = 1_000_000
+"""Far more values than any real config holds once its aliases (*name) are expanded: beyond it, the
+document is taken for an alias bomb and never built."""
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` stands for with every alias expanded (shared nodes counted once each)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a node that contains itself counts once
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    sizes[id(node)] = 1 + sum(_expanded_size(child, sizes) for child in children)
+    return sizes[id(node)]
+
+
+def _parse_bounded(text: str) -> Any:
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is None:
+        return None
+    size = _expanded_size(node, {})
+    if size > MAX_EXPANDED_NODES:
+        raise ConfigError(
+            f"the YAML expands to {size:,} values through its aliases (*name); it looks like an alias bomb, "
+            "so it was not built"
+        )
+    return yaml.safe_load(text)
+
+
 def _read_yaml(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path.name} is {size / 1024 / 1024:.0f} MB; a config may be at most "
+            f"{MAX_CONFIG_BYTES // 1024 // 1024} MB"
+        )
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return _parse_bounded(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path.name}: the YAML is nested too deeply to read") from None
+    except ConfigError as error:
+        raise ConfigError(f"{path.name}: {error}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"

@@ -22,6 +22,8 @@ def resolve_config_path(source: str | Path) -> Path:
     text = str(source)
     if not text.startswith(EXAMPLES_PREFIX):
         path = Path(text).expanduser()
+        if path.is_dir():
+            raise ConfigError(f"'{text}' is a folder; --config takes a YAML file")
         if not path.is_file():
             raise ConfigError(f"config file '{text}' not found")
         return path

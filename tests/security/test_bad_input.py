@@ -1,0 +1,81 @@
+"""Hostile or broken input: a clear error and exit 2 where it is the user's input, and nothing written
+outside the state folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli, write_config
+
+SCRIPTED = "agent: {backend: {type: scripted, responses: [Fine.]}}\n"
+
+
+def alias_bomb() -> str:
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 10)]
+    return SCRIPTED + "\n".join(lines) + "\nui: *l9\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (alias_bomb(), "it looks like an alias bomb, so it was not built"),
+        (SCRIPTED + "ui: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        (SCRIPTED + "# " + "x" * (6 * 1024 * 1024) + "\n", "a config may be at most 5 MB"),
+        ("agents: 5\n", "agents: input should be a valid list"),
+        (
+            "agent: {backend: {type: scripted, responses: [hi], temperature: hot}}\n",
+            "agent.backend.temperature",
+        ),
+    ],
+    ids=["alias-bomb", "deep-nesting", "50MB-class-file", "wrong-type", "wrong-scalar"],
+)
+def test_hostile_yaml_is_a_clear_error(tmp_path: Path, text: str, message: str):
+    write_config(tmp_path, text)
+    result = run_cli("--config", "config.yaml", "Q?")
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert (
+        sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "state"]
+        or not (tmp_path / "state").exists()
+    )
+
+
+def test_a_folder_as_config_and_bad_session_ids(tmp_path: Path):
+    folder = run_cli("--config", str(tmp_path), "Q?")
+    assert folder.returncode == 2 and "is a folder; --config takes a YAML file" in folder.stderr
+    write_config(tmp_path, SCRIPTED)
+    for session in ("../escape", "a/b", "/etc"):
+        result = run_cli("--config", "config.yaml", "--session", session, "Q?")
+        assert result.returncode == 2 and f"session id '{session}'" in result.stderr
+    assert not (tmp_path.parent / "escape").exists()
+
+
+def piped(tmp_path: Path, data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "massgen_cli", "--config", "config.yaml"],
+        input=data,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+
+
+def test_stdin_that_is_not_text_is_refused_and_a_huge_question_is_answered(tmp_path: Path):
+    write_config(tmp_path, SCRIPTED)
+    binary = piped(tmp_path, bytes(range(256)) * 8)
+    assert binary.returncode == 2 and b"standard input is binary data" in binary.stderr
+    latin = piped(tmp_path, b"first question\n" + "caf\xe9\n".encode("latin-1"))
+    assert latin.returncode == 2 and b"line 2 of standard input is not UTF-8 text" in latin.stderr
+    assert latin.stdout == b"Fine.\n", "the turn before the bad line was answered"
+    huge = piped(tmp_path, ("word " * 200_000).encode() + b"\n")
+    assert huge.returncode == 0 and huge.stdout == b"Fine.\n", huge.stderr[-2000:]
+    unknown = piped(tmp_path, b"/frobnicate\nWhat now?\n")
+    assert unknown.returncode == 0 and b"unknown command /frobnicate" in unknown.stderr
+    assert unknown.stdout == b"Fine.\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "state"]
