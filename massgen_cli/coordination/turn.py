@@ -26,7 +26,7 @@ from massgen_cli.coordination.toolloop import (
     run_with_tools,
 )
 from massgen_cli.errors import BackendError
-from massgen_cli.events import FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded, Usage
+from massgen_cli.events import AgentStatus, FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
@@ -34,6 +34,7 @@ from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.messages import Message
 from massgen_cli.session import Session
+from massgen_cli.text import one_line
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.tools.toolbox import Toolbox
@@ -57,6 +58,7 @@ class TurnResult:
     memory_errors: list[str] = field(default_factory=list)
     tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
     output_folder: str | None = None
+    agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,11 +106,17 @@ class TurnRunner:
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, tuple[int, int]] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
+        self.agent_status: dict[str, dict[str, str]] = {}
         self.mcp = mcp
         self.snapshots = snapshots
         self.mcp_connected = False
 
     def emit(self, event: RunEvent) -> None:
+        if isinstance(event, AgentStatus) and event.status != "working":  # how each agent's attempt went
+            self.agent_status[event.agent_id] = {
+                "status": event.status,
+                "detail": one_line(event.detail, 300),
+            }
         if isinstance(event, ToolFinished):
             counts = self.tool_calls.setdefault(event.agent_id, Counter())
             counts.update({"calls": 1, "failed": int(not event.ok)})
@@ -211,6 +219,7 @@ class TurnRunner:
     async def _attempt(self, question: str, turn: int, attempt: int, extra: str) -> TurnResult:
         context = StepContext(self.threads, self.memory, self._shared_memory(), self.snapshots)
         self.tool_calls = {agent.id: Counter(calls=0, failed=0) for agent in self.agents if agent.toolbox}
+        self.agent_status = {}
         if len(self.agents) == 1:
             coordination = await self._single_agent(question, context)
         else:
@@ -242,6 +251,7 @@ class TurnRunner:
             memory_errors=context.shared.take_errors(),
             tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
             output_folder=self._output_folder(coordination.winner),
+            agent_status=dict(self.agent_status),
         )
 
     def _output_folder(self, winner: str | None) -> str | None:
@@ -290,8 +300,10 @@ class TurnRunner:
                 self._single_call_timeout(),
             )
         except BackendError as error:
+            self.emit(AgentStatus(agent.id, "failed", str(error)))
             return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
         except TimeoutError:
+            self.emit(AgentStatus(agent.id, "failed", f"timed out after {self._single_call_timeout():g}s"))
             return AttemptResult({}, [], None, f"{agent.id} timed out after {self._single_call_timeout():g}s")
         if self.memory is not None:
             self.memory.record(agent.id, [task, *step.exchange], reasoning=step.completion.reasoning)

@@ -284,6 +284,7 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "memory_errors",
         "tool_calls",
         "output_folder",
+        "agent_status",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
 
