@@ -15,8 +15,9 @@ from rich.console import Console
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent, build_agents
+from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.tally import alias_map
-from massgen_cli.coordination.turn import TurnResult, TurnRunner
+from massgen_cli.coordination.turn import TurnRunner
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import RunLog
 from massgen_cli.memory.context.threads import AgentThreads

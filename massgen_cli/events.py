@@ -72,7 +72,8 @@ class AgentStatus:
 
 @dataclass(frozen=True)
 class Notice:
-    """A line worth showing the user (a warning, a retry, a limit reached)."""
+    """A line worth showing the user (a warning, a retry, a limit reached). ``degraded`` says the run
+    works differently because a part failed (shown even with --quiet)."""
 
     level: str
     message: str

@@ -72,6 +72,10 @@ def _content_text(content: Any) -> str:
     return json.dumps(content, sort_keys=True)
 
 
+ESTIMATED: list[str] = []
+"""Why counting fell back to the character estimate (one line per encoding that could not load)."""
+
+
 @functools.cache
 def _encoding(name: str) -> Any:
     try:
@@ -79,7 +83,11 @@ def _encoding(name: str) -> Any:
 
         seed_offline_encodings()
         return tiktoken.get_encoding(name)
-    except Exception:  # no encoding reachable: counting falls back to the character estimate
+    except Exception as error:  # no encoding reachable: counting falls back to the character estimate
+        ESTIMATED.append(
+            f"the token encoding {name} could not be loaded ({type(error).__name__}: {error}); token counts "
+            f"are estimated at {CHARS_PER_TOKEN_FALLBACK} characters per token"
+        )
         return None
 
 

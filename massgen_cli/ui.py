@@ -141,9 +141,12 @@ class ConsoleView:
             )
 
     def _notice(self, event: Notice) -> None:
-        if (self.quiet and event.level != "error") or (event.level == "debug" and not self.debug):
+        shown_when_quiet = ("error", "degraded")  # what changes what the run does is always said
+        if (self.quiet and event.level not in shown_when_quiet) or (
+            event.level == "debug" and not self.debug
+        ):
             return
-        style = {"warning": "yellow", "error": "bold red"}.get(event.level, "dim")
+        style = {"warning": "yellow", "degraded": "yellow", "error": "bold red"}.get(event.level, "dim")
         self.console.print(f"[{style}]{escape(event.message)}[/]")
 
     def _turn_ended(self, event: TurnEnded) -> None:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from massgen_cli.backends.base import Request
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
+from massgen_cli.coordination.outcome import WARNING_LEVELS, TurnResult, presenting
 from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import (
@@ -38,43 +37,6 @@ from massgen_cli.text import one_line
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.tools.toolbox import Toolbox
-
-
-@dataclass
-class TurnResult:
-    """What ``summary.json`` holds for the last attempt of a turn."""
-
-    session_id: str
-    turn: int
-    attempt: int
-    question: str
-    answers: dict[str, str]
-    votes: list[dict[str, str]]
-    winner: str | None
-    final_answer: str | None
-    end_reason: str
-    usage: dict[str, dict[str, int]]
-    timings_s: dict[str, float]
-    memory_errors: list[str] = field(default_factory=list)
-    tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
-    output_folder: str | None = None
-    agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@contextlib.contextmanager
-def presenting(agent: Agent) -> Iterator[None]:
-    """While the agent writes the final answer, its write context paths are writable."""
-    roots = agent.toolbox.roots
-    if roots is not None:
-        roots.presenting = True
-    try:
-        yield
-    finally:
-        if roots is not None:
-            roots.presenting = False
 
 
 class TurnRunner:
@@ -107,6 +69,7 @@ class TurnRunner:
         self.usage_at_start: dict[str, tuple[int, int]] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
         self.agent_status: dict[str, dict[str, str]] = {}
+        self.warnings: list[str] = []
         self.mcp = mcp
         self.snapshots = snapshots
         self.mcp_connected = False
@@ -117,6 +80,8 @@ class TurnRunner:
                 "status": event.status,
                 "detail": one_line(event.detail, 300),
             }
+        if isinstance(event, Notice) and event.level in WARNING_LEVELS and event.message not in self.warnings:
+            self.warnings.append(event.message)
         if isinstance(event, ToolFinished):
             counts = self.tool_calls.setdefault(event.agent_id, Counter())
             counts.update({"calls": 1, "failed": int(not event.ok)})
@@ -158,6 +123,7 @@ class TurnRunner:
         extra = ""
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
+            self.warnings = []
             self.shared.begin_attempt(turn, attempt)
             if self.snapshots is not None:
                 self.snapshots.begin_attempt(turn, attempt)
@@ -252,6 +218,7 @@ class TurnRunner:
             tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
             output_folder=self._output_folder(coordination.winner),
             agent_status=dict(self.agent_status),
+            warnings=list(self.warnings),
         )
 
     def _output_folder(self, winner: str | None) -> str | None:

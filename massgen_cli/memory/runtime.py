@@ -4,12 +4,14 @@ bookkeeping at the end of a turn. A memory failure is shown and logged; it never
 from __future__ import annotations
 
 import asyncio
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.errors import MassGenError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.longterm.background import MemoryRecorder
 from massgen_cli.memory.longterm.filters import SearchFilter
@@ -81,14 +83,21 @@ class MemoryRuntime:
                 lifecycle=memory.lifecycle,
             )
             store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
-        except Exception as error:  # whatever breaks, the run goes on without long-term memory
-            message = f"long-term memory is off for this run: {error}"
-            self.startup_errors.append(message)
-            self.emit(Notice("warning", message))
-            return None
+        except (MassGenError, OSError) as error:  # a known problem: a lock, a server, the disk
+            return self._off(f"long-term memory is off for this run: {error}")
+        except Exception as error:  # a bug: said as one, but the run still goes on without the store
+            self.emit(Notice("debug", traceback.format_exc()))
+            return self._off(
+                f"long-term memory is off for this run because of an unexpected {type(error).__name__}: "
+                f"{error} (a bug; please report it, --debug shows where)"
+            )
         plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
         self.emit(Notice("debug", plan))
         return store
+
+    def _off(self, message: str) -> None:
+        self.startup_errors.append(message)
+        self.emit(Notice("degraded", message))
 
     def enabled_for(self, agent_id: str) -> bool:
         return self.store is not None and persistent_enabled(self.settings.get(agent_id))

@@ -285,6 +285,7 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "tool_calls",
         "output_folder",
         "agent_status",
+        "warnings",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
 

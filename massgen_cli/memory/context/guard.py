@@ -13,7 +13,7 @@ from massgen_cli.memory.context.compression import CompressionResult, Summarizer
 from massgen_cli.memory.context.monitor import ContextMonitor, ContextUsage
 from massgen_cli.memory.context.windows import context_window
 from massgen_cli.messages import Message
-from massgen_cli.tokens import count_text_tokens
+from massgen_cli.tokens import ESTIMATED, count_text_tokens
 
 STREAM_WARNING_FRACTION = 0.9
 OVERFLOW_TARGET_FACTOR = 0.5
@@ -55,7 +55,7 @@ class ContextGuard:
         self.monitor = monitor
         self.settings = settings
         self.emit = emit
-        self.summarizer = summarizer
+        self.summarizer = _said_once_on_failure(summarizer, agent_id, emit) if summarizer else None
         self.on_dropped = on_dropped
         self.max_output_tokens = max_output_tokens
         self.turn = 0
@@ -111,6 +111,8 @@ class ContextGuard:
         return self.monitor.usage(request.messages, request.tools, request.response_schema)
 
     def _report(self, usage: ContextUsage) -> None:
+        while ESTIMATED:  # said once per process, by the first agent that counts
+            self.emit(Notice("degraded", ESTIMATED.pop(0)))
         self.emit(ContextStatus(self.agent_id, self.turn, usage.tokens, usage.window))
         if self._reported_turn != self.turn:
             self._reported_turn = self.turn
@@ -160,6 +162,30 @@ class ContextGuard:
 
 def _tools_part(usage: ContextUsage) -> str:
     return f"; tools: {usage.tool_tokens:,} tokens" if usage.tool_tokens else ""
+
+
+def _said_once_on_failure(
+    summarizer: Summarizer, agent_id: str, emit: Callable[[RunEvent], None]
+) -> Summarizer:
+    """``summarizer``, whose first failure is said (compression then uses an extractive summary)."""
+    said: list[bool] = []
+
+    async def summarize(dropped: list[Message], previous: str, budget: int) -> str:
+        try:
+            return await summarizer(dropped, previous, budget)
+        except Exception as error:
+            if not said:
+                said.append(True)
+                emit(
+                    Notice(
+                        "degraded",
+                        f"[{agent_id}] the summariser failed ({error}); compression uses an extractive "
+                        "summary (the first words of each dropped message) instead",
+                    )
+                )
+            raise
+
+    return summarize
 
 
 def backend_summarizer(backend: Backend) -> Summarizer:
