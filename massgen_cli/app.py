@@ -125,6 +125,7 @@ class MassGenApp:
             self.runner.run(self._close_backends())
         finally:
             self.runner.close()
+            self.session.close()
 
     async def _close_backends(self) -> None:
         from massgen_cli.memory.longterm.stores import close_clients

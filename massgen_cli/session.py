@@ -6,11 +6,13 @@ the process. Interactive sessions are named ``session_<ts>``, single questions `
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.state import read_json, timestamp, write_json
@@ -42,11 +44,20 @@ class SessionRecord:
 
 
 class Session:
-    """A session on disk: ``<state>/sessions/<id>/session.json``."""
+    """A session on disk: ``<state>/sessions/<id>/session.json``, held by one process at a time (an
+    exclusive lock on ``.lock`` until ``close``), so two runs never take the same turn number."""
 
     def __init__(self, directory: Path, record: SessionRecord):
         self.directory = directory
         self.record = record
+        self.lock: IO[str] | None = None
+
+    def close(self) -> None:
+        """Let other processes continue the session."""
+        if self.lock is not None:
+            fcntl.flock(self.lock, fcntl.LOCK_UN)
+            self.lock.close()
+            self.lock = None
 
     @property
     def id(self) -> str:
@@ -96,7 +107,14 @@ def open_session(
                 f"session id {session_id!r} must start with a letter or digit and use only letters, digits, "
                 "'_', '-' and '.'"
             )
-        return _load_or_create(sessions_root(state_dir) / session_id, session_id, config_path)
+        directory = sessions_root(state_dir) / session_id
+        directory.mkdir(parents=True, exist_ok=True)
+        lock = _hold(directory, session_id)
+        try:
+            return _attach(_load_or_create(directory, session_id, config_path), lock)
+        except BaseException:
+            lock.close()
+            raise
     prefix = "session" if interactive else "temp"
     while True:
         new_id = f"{prefix}_{timestamp()}"
@@ -105,7 +123,32 @@ def open_session(
             directory.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
             continue
-        return _create(directory, new_id, config_path)
+        return _attach(_create(directory, new_id, config_path), _hold(directory, new_id))
+
+
+def _hold(directory: Path, session_id: str) -> IO[str]:
+    """The session's lock, taken for this process; a ``UsageError`` naming the process that has it."""
+    lock = (directory / ".lock").open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "another process"
+        lock.close()
+        raise UsageError(
+            f"session {session_id} is in use by massgen process {holder}; wait for it to finish, or use "
+            "another --session"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(str(os.getpid()))
+    lock.flush()
+    return lock
+
+
+def _attach(session: Session, lock: IO[str]) -> Session:
+    session.lock = lock
+    return session
 
 
 def _load_or_create(directory: Path, session_id: str, config_path: str | None) -> Session:

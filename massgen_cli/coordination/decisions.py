@@ -99,8 +99,30 @@ def parse_decision(completion: Completion) -> Decision | None:
             return decision
     payload = find_json_object(completion.text)
     if payload is None:
-        return None
+        return _cut_answer(completion.text)
     return _from_arguments(str(payload.get("action", "")), payload)
+
+
+def _cut_answer(text: str) -> Decision | None:
+    """A ``new_answer`` whose JSON the token limit cut short keeps the content it got to say."""
+    if not re.search(r'"action"\s*:\s*"new_answer"', text):
+        return None
+    content = cut_json_content(text)
+    return NewAnswer(content) if content else None
+
+
+CUT_CONTENT = re.compile(r'"content"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def cut_json_content(text: str) -> str | None:
+    """The ``content`` string of a JSON reply that may have been cut short, decoded; None if absent."""
+    cut = CUT_CONTENT.search(text)
+    if cut is None:
+        return None
+    try:
+        return str(json.loads(f'"{cut.group(1).rstrip(chr(92))}"')).strip()
+    except json.JSONDecodeError:  # cut inside an escape
+        return cut.group(1).strip()
 
 
 def _from_arguments(action: str, arguments: dict[str, Any]) -> Decision | None:

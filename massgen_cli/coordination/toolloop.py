@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -17,7 +16,7 @@ from typing import Any
 
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step
-from massgen_cli.coordination.decisions import find_json_object
+from massgen_cli.coordination.decisions import cut_json_content, find_json_object
 from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
 from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message, ToolCallPart
@@ -28,7 +27,6 @@ Recall = Callable[[list[Message]], Awaitable[list[Message]]]
 """Looks long-term memory up again for a request compressed inside a step."""
 
 CALL_TOOL = "call_tool"
-CUT_CONTENT = re.compile(r'"content"\s*:\s*"((?:[^"\\]|\\.)*)')
 SUMMARY_CHARS = 160
 EVENT_ARGUMENT_CHARS = 500
 SINGLE_ANSWER_SCHEMA: dict[str, Any] = {
@@ -149,13 +147,8 @@ def json_answer(text: str) -> str:
     payload = find_json_object(text)
     if payload is not None:
         return str(payload.get("content") or "").strip()
-    cut = CUT_CONTENT.search(text)
-    if cut is None:
-        return text.strip()
-    try:
-        return str(json.loads(f'"{cut.group(1).rstrip(chr(92))}"')).strip()
-    except json.JSONDecodeError:  # cut inside an escape
-        return cut.group(1).strip()
+    cut = cut_json_content(text)
+    return text.strip() if cut is None else cut
 
 
 def toolbox_calls(completion: Completion, agent: Agent, earlier: int) -> list[ToolCall]:

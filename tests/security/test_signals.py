@@ -60,3 +60,32 @@ def test_sigterm_mid_turn_keeps_the_session_and_the_memory(tmp_path: Path):
     assert again.returncode == 0 and again.stdout == "Continued.\n"
     logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
     assert list(logs.glob("*/turn_2/attempt_1/summary.json")), "the session went on at turn 2"
+
+
+def test_two_processes_never_share_a_session(tmp_path: Path):
+    slow = write_config(
+        tmp_path, "agent: {backend: {type: scripted, responses: [{text: slow, delay: 300}]}}\n", "slow.yaml"
+    )
+    quick = write_config(tmp_path, "agent: {backend: {type: scripted, responses: [Quick.]}}\n", "quick.yaml")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "massgen_cli", "--config", str(slow), "--session", "shared", "Q1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: '"ContextStatus"' in events_text())  # the turn has started
+        second = run_cli("--config", str(quick), "--session", "shared", "Q2")
+        assert second.returncode == 2
+        assert f"session shared is in use by massgen process {first.pid}" in second.stderr
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(60) == 143
+    finally:
+        if first.poll() is None:
+            first.kill()
+    third = run_cli("--config", str(quick), "--session", "shared", "Q3")
+    assert third.returncode == 0 and third.stdout == "Quick.\n"
+    record = json.loads(
+        (Path(os.environ["MASSGEN_HOME"]) / "sessions" / "shared" / "session.json").read_text()
+    )
+    assert record["turns_started"] == 2 and [e["turn"] for e in record["exchanges"]] == [2]
