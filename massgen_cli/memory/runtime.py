@@ -19,10 +19,12 @@ from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.retrieval import build_query, memory_message, within_budget
 from massgen_cli.memory.longterm.rules import messages_to_record
+from massgen_cli.memory.longterm.spool import Spool
 from massgen_cli.memory.longterm.values import EligibilityTraces
 from massgen_cli.memory.longterm.visibility import Viewer
 from massgen_cli.messages import Message
 
+SPOOL_NAME = "spool.jsonl"
 RECALL_WAIT_S = 10.0
 """How long a compression waits for what it dropped to be written, so the next lookup can find it."""
 
@@ -58,7 +60,9 @@ class MemoryRuntime:
         self.startup_errors: list[str] = []
         wanted = enabled or config.orchestrator.shared_memory.persistent
         self.store = self._open_store(config, state_dir, enabled) if wanted else None
-        self.recorder = MemoryRecorder(self.store, emit) if self.store else None
+        self.spool = Spool(state_dir / "memory" / SPOOL_NAME)
+        self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
+        self.spool_replayed = False
         learning = config.memory.value_learning
         self.traces = EligibilityTraces(learning) if learning.enabled and self.store else None
         self.blocks: dict[str, Message | None] = {}
@@ -103,6 +107,9 @@ class MemoryRuntime:
         return self.store is not None and persistent_enabled(self.settings.get(agent_id))
 
     def begin_attempt(self, turn: int, attempt: int, log_dir: Path | None) -> None:
+        if not self.spool_replayed:  # the first attempt of the run, inside the event loop
+            self.spool_replayed = True
+            self._replay_spool()
         self.turn, self.attempt = turn, attempt
         self.dump_dir = log_dir / "memory_debug" if log_dir else None
         self.blocks.clear()
@@ -144,12 +151,25 @@ class MemoryRuntime:
         return self.blocks[agent_id]
 
     def record(self, agent_id: str, messages: list[Message], *, reasoning: str = "") -> None:
-        """Queue what the recording rules keep of ``messages`` (and the model's ``reasoning``)."""
-        if not self.enabled_for(agent_id) or self.recorder is None:
+        """Queue what the recording rules keep of ``messages`` (and the model's ``reasoning``); while the
+        store is off, keep it in the spool for a later run."""
+        memory = self.settings.get(agent_id)
+        if memory is None or not persistent_enabled(memory):
             return
-        selected = messages_to_record(messages, self.settings[agent_id].recording, reasoning=reasoning)
+        selected = messages_to_record(messages, memory.recording, reasoning=reasoning)
         context = RecordContext(agent_id, self.session_id, self.turn, self.attempt)
-        self.recorder.submit(selected, context, self.dump_dir)
+        if self.recorder is not None:
+            self.recorder.submit(selected, context, self.dump_dir)
+        elif selected:
+            self.spool.keep(selected, context)
+
+    def _replay_spool(self) -> None:
+        """Records an earlier run could not write are written now (in the background, like any)."""
+        kept = self.spool.take()
+        if kept and self.recorder is not None:
+            self.emit(Notice("info", f"writing {len(kept)} memory record(s) kept from an earlier run"))
+            for messages, context in kept:
+                self.recorder.submit(messages, context, None)
 
     def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Any]:
         """Messages compression drops go to long-term memory, so retrieval can bring them back."""
@@ -169,6 +189,8 @@ class MemoryRuntime:
         flush, and return the errors."""
         startup, self.startup_errors = self.startup_errors, []
         if self.store is None or self.recorder is None:
+            if winner is not None and final_answer:  # kept in the spool for a run that can write it
+                self.record(winner, [{"role": "assistant", "content": final_answer}])
             return startup
         if winner is not None and final_answer:
             await self._learn(winner, [agent_id for agent_id in answered if agent_id != winner])

@@ -18,6 +18,7 @@ from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import write_json
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
+from massgen_cli.memory.longterm.spool import Spool
 
 QUEUE_SIZE = 256
 MAX_RETRIES = 3
@@ -34,9 +35,12 @@ class Job:
 class MemoryRecorder:
     """Feeds a PersistentMemory from a queue, one job at a time, in a worker thread."""
 
-    def __init__(self, store: PersistentMemory | Any, emit: Callable[[RunEvent], None]):
+    def __init__(
+        self, store: PersistentMemory | Any, emit: Callable[[RunEvent], None], spool: Spool | None = None
+    ):
         self.store = store
         self.emit = emit
+        self.spool = spool
         self.queue: asyncio.Queue[Job] | None = None
         self.failed: list[Job] = []
         self.errors: list[str] = []
@@ -89,6 +93,8 @@ class MemoryRecorder:
         except Exception as error:  # a memory failure is reported, never fatal
             if job.tries < MAX_RETRIES:
                 self.failed.append(job)
+            else:
+                self._keep(job)
             self._report(job, str(error))
             return
         stored = outcome.facts if not outcome.verbatim else len(outcome.added) + len(outcome.existing)
@@ -96,6 +102,10 @@ class MemoryRecorder:
         self.emit(Notice("debug", f"✅ mem0 extracted {stored} {noun}"))
         if outcome.note:
             self._report(job, outcome.note)
+
+    def _keep(self, job: Job) -> None:
+        if self.spool is not None:
+            self.spool.keep(job.messages, job.context)
 
     def _report(self, job: Job, message: str) -> None:
         line = f"memory recording for {job.context.agent_id} (turn {job.context.turn}) failed: {message}"
@@ -128,6 +138,9 @@ class MemoryRecorder:
 
     async def close(self) -> None:
         await self.flush()
+        for job in self.failed:  # still failing after the retries: kept for a later run
+            self._keep(job)
+        self.failed = []
         if self._worker is not None:
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
