@@ -88,13 +88,15 @@ class MemoryRuntime:
             )
             store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
         except (MassGenError, OSError) as error:  # a known problem: a lock, a server, the disk
-            return self._off(f"long-term memory is off for this run: {error}")
+            self._off(f"long-term memory is off for this run: {error}")
+            return None
         except Exception as error:  # a bug: said as one, but the run still goes on without the store
             self.emit(Notice("debug", traceback.format_exc()))
-            return self._off(
+            self._off(
                 f"long-term memory is off for this run because of an unexpected {type(error).__name__}: "
                 f"{error} (a bug; please report it, --debug shows where)"
             )
+            return None
         plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
         self.emit(Notice("debug", plan))
         return store

@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import McpServerConfig
@@ -44,7 +44,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # The server's stderr, open for its whole life (read for error reports); closed by ``McpHub.close``.
-        self.stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # type: ignore[assignment]  # noqa: SIM115
 
     @property
     def name(self) -> str:
