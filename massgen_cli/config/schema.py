@@ -322,7 +322,10 @@ class OrchestratorConfig(Section):
         description="Most new answers one agent may submit in an attempt; null means no limit.",
     )
     max_steps_per_agent: int = Field(
-        default=8, ge=1, description="Most steps (backend calls) one agent may take in an attempt."
+        default=8,
+        ge=1,
+        description="Most steps (backend calls) one agent may take in an attempt; a step cancelled by a "
+        "peer's new answer does not count.",
     )
     step_timeout_seconds: float = Field(
         default=300.0, gt=0, description="Seconds one step may take before it is cancelled."

@@ -262,19 +262,23 @@ class Orchestrator:
                 return StepOutcome(None, version, f"step cap ({self.settings.max_steps_per_agent}) reached")
             self.steps[agent_id] += 1
             write_back = self.context.thread_writer(agent_id, system_prompts=1) if reask == 0 else None
-            step = await asyncio.wait_for(
-                run_with_tools(
-                    agent,
-                    self._request(agent, messages),
-                    self.emit,
-                    self.scope.log,
-                    limit=self.settings.max_tool_calls_per_step,
-                    decide_now=prompts.TOOL_LIMIT,
-                    on_compressed=write_back,
-                    recall=partial(self.context.recalled, agent, self.question),
-                ),
-                self.settings.step_timeout_seconds,
-            )
+            try:
+                step = await asyncio.wait_for(
+                    run_with_tools(
+                        agent,
+                        self._request(agent, messages),
+                        self.emit,
+                        self.scope.log,
+                        limit=self.settings.max_tool_calls_per_step,
+                        decide_now=prompts.TOOL_LIMIT,
+                        on_compressed=write_back,
+                        recall=partial(self.context.recalled, agent, self.question),
+                    ),
+                    self.settings.step_timeout_seconds,
+                )
+            except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
+                self.steps[agent_id] -= 1
+                raise
             completion = step.completion
             self._share(agent_id, completion)
             decision, problem = self._validate(agent_id, parse_decision(completion))
