@@ -166,12 +166,15 @@ class MemoryRuntime:
             self.spool.keep(selected, context)
 
     def _replay_spool(self) -> None:
-        """Records an earlier run could not write are written now (in the background, like any)."""
+        """Records an earlier run could not write are written now (in the background, like any); while
+        the store is off they stay in the spool."""
+        if self.recorder is None:
+            return
         kept = self.spool.take()
-        if kept and self.recorder is not None:
+        if kept:
             self.emit(Notice("info", f"writing {len(kept)} memory record(s) kept from an earlier run"))
-            for messages, context in kept:
-                self.recorder.submit(messages, context, None)
+        for messages, context in kept:
+            self.recorder.submit(messages, context, None)
 
     def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Any]:
         """Messages compression drops go to long-term memory, so retrieval can bring them back."""

@@ -31,6 +31,9 @@ def test_records_of_a_run_without_a_store_are_written_by_the_next_run(tmp_path: 
     kept = [json.loads(line) for line in spool.read_text().splitlines()]
     assert any("06:40" in m["content"] for item in kept for m in item["messages"])
     assert {item["context"]["session_id"] for item in kept} == {"ferry"}
+    still_off = run_cli("--config", "config.yaml", "--session", "ferry", "Still there?")
+    assert still_off.returncode == 0
+    assert len(spool.read_text().splitlines()) > len(kept), "a run that cannot write keeps what it had"
 
     blocker.unlink()
     second = run_cli("--config", "config.yaml", "--session", "ferry", "And the pier?")
