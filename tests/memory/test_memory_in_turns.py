@@ -129,7 +129,8 @@ def test_a_failing_memory_backend_never_stops_a_turn(tmp_path, in_process):
 def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(tmp_path):
     import subprocess
     import sys
-    import time
+
+    from tests.conftest import wait_until
 
     slow = write_config(
         tmp_path,
@@ -146,18 +147,14 @@ def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(
         text=True,
     )
     try:
-        lock = Path(os.environ["MASSGEN_HOME"]) / "qdrant" / ".lock"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            held = (
-                lock.exists()
-                and subprocess.run(["flock", "--nonblock", str(lock), "true"], check=False).returncode
+        # The store opens before the first turn starts; waiting for the turn (rather than probing the lock,
+        # which would take it for an instant and could make the first run's open fail) is race-free.
+        logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
+        wait_until(
+            lambda: any(
+                "ContextStatus" in p.read_text() for p in logs.glob("*/turn_1/attempt_1/events.jsonl")
             )
-            if held:
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the first run never opened its store")
+        )
         second = run_cli("--config", str(quick), "Q2")
         assert second.returncode == 0 and second.stdout == "second run\n"
         assert "another massgen process is using this local memory store" in second.stderr
