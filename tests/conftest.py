@@ -50,6 +50,26 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
     )
 
 
+SPAWN_WAITING_CHILD = (
+    f'{sys.executable} -c "import subprocess, sys; '
+    "p = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()']); "
+    "open('child.pid', 'w').write(str(p.pid)); p.wait()\""
+)
+"""A shell command that starts a child which waits (without end) until it is killed, writes the child's
+pid to ./child.pid, and waits for it: what a command's process-group kill must reach."""
+
+
+def first_attempt_folder(turn: int = 1) -> Path:
+    """The log folder of the first attempt of ``turn`` in the test's (one) run."""
+    return next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / f"turn_{turn}" / "attempt_1"
+
+
+def events_text(turn: int = 1) -> str:
+    """Every event logged so far in the first attempt of ``turn`` (of any run), as text."""
+    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
+    return "".join(path.read_text() for path in logs.glob(f"*/turn_{turn}/attempt_1/events.jsonl"))
+
+
 def wait_until(condition, within_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Return once ``condition()`` holds; fail when it does not within ``within_s`` seconds."""
     deadline = time.monotonic() + within_s

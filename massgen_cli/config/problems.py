@@ -71,3 +71,8 @@ def describe_error(error: dict[str, Any]) -> str:
 
 def _quoted_words(text: str) -> list[str]:
     return [part.strip("' ") for part in text.replace(" or ", ",").split(",") if part.strip("' ")]
+
+
+def repeated(names: list[str]) -> list[str]:
+    """The names that occur more than once, sorted."""
+    return sorted({name for name in names if names.count(name) > 1})

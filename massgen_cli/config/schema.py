@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.problems import suggest
+from massgen_cli.config.problems import repeated, suggest
 from massgen_cli.config.providers import (
     AZURE_DEFAULT_API_VERSION,
     PROVIDERS,
@@ -456,7 +456,7 @@ class MassGenConfig(Section):
         for index, agent in enumerate(self.agents):
             agent.id = agent.id or _default_agent_id(index)
         ids = [agent.id for agent in self.agents]
-        duplicates = sorted({agent_id for agent_id in ids if ids.count(agent_id) > 1})
+        duplicates = repeated([str(agent_id) for agent_id in ids])
         if duplicates:
             raise ValueError(f"agent ids must be unique; repeated: {', '.join(map(str, duplicates))}")
         return self

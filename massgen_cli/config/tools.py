@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.problems import repeated
 
 
 class ContextPath(Section):
@@ -147,8 +148,7 @@ class BackendToolSettings(Section):
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> BackendToolSettings:
-        names = [server.name for server in self.mcp_servers]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"MCP server names must be unique; repeated: {', '.join(repeated)}")
+        twice = repeated([server.name for server in self.mcp_servers])
+        if twice:
+            raise ValueError(f"MCP server names must be unique; repeated: {', '.join(twice)}")
         return self

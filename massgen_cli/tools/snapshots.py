@@ -23,9 +23,12 @@ class Snapshots:
         self.session_id = session_id
         self.labels = dict(labels)
         self.turn, self.attempt = 1, 1
+        self.generation = 0  # changes whenever a snapshot is taken or removed
+        self.views_at: dict[str, tuple[int, list[str]]] = {}  # agent → (generation, labels) of its view
 
     def begin_attempt(self, turn: int, attempt: int) -> None:
         self.turn, self.attempt = turn, attempt
+        self.generation += 1
 
     def view_folder(self, agent_id: str) -> Path:
         """Where ``agent_id`` finds its peers' snapshots (created empty until there are some)."""
@@ -39,10 +42,15 @@ class Snapshots:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(workspace, target, symlinks=True, ignore=IGNORED)
+        self.generation += 1
         return target
 
     def refresh_view(self, agent_id: str) -> list[str]:
-        """Rebuild ``agent_id``'s view from its peers' latest snapshots; the labels it now holds."""
+        """Rebuild ``agent_id``'s view from its peers' latest snapshots (unless no snapshot changed since
+        its last rebuild); the labels it now holds."""
+        built = self.views_at.get(agent_id)
+        if built is not None and built[0] == self.generation:
+            return built[1]
         view = self.view_folder(agent_id)
         for old in view.iterdir():
             if old.is_dir() and not old.is_symlink():
@@ -56,6 +64,7 @@ class Snapshots:
             if peer != agent_id and snapshot.is_dir():
                 shutil.copytree(snapshot, view / label, symlinks=True)
                 shown.append(label)
+        self.views_at[agent_id] = (self.generation, shown)
         return shown
 
     def reject_attempt(self, turn: int, attempt: int) -> None:
@@ -72,5 +81,7 @@ class Snapshots:
         return self.storage / self.session_id / f"turn_{turn}" / f"attempt_{attempt}"
 
     def _clear_views(self) -> None:
+        self.generation += 1
+        self.views_at.clear()
         for agent_id in self.labels:
             shutil.rmtree(self.views / agent_id, ignore_errors=True)

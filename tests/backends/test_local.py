@@ -245,10 +245,10 @@ def test_server_stops_at_interpreter_exit() -> None:
 def test_server_exits_when_its_parent_is_killed() -> None:
     script = python_script(
         """
-        import time
+        import signal
         from massgen_cli.backends import local
         print(local.acquire_local_server().pid, flush=True)
-        time.sleep(120)
+        signal.pause()  # until the test kills it
         """
     )
     with subprocess.Popen(script, stdout=subprocess.PIPE, text=True) as parent:

@@ -5,14 +5,13 @@ tools, and calls and results are kept with full structure in threads, logs, even
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from massgen_cli.coordination import prompts
-from tests.conftest import process_gone
+from tests.conftest import SPAWN_WAITING_CHILD, process_gone
 from tests.servers.fake_providers import FakeProviderServer, anthropic_stream, openai_stream
 
 FUNCTIONS = str(Path(__file__).resolve().parents[1] / "tools" / "custom_functions.py")
@@ -102,11 +101,6 @@ def test_the_cap_withdraws_the_tools_and_asks_for_a_decision(in_process, workspa
 
 def test_coordinating_agents_use_tools_and_a_restart_cancels_a_running_command(in_process, tmp_path: Path):
     pid_file = tmp_path / "a_ws" / "child.pid"
-    sleeper = (
-        f'{sys.executable} -c "import subprocess, sys; '
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
-        "open('child.pid', 'w').write(str(p.pid)); p.wait()\""
-    )
     run = in_process(
         f"""
         agents:
@@ -117,7 +111,7 @@ def test_coordinating_agents_use_tools_and_a_restart_cancels_a_running_command(i
               enable_mcp_command_line: true
               responses:
                 - tool: execute_command
-                  args: {{command: {json.dumps(sleeper)}}}
+                  args: {{command: {json.dumps(SPAWN_WAITING_CHILD)}}}
                 - {{tool: vote, args: {{agent_id: agent2, reason: "it is complete"}}}}
           - id: b
             backend:

@@ -130,7 +130,7 @@ def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(
     import subprocess
     import sys
 
-    from tests.conftest import wait_until
+    from tests.conftest import events_text, wait_until
 
     slow = write_config(
         tmp_path,
@@ -149,12 +149,7 @@ def test_second_process_on_a_local_store_gets_the_lock_remedy_and_still_answers(
     try:
         # The store opens before the first turn starts; waiting for the turn (rather than probing the lock,
         # which would take it for an instant and could make the first run's open fail) is race-free.
-        logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
-        wait_until(
-            lambda: any(
-                "ContextStatus" in p.read_text() for p in logs.glob("*/turn_1/attempt_1/events.jsonl")
-            )
-        )
+        wait_until(lambda: "ContextStatus" in events_text())
         second = run_cli("--config", str(quick), "Q2")
         assert second.returncode == 0 and second.stdout == "second run\n"
         assert "another massgen process is using this local memory store" in second.stderr

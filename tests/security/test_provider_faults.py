@@ -50,6 +50,7 @@ FAULTS = {
     "stream-cut": lambda: [Reply(frames=openai_stream("Half an ans").frames, cut_after=2)] * (RETRIES + 1),
     "never-ends": lambda: [Reply(frames=openai_stream("Still going").frames, stall_after=2)] * (RETRIES + 1),
     "bad-tool-json": lambda: [openai_stream(tool_calls=[("c1", "new_answer", '{"content": "Pa')])],
+    "empty": lambda: [openai_stream("")] * 8,  # two steps of two calls at most; spare ones unused
 }
 
 
@@ -60,6 +61,7 @@ EXPECTED = {
     "never-ends": "did not answer within 3 s",
     "bad-tool-json": "sent arguments for tool 'new_answer' that are not valid JSON",
     "refused": "failed; check that the server is running",
+    "empty": "no valid decision after re-asks",
 }
 
 
@@ -88,13 +90,14 @@ def test_a_failing_agent_is_reported_and_the_turn_goes_on(tmp_path: Path, provid
     assert result.stdout == "Paris.\n"
     outcome = summary()
     assert outcome["winner"] == "good"
-    assert outcome["agent_status"]["flaky"]["status"] == "failed", outcome["agent_status"]
+    expected_status = "done" if fault == "empty" else "failed"  # an empty reply is no fault of the link
+    assert outcome["agent_status"]["flaky"]["status"] == expected_status, outcome["agent_status"]
     assert outcome["agent_status"]["good"]["status"] == "voted"
     detail = outcome["agent_status"]["flaky"]["detail"]
     assert EXPECTED[fault] in detail, detail
     if fault in ("500", "503", "refused"):
         assert "retry 2 in" in result.stderr, "faults before any output are retried"
-    else:  # a stream that already sent text is not retried: its text would be said twice
+    else:  # a stream that sent text is not retried (it would be said twice); bad or empty replies neither
         assert "retry" not in result.stderr
 
 
@@ -119,26 +122,3 @@ def test_every_agent_failing_is_one_error_line_and_exit_1(tmp_path: Path, provid
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: no answer: no agent produced an answer"]
     assert {status["status"] for status in summary()["agent_status"].values()} == {"failed"}
-
-
-def test_empty_replies_end_that_agent_with_a_reason(tmp_path: Path, provider):
-    provider.script(*[openai_stream("")] * 8)  # two steps of two calls at most; spare ones unused
-    write_config(
-        tmp_path,
-        f"""
-        agents:
-          - id: good
-            backend:
-              type: scripted
-              responses:
-                - {{tool: new_answer, args: {{content: "Paris."}}}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "correct"}}}}
-          - id: mute
-            backend: {backend(provider.root_url + "/v1")}
-        orchestrator: {{final_presentation: reuse}}
-        """,
-    )
-    result = run_cli("--config", "config.yaml", "Capital of France?")
-    assert result.returncode == 0 and result.stdout == "Paris.\n", result.stderr[-2000:]
-    mute = summary()["agent_status"]["mute"]
-    assert mute["status"] == "done" and "no valid decision after re-asks" in mute["detail"]

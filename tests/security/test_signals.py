@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_cli, wait_until, write_config
+from tests.conftest import events_text, run_cli, wait_until, write_config
 
 CONFIG = """
 agents:
@@ -26,11 +26,6 @@ memory:
   enabled: true
   persistent_memory: {enabled: true}
 """
-
-
-def events_text() -> str:
-    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
-    return "".join(path.read_text() for path in logs.glob("*/turn_1/attempt_1/events.jsonl"))
 
 
 def test_sigterm_mid_turn_keeps_the_session_and_the_memory(tmp_path: Path):

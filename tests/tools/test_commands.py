@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,7 @@ from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.commands import CommandPolicy, command_tool
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
-from tests.conftest import process_gone
-
-SPAWN_SLEEPER = (
-    f'{sys.executable} -c "import subprocess, sys; '
-    "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
-    "open('child.pid', 'w').write(str(p.pid)); p.wait()\""
-)
+from tests.conftest import SPAWN_WAITING_CHILD, process_gone, wait_until
 
 
 def toolbox(
@@ -38,15 +31,6 @@ def run(box: Toolbox, **arguments: object):  # type: ignore[no-untyped-def]
     return asyncio.run(box.run(ToolCall("c", "execute_command", dict(arguments))))
 
 
-def wait_for_file(path: Path, seconds: float = 30.0) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text():
-            return path.read_text()
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
-
-
 def test_runs_in_the_workspace_with_exit_code_and_output(tmp_path: Path):
     (tmp_path / "data.txt").write_text("hello\n")
     result = run(toolbox(tmp_path), command="cat data.txt; echo oops >&2; exit 3")
@@ -55,7 +39,7 @@ def test_runs_in_the_workspace_with_exit_code_and_output(tmp_path: Path):
 
 
 def test_timeout_kills_the_command_and_its_children(tmp_path: Path):
-    result = run(toolbox(tmp_path), command=SPAWN_SLEEPER, timeout_seconds=1.5)
+    result = run(toolbox(tmp_path), command=SPAWN_WAITING_CHILD, timeout_seconds=1.5)
     assert not result.ok and "timed out after 1.5s" in result.text
     child = int((tmp_path / "child.pid").read_text())
     assert process_gone(child)
@@ -65,8 +49,11 @@ def test_cancelling_the_call_kills_the_process_group(tmp_path: Path):
     box = toolbox(tmp_path)
 
     async def cancel_midway() -> None:
-        task = asyncio.create_task(box.run(ToolCall("c", "execute_command", {"command": SPAWN_SLEEPER})))
-        await asyncio.to_thread(wait_for_file, tmp_path / "child.pid")
+        task = asyncio.create_task(
+            box.run(ToolCall("c", "execute_command", {"command": SPAWN_WAITING_CHILD}))
+        )
+        pid_file = tmp_path / "child.pid"
+        await asyncio.to_thread(wait_until, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -5,12 +5,11 @@ loop behind a JSON schema is proven with scripted models in tests/coordination/t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import first_attempt_folder, run_cli
 
 
 @pytest.mark.slow
@@ -20,7 +19,7 @@ def test_embedded_model_runs_with_file_tools_over_a_notes_folder(tmp_path: Path)
     result = run_cli("--config", "@examples/local_files", "Read notes/meeting.txt. When is it?", timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip()
-    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    attempt = first_attempt_folder()
     first = json.loads((attempt / "requests" / "reader_001.json").read_text())
     offered = [option["properties"]["tool"]["enum"][0] for option in first["response_schema"]["anyOf"][1:]]
     assert offered == ["read_file", "list_directory", "search_files"]  # read-only: no writing tools

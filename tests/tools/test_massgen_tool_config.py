@@ -4,10 +4,9 @@ the CLI with working tools and no "not implemented" warning; peers see the tool 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from tests.conftest import run_cli, write_config
+from tests.conftest import first_attempt_folder, run_cli, write_config
 
 FUNCTIONS = str(Path(__file__).with_name("custom_functions.py"))
 
@@ -62,7 +61,7 @@ def test_a_massgen_config_with_tools_runs_them(tmp_path: Path):
     assert result.stdout == "Built; the guide says to run make.\n"
     assert (tmp_path / "workspace1" / "build.log").read_text() == "built\n"
     assert (tmp_path / "workspace2").is_dir() and (tmp_path / "docs" / "guide.md").exists()
-    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    attempt = first_attempt_folder()
     assert json.loads((attempt / "summary.json").read_text())["tool_calls"] == {
         "builder": {"calls": 4, "failed": 1},
         "reviewer": {"calls": 0, "failed": 0},

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,42 +43,47 @@ class Run:
         return Toolbox({tool.name: tool for tool in tools}, call_timeout_s=timeout_s)
 
 
+def with_hub(scenario: Callable[[Run], Awaitable[None]]) -> None:
+    """Run ``scenario`` with a fresh hub, whose servers are stopped afterwards whatever happens."""
+
+    async def go() -> None:
+        run = Run()
+        try:
+            await scenario(run)
+        finally:
+            await run.hub.close()
+
+    asyncio.run(go())
+
+
 async def call(box: Toolbox, name: str, **arguments: object):  # type: ignore[no-untyped-def]
     return await box.run(ToolCall("c", name, dict(arguments)))
 
 
 def test_tools_are_listed_with_their_schemas_and_called():
-    async def scenario() -> None:
-        run = Run()
+    async def scenario(run: Run) -> None:
         box = await run.box(stdio(env={"GREETING": "hello from the config"}))
-        try:
-            assert set(box.tools) >= {"mcp__notes__add", "mcp__notes__refuse", "mcp__notes__wait"}
-            add = box.tools["mcp__notes__add"].spec
-            assert add.description == "Add two whole numbers."
-            assert add.parameters["required"] == ["a", "b"]
-            assert (await call(box, "mcp__notes__add", a=2, b=3)).text == "5"
-            assert (await call(box, "mcp__notes__greeting")).text == "hello from the config"
-            refused = await call(box, "mcp__notes__refuse", reason="no")
-            assert not refused.ok and refused.text.startswith("Error: ")
-            assert any("MCP server 'notes' started" in notice for notice in run.notices)
-        finally:
-            await run.hub.close()
+        assert set(box.tools) >= {"mcp__notes__add", "mcp__notes__refuse", "mcp__notes__hang"}
+        add = box.tools["mcp__notes__add"].spec
+        assert add.description == "Add two whole numbers."
+        assert add.parameters["required"] == ["a", "b"]
+        assert (await call(box, "mcp__notes__add", a=2, b=3)).text == "5"
+        assert (await call(box, "mcp__notes__greeting")).text == "hello from the config"
+        refused = await call(box, "mcp__notes__refuse", reason="no")
+        assert not refused.ok and refused.text.startswith("Error: ")
+        assert any("MCP server 'notes' started" in notice for notice in run.notices)
 
-    asyncio.run(scenario())
+    with_hub(scenario)
 
 
 def test_a_slow_call_times_out_and_the_server_keeps_working():
-    async def scenario() -> None:
-        run = Run()
+    async def scenario(run: Run) -> None:
         box = await run.box(stdio(), timeout_s=1.0)
-        try:
-            slow = await call(box, "mcp__notes__wait", seconds=30)
-            assert not slow.ok and "took longer than 1s" in slow.text
-            assert (await call(box, "mcp__notes__add", a=1, b=1)).text == "2"
-        finally:
-            await run.hub.close()
+        slow = await call(box, "mcp__notes__hang")
+        assert not slow.ok and "took longer than 1s" in slow.text
+        assert (await call(box, "mcp__notes__add", a=1, b=1)).text == "2"
 
-    asyncio.run(scenario())
+    with_hub(scenario)
 
 
 def test_a_server_that_crashes_at_start_is_reported_with_its_stderr_and_skipped():
@@ -88,50 +93,38 @@ def test_a_server_that_crashes_at_start_is_reported_with_its_stderr_and_skipped(
         args=["-c", "import sys; sys.stderr.write('boom: no such module notes_db\\n'); sys.exit(3)"],
     )
 
-    async def scenario() -> None:
-        run = Run()
+    async def scenario(run: Run) -> None:
         box = await run.box(crash, stdio())
-        try:
-            assert not any(name.startswith("mcp__broken__") for name in box.tools)
-            assert "mcp__notes__add" in box.tools
-            (warning,) = [n for n in run.notices if "broken" in n]
-            assert "going on without it" in warning and "boom: no such module notes_db" in warning
-        finally:
-            await run.hub.close()
+        assert not any(name.startswith("mcp__broken__") for name in box.tools)
+        assert "mcp__notes__add" in box.tools
+        (warning,) = [n for n in run.notices if "broken" in n]
+        assert "going on without it" in warning and "boom: no such module notes_db" in warning
 
-    asyncio.run(scenario())
+    with_hub(scenario)
 
 
 def test_a_server_that_dies_mid_run_becomes_a_tool_error():
-    async def scenario() -> None:
-        run = Run()
+    async def scenario(run: Run) -> None:
         box = await run.box(stdio())
-        try:
-            died = await call(box, "mcp__notes__die")
-            assert not died.ok and "fatal: the notes index is corrupt" in died.text
-            after = await call(box, "mcp__notes__add", a=1, b=2)
-            assert not after.ok and "is not running" in after.text
-            assert "fatal: the notes index is corrupt" in after.text
-        finally:
-            await run.hub.close()
+        died = await call(box, "mcp__notes__die")
+        assert not died.ok and "fatal: the notes index is corrupt" in died.text
+        after = await call(box, "mcp__notes__add", a=1, b=2)
+        assert not after.ok and "is not running" in after.text
+        assert "fatal: the notes index is corrupt" in after.text
 
-    asyncio.run(scenario())
+    with_hub(scenario)
 
 
 def test_allowed_and_excluded_tools_and_two_servers_with_the_same_tools():
-    async def scenario() -> None:
-        run = Run()
-        try:
-            both = await run.box(stdio("alpha"), stdio("beta"), allowed=["add", "mcp__beta__greeting"])
-            assert sorted(both.tools) == ["mcp__alpha__add", "mcp__beta__add", "mcp__beta__greeting"]
-            fewer = await run.box(stdio("alpha"), excluded=["mcp__alpha__die", "wait"])
-            assert "mcp__alpha__die" not in fewer.tools and "mcp__alpha__wait" not in fewer.tools
-            assert "mcp__alpha__add" in fewer.tools
-            assert len(run.hub.servers) == 2, "alpha started once and was shared"
-        finally:
-            await run.hub.close()
+    async def scenario(run: Run) -> None:
+        both = await run.box(stdio("alpha"), stdio("beta"), allowed=["add", "mcp__beta__greeting"])
+        assert sorted(both.tools) == ["mcp__alpha__add", "mcp__beta__add", "mcp__beta__greeting"]
+        fewer = await run.box(stdio("alpha"), excluded=["mcp__alpha__die", "hang"])
+        assert "mcp__alpha__die" not in fewer.tools and "mcp__alpha__hang" not in fewer.tools
+        assert "mcp__alpha__add" in fewer.tools
+        assert len(run.hub.servers) == 2, "alpha started once and was shared"
 
-    asyncio.run(scenario())
+    with_hub(scenario)
 
 
 def test_close_leaves_no_server_process_behind():
@@ -179,12 +172,8 @@ def http_server() -> Iterator[str]:
 def test_streamable_http_server(http_server: str):
     remote = McpServerConfig(name="remote", type="streamable-http", url=http_server, headers={"X-Team": "a"})
 
-    async def scenario() -> None:
-        run = Run()
+    async def scenario(run: Run) -> None:
         box = await run.box(remote)
-        try:
-            assert (await call(box, "mcp__remote__add", a=20, b=22)).text == "42"
-        finally:
-            await run.hub.close()
+        assert (await call(box, "mcp__remote__add", a=20, b=22)).text == "42"
 
-    asyncio.run(scenario())
+    with_hub(scenario)

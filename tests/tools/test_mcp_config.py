@@ -5,7 +5,6 @@ after the CLI exits."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import process_gone, run_cli, wait_until, write_config
+from tests.conftest import events_text, first_attempt_folder, process_gone, run_cli, wait_until, write_config
 
 SERVER = str(Path(__file__).with_name("servers") / "mcp_test_server.py")
 
@@ -62,7 +61,7 @@ def test_a_config_with_mcp_servers_calls_them_and_stops_them(tmp_path: Path, mon
     assert result.stdout == "The answer is 42.\n"
     assert "not implemented" not in result.stderr
     assert result.stderr.count("MCP server 'notes' started") == 1, "one server for both agents"
-    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    attempt = first_attempt_folder()
     sent = json.loads((attempt / "requests" / "a_002.json").read_text())["messages"][-3:]
     assert [m["content"] for m in (sent[0], sent[2])] == ["hi from the environment", "42"]
     first = json.loads((attempt / "requests" / "a_001.json").read_text())
@@ -70,11 +69,6 @@ def test_a_config_with_mcp_servers_calls_them_and_stops_them(tmp_path: Path, mon
     b_first = json.loads((attempt / "requests" / "b_001.json").read_text())
     assert "mcp__notes__add" in b_first["tools"] and "mcp__notes__die" in b_first["tools"]
     assert process_gone(int(sent[1]["content"]))
-
-
-def events_text() -> str:
-    logs = Path(os.environ["MASSGEN_HOME"]) / "massgen_logs"
-    return "".join(path.read_text() for path in logs.glob("*/turn_1/attempt_1/events.jsonl"))
 
 
 @pytest.mark.parametrize(("signal_number", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -92,7 +86,7 @@ def test_a_signal_mid_call_stops_the_server_too(tmp_path: Path, signal_number: i
                 args: ["{SERVER}"]
                 env: {{PID_FILE: "{pid_file}"}}
             responses:
-              - {{tool: mcp__notes__wait, args: {{seconds: 120}}}}
+              - {{tool: mcp__notes__hang}}
               - "done"
         """,
     )

@@ -5,11 +5,10 @@ context paths take writes in the final presentation only."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from massgen_cli.tools.snapshots import Snapshots
-from tests.conftest import run_cli, write_config
+from tests.conftest import first_attempt_folder, run_cli, write_config
 
 FUNCTIONS = str(Path(__file__).with_name("custom_functions.py"))
 
@@ -81,7 +80,7 @@ def test_snapshots_peers_output_folder_and_final_writes_through_the_cli(tmp_path
     result = run_cli("--config", "config.yaml", "--session", session, "Write a plan.")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Plan written to the shared folder.\n"
-    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    attempt = first_attempt_folder()
     b_requests = sorted((attempt / "requests").glob("b_*.json"))
     b_reads = json.loads(b_requests[-1].read_text())["messages"]
     read, write = [m for m in b_reads if m["role"] == "tool"][-2:]
@@ -107,7 +106,7 @@ def test_the_two_agent_improve_file_example_runs_offline(tmp_path: Path):
     result = run_cli("--config", "@examples/improve_file", "Write a README for the inventory service.")
     assert result.returncode == 0, result.stderr
     assert f"Output folder: {tmp_path / 'improve_editor'} (the workspace of editor)" in result.stderr
-    attempt = next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / "turn_1" / "attempt_1"
+    attempt = first_attempt_folder()
     editor = [
         json.loads(p.read_text())["messages"] for p in sorted((attempt / "requests").glob("editor_*.json"))
     ]
@@ -120,3 +119,20 @@ def test_the_two_agent_improve_file_example_runs_offline(tmp_path: Path):
     assert peer_reads and "Tracks stock." in peer_reads[-1], "the editor read the writer's snapshot"
     assert "## Run" in (tmp_path / "improve_editor" / "README.md").read_text()
     assert json.loads((attempt / "summary.json").read_text())["winner"] == "editor"
+
+
+def test_a_view_is_rebuilt_only_when_a_snapshot_changed(tmp_path: Path):
+    workspace = tmp_path / "ws_a"
+    workspace.mkdir()
+    (workspace / "plan.md").write_text("v1\n")
+    snapshots = Snapshots(tmp_path / "snaps", tmp_path / "views", "s1", {"a": "agent1", "b": "agent2"})
+    snapshots.begin_attempt(1, 1)
+    snapshots.take("a", workspace)
+    assert snapshots.refresh_view("b") == ["agent1"]
+    seen = snapshots.view_folder("b") / "agent1" / "plan.md"
+    seen.write_text("marked by the test\n")  # a rebuild would replace it with the snapshot's copy
+    assert snapshots.refresh_view("b") == ["agent1"]
+    assert seen.read_text() == "marked by the test\n", "nothing changed, so nothing was copied again"
+    (workspace / "plan.md").write_text("v2\n")
+    snapshots.take("a", workspace)
+    assert snapshots.refresh_view("b") == ["agent1"] and seen.read_text() == "v2\n"

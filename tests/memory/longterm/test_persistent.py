@@ -162,7 +162,7 @@ def test_local_lock_held_by_another_process_names_the_remedy(tmp_path):
             sys.executable,
             "-c",
             f"from qdrant_client import QdrantClient; c = QdrantClient(path={str(path)!r}); "
-            "print('ready', flush=True); import time; time.sleep(60)",
+            "print('ready', flush=True); import signal; signal.pause()",
         ],
         stdout=subprocess.PIPE,
         text=True,

@@ -208,6 +208,12 @@ ENTRIES = """
 """
 
 
+def first_attempt_requests(run, agent_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The requests ``agent_id`` sent in turn 1's first attempt, as logged (a rejected attempt's too)."""
+    folder = run.app.run_log.directory / "turn_1" / "attempt_1" / "requests"
+    return [path.read_text() for path in sorted(folder.glob(f"{agent_id}_*.json"))]
+
+
 def test_entries_of_a_restarted_attempt_are_rolled_back(in_process):
     run = in_process(
         """
@@ -232,8 +238,7 @@ def test_entries_of_a_restarted_attempt_are_rolled_back(in_process):
     )
     result = run.app.ask("Q?")
     assert result.attempt == 2 and result.final_answer == "second try"
-    first_attempt = run.app.run_log.directory / "turn_1" / "attempt_1" / "requests"
-    seen = [path.read_text() for path in sorted(first_attempt.glob("b_*.json"))]
+    seen = first_attempt_requests(run, "b")
     assert any("attempt one plan" in text for text in seen), "attempt 1 shared the plan before rollback"
     entries = run.app.shared.entries
     assert entries.in_effect(1, "plan") == []
@@ -335,8 +340,7 @@ def test_shared_conversation_of_a_rejected_attempt_is_rolled_back(in_process):
         """
     )
     assert run.app.ask("Q?").final_answer == "second try"
-    first_attempt = run.app.run_log.directory / "turn_1" / "attempt_1" / "requests"
-    seen = [path.read_text() for path in sorted(first_attempt.glob("b_*.json"))]
+    seen = first_attempt_requests(run, "b")
     assert any("SHARED CONVERSATION" in t and "first try" in t for t in seen), "shared before the rollback"
     contents = [item.message["content"] for item in run.app.shared.conversation.items]
     assert "first try" not in contents and "second try" in contents

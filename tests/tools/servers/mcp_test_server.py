@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
+import threading
 
 from mcp.server.mcpserver import MCPServer
 
@@ -42,10 +42,10 @@ def refuse(reason: str) -> str:
 
 
 @server.tool()
-def wait(seconds: float) -> str:
-    """Sleeps, then answers."""
-    time.sleep(seconds)
-    return "waited"
+def hang() -> str:
+    """Never answers: it blocks until the server is stopped."""
+    threading.Event().wait()
+    return "unreachable"
 
 
 @server.tool()
