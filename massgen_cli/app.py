@@ -24,6 +24,7 @@ from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.parts import SharedParts
 from massgen_cli.session import Session, open_session
+from massgen_cli.state import write_problem
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.ui import ConsoleView
@@ -42,6 +43,14 @@ def workspace_snapshots(config: MassGenConfig, session_id: str) -> Snapshots | N
     views = config.orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
     labels = {agent_id: alias for alias, agent_id in alias_map([a.id or "" for a in config.agents]).items()}
     return Snapshots(Path(storage), Path(views), session_id, labels)
+
+
+def unsaved_run_notice(state_dir: Path, problem: str) -> str:
+    return (
+        f"the state folder {state_dir} cannot be written ({problem}): this run keeps nothing. Answers are "
+        "shown, but its session, logs and long-term memory are not saved; free space, fix its permissions "
+        "or use --state-dir"
+    )
 
 
 class MassGenApp:
@@ -63,23 +72,31 @@ class MassGenApp:
         self.loaded = loaded
         self.closed = False
         self.runner = asyncio.Runner()
+        unwritable = write_problem(state_dir)
+        saved = unwritable is None
         self.session: Session = open_session(
             state_dir,
             choose_session_id(loaded, session_id),
             interactive=interactive,
             config_path=str(loaded.path),
+            saved=saved,
         )
         config = loaded.config
         self.view = ConsoleView(
             [a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet, debug=debug
         )
+        if unwritable is not None:
+            self.view(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
         emit = self._emit
-        self.memory = MemoryRuntime(config, state_dir, self.session.id, emit)
+        self.memory = MemoryRuntime(config, state_dir if saved else None, self.session.id, emit)
         self.snapshots = workspace_snapshots(config, self.session.id)
         self.agents: list[Agent] = build_agents(config, emit, self.memory, self.snapshots)
-        self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled)
+        self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled and saved)
         self.threads = AgentThreads.load(self.session.directory)
         self.shared = SharedParts.open(config, self.session.directory, self.memory.store)
+        if not saved:
+            self.threads.path = None
+            self.shared.stop_saving()
         self.mcp = McpHub(emit)
         self.turns = TurnRunner(
             config,

@@ -6,12 +6,14 @@ An attempt folder holds ``events.jsonl`` (one typed event per line), ``requests/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from massgen_cli.events import RunEvent, StreamEvent, event_to_dict
 from massgen_cli.state import timestamp
@@ -50,30 +52,53 @@ def write_json(path: Path, data: Any) -> None:
 
 
 class AttemptLog:
-    """The log folder of one attempt of one turn."""
+    """The log folder of one attempt of one turn. A write the disk refuses turns this log off and is said
+    once (``on_failure``); the run goes on."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, on_failure: Callable[[str], None] = lambda message: None):
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        self.on_failure = on_failure
+        self.failed = False
         self._request_numbers: Counter[str] = Counter()
-        self._events = (directory / "events.jsonl").open("a", encoding="utf-8")
+        self._events: TextIO | None = None
+        self._guarded(self._open)
+
+    def _open(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._events = (self.directory / "events.jsonl").open("a", encoding="utf-8")
+
+    def _guarded(self, write: Callable[[], None]) -> None:
+        if self.failed:
+            return
+        try:
+            write()
+        except OSError as error:
+            self.failed = True
+            self.on_failure(f"the run log at {self.directory} stopped: {error}")
 
     def event(self, event: RunEvent | StreamEvent, **context: Any) -> None:
         record = {"time": timestamp(), **context, **event_to_dict(event)}
-        self._events.write(json.dumps(redact(record), ensure_ascii=False, default=str) + "\n")
-        self._events.flush()
+
+        def write() -> None:
+            assert self._events is not None
+            self._events.write(json.dumps(redact(record), ensure_ascii=False, default=str) + "\n")
+            self._events.flush()
+
+        self._guarded(write)
 
     def request(self, agent_id: str, payload: dict[str, Any]) -> Path:
         self._request_numbers[agent_id] += 1
         path = self.directory / "requests" / f"{agent_id}_{self._request_numbers[agent_id]:03d}.json"
-        write_json(path, payload)
+        self._guarded(lambda: write_json(path, payload))
         return path
 
     def summary(self, data: dict[str, Any]) -> None:
-        write_json(self.directory / "summary.json", data)
+        self._guarded(lambda: write_json(self.directory / "summary.json", data))
 
     def close(self) -> None:
-        self._events.close()
+        if self._events is not None:
+            with contextlib.suppress(OSError):
+                self._events.close()
 
 
 class RunLog:
@@ -82,8 +107,9 @@ class RunLog:
     def __init__(self, state_dir: Path, *, enabled: bool = True):
         self.enabled = enabled
         self.directory = state_dir / "massgen_logs" / f"log_{timestamp()}"
+        self.on_failure: Callable[[str], None] = lambda message: None
 
     def attempt(self, turn: int, attempt: int) -> AttemptLog | None:
         if not self.enabled:
             return None
-        return AttemptLog(self.directory / f"turn_{turn}" / f"attempt_{attempt}")
+        return AttemptLog(self.directory / f"turn_{turn}" / f"attempt_{attempt}", self.on_failure)

@@ -47,9 +47,10 @@ class Session:
     """A session on disk: ``<state>/sessions/<id>/session.json``, held by one process at a time (an
     exclusive lock on ``.lock`` until ``close``), so two runs never take the same turn number."""
 
-    def __init__(self, directory: Path, record: SessionRecord):
+    def __init__(self, directory: Path, record: SessionRecord, *, saved: bool = True):
         self.directory = directory
         self.record = record
+        self.saved = saved
         self.lock: IO[str] | None = None
 
     def close(self) -> None:
@@ -89,6 +90,8 @@ class Session:
         self.save()
 
     def save(self) -> None:
+        if not self.saved:  # a run whose state folder cannot be written reads the session, never writes it
+            return
         self.record.updated_at = datetime.now().isoformat(timespec="seconds")
         write_json(self.directory / "session.json", asdict(self.record))
 
@@ -98,9 +101,15 @@ def sessions_root(state_dir: Path) -> Path:
 
 
 def open_session(
-    state_dir: Path, session_id: str | None, *, interactive: bool, config_path: str | None
+    state_dir: Path,
+    session_id: str | None,
+    *,
+    interactive: bool,
+    config_path: str | None,
+    saved: bool = True,
 ) -> Session:
-    """Continue ``session_id`` (created if missing), or start a new uniquely named session."""
+    """Continue ``session_id`` (created if missing), or start a new uniquely named session. An unsaved
+    session (``saved=False``) reads what is on disk and writes nothing, not even its lock."""
     if session_id is not None:
         if not _SESSION_ID.match(session_id):
             raise UsageError(
@@ -108,6 +117,8 @@ def open_session(
                 "'_', '-' and '.'"
             )
         directory = sessions_root(state_dir) / session_id
+        if not saved:
+            return _load_or_create(directory, session_id, config_path, saved=False)
         directory.mkdir(parents=True, exist_ok=True)
         lock = _hold(directory, session_id)
         try:
@@ -116,6 +127,9 @@ def open_session(
             lock.close()
             raise
     prefix = "session" if interactive else "temp"
+    if not saved:
+        new_id = f"{prefix}_{timestamp()}"
+        return _create(sessions_root(state_dir) / new_id, new_id, config_path, saved=False)
     while True:
         new_id = f"{prefix}_{timestamp()}"
         directory = sessions_root(state_dir) / new_id
@@ -151,19 +165,22 @@ def _attach(session: Session, lock: IO[str]) -> Session:
     return session
 
 
-def _load_or_create(directory: Path, session_id: str, config_path: str | None) -> Session:
+def _load_or_create(
+    directory: Path, session_id: str, config_path: str | None, *, saved: bool = True
+) -> Session:
     path = directory / "session.json"
     if not path.is_file():
-        directory.mkdir(parents=True, exist_ok=True)
-        return _create(directory, session_id, config_path)
+        if saved:
+            directory.mkdir(parents=True, exist_ok=True)
+        return _create(directory, session_id, config_path, saved=saved)
     data: dict[str, Any] = read_json(path, "session record")
     data["exchanges"] = [Exchange(**item) for item in data.get("exchanges", [])]
-    return Session(directory, SessionRecord(**data))
+    return Session(directory, SessionRecord(**data), saved=saved)
 
 
-def _create(directory: Path, session_id: str, config_path: str | None) -> Session:
+def _create(directory: Path, session_id: str, config_path: str | None, *, saved: bool = True) -> Session:
     now = datetime.now().isoformat(timespec="seconds")
-    session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path))
+    session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path), saved=saved)
     session.save()
     return session
 

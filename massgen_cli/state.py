@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from datetime import datetime
@@ -13,12 +14,33 @@ from massgen_cli.errors import MassGenError
 STATE_DIR_NAME = ".massgen"
 
 
+PROBE_BYTES = 256 * 1024
+"""What a run must be able to write before it counts on its state folder (a session, logs, memory)."""
+
+
 def resolve_state_dir(flag: str | Path | None = None) -> Path:
-    """The state folder (created if missing)."""
+    """The state folder (created if missing and possible: ``write_problem`` tells when it is not)."""
     chosen = flag or os.environ.get("MASSGEN_HOME") or Path.cwd() / STATE_DIR_NAME
     path = Path(chosen).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def write_problem(state_dir: Path) -> str | None:
+    """Why ``state_dir`` cannot take this run's writes (read-only, no permission, full), or None. A file
+    of ``PROBE_BYTES`` is written and removed: creating an empty file succeeds on a full disk."""
+    probe = state_dir / f".write-check.{os.getpid()}"
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        with probe.open("wb") as file:
+            file.write(bytes(PROBE_BYTES))
+    except OSError as error:
+        return error.strerror or str(error)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return None
 
 
 def timestamp(moment: datetime | None = None) -> str:

@@ -62,6 +62,7 @@ class TurnRunner:
         self.threads = threads
         self.memory = memory
         self.run_log = run_log
+        run_log.on_failure = self._unsaved
         self.sink = sink
         self.log: AttemptLog | None = None
         self.turn = session.next_turn
@@ -92,7 +93,8 @@ class TurnRunner:
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
         await self._connect_mcp()
-        turn, started = self.session.begin_turn(), time.monotonic()
+        turn, started = self.session.next_turn, time.monotonic()
+        self._saving("the session", self.session.begin_turn)
         self.turn = turn
         self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
         for agent in self.agents:
@@ -133,7 +135,7 @@ class TurnRunner:
                 result = await self._attempt(question, turn, attempt, extra)
                 restart = await self._wants_restart(result, question, attempt < max_attempts)
             except BaseException:
-                self.shared.cancel_turn(turn)
+                self._saving("shared memory", lambda: self.shared.cancel_turn(turn))
                 if self.snapshots is not None:
                     self.snapshots.cancel_turn(turn)
                 if self.memory is not None:
@@ -143,7 +145,7 @@ class TurnRunner:
             if restart is None:
                 return result
             self.emit(Notice("warning", f"restarting coordination (attempt {attempt + 1}): {restart[0]}"))
-            self.shared.reject_attempt(turn, attempt)
+            self._saving("shared memory", partial(self.shared.reject_attempt, turn, attempt))
             if self.snapshots is not None:
                 self.snapshots.reject_attempt(turn, attempt)
             self._close_attempt(result)
@@ -153,7 +155,10 @@ class TurnRunner:
     async def _finish_turn(self, question: str, turn: int, result: TurnResult, started: float) -> None:
         """Shared entries, long-term memory, threads and the session learn the outcome; logs close."""
         votes = ", ".join(f"{v['voter']}→{v['target']}" for v in result.votes)
-        self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes)
+        self._saving(
+            "shared memory",
+            lambda: self.shared.finish_turn(turn, result.attempt, result.winner, result.final_answer, votes),
+        )
         if self.memory is not None:
             result.memory_errors += await self.memory.end_turn(
                 result.winner, result.final_answer, result.answers
@@ -161,7 +166,8 @@ class TurnRunner:
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
-            self.session.complete_turn(turn, question, result.final_answer, result.winner)
+            complete = partial(self.session.complete_turn, turn, question, result.final_answer, result.winner)
+            self._saving("the session", complete)
         tally = Counter(vote["target"] for vote in result.votes)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events(), result.winner, dict(tally)))
         self._close_attempt(result)
@@ -173,7 +179,17 @@ class TurnRunner:
             for message in self.transcripts.get(agent.id, []):
                 await self.threads.append_message(agent.id, message)
             await self.threads.append_message(agent.id, {"role": "assistant", "content": final_answer})
-        self.threads.save()
+        self._saving("the agents' threads", self.threads.save)
+
+    def _saving(self, what: str, save: Callable[[], object]) -> None:
+        """A save the disk refuses is said, and the turn goes on (it is tried again at the next save)."""
+        try:
+            save()
+        except OSError as error:
+            self._unsaved(f"{what} could not be saved: {error}")
+
+    def _unsaved(self, message: str) -> None:
+        self.emit(Notice("degraded", message))
 
     def _close_attempt(self, result: TurnResult | None) -> None:
         if self.log is not None:
@@ -231,9 +247,12 @@ class TurnRunner:
 
     def _shared_memory(self) -> SharedMemory:
         """The shared memory of one attempt, over the session's shared parts."""
-        recorder = self.memory.recorder if self.memory is not None else None
-        dump_dir = self.memory.dump_dir if self.memory is not None else None
-        return self.shared.attempt_memory(self.session, self.emit, recorder, dump_dir)
+        if self.memory is None:
+            return self.shared.attempt_memory(self.session, self.emit, None, None)
+        memory = self.memory
+        return self.shared.attempt_memory(
+            self.session, self.emit, memory.recorder, memory.dump_dir, memory.spool
+        )
 
     async def _single_agent(self, question: str, context: StepContext) -> AttemptResult:
         """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""

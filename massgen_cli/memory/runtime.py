@@ -19,7 +19,7 @@ from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext
 from massgen_cli.memory.longterm.retrieval import build_query, memory_message, within_budget
 from massgen_cli.memory.longterm.rules import messages_to_record
-from massgen_cli.memory.longterm.spool import Spool
+from massgen_cli.memory.longterm.spool import Spool, WinnerMark
 from massgen_cli.memory.longterm.values import EligibilityTraces
 from massgen_cli.memory.longterm.visibility import Viewer
 from massgen_cli.messages import Message
@@ -48,8 +48,13 @@ class MemoryRuntime:
     """Long-term memory for the agents of one session."""
 
     def __init__(
-        self, config: MassGenConfig, state_dir: Path, session_id: str, emit: Callable[[RunEvent], None]
+        self,
+        config: MassGenConfig,
+        state_dir: Path | None,
+        session_id: str,
+        emit: Callable[[RunEvent], None],
     ):
+        """``state_dir`` None: the state folder cannot be written, so nothing is stored or kept."""
         self.config = config
         self.session_id = session_id
         self.emit = emit
@@ -58,9 +63,10 @@ class MemoryRuntime:
         }
         enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
         self.startup_errors: list[str] = []
-        wanted = enabled or config.orchestrator.shared_memory.persistent
-        self.store = self._open_store(config, state_dir, enabled) if wanted else None
-        self.spool = Spool(state_dir / "memory" / SPOOL_NAME)
+        self.wanted = bool(enabled or config.orchestrator.shared_memory.persistent)
+        kept = state_dir if self.wanted else None
+        self.store = self._open_store(config, kept, enabled) if kept else None
+        self.spool = Spool(kept / "memory" / SPOOL_NAME, self._failed) if kept else None
         self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
         self.spool_replayed = False
         learning = config.memory.value_learning
@@ -162,19 +168,25 @@ class MemoryRuntime:
         context = RecordContext(agent_id, self.session_id, self.turn, self.attempt)
         if self.recorder is not None:
             self.recorder.submit(selected, context, self.dump_dir)
-        elif selected:
+        elif selected and self.spool is not None:
             self.spool.keep(selected, context)
 
     def _replay_spool(self) -> None:
         """Records an earlier run could not write are written now (in the background, like any); while
         the store is off they stay in the spool."""
-        if self.recorder is None:
+        if self.recorder is None or self.store is None or self.spool is None:
             return
         kept = self.spool.take()
         if kept:
             self.emit(Notice("info", f"writing {len(kept)} memory record(s) kept from an earlier run"))
-        for messages, context in kept:
+        for messages, context in kept.records:
             self.recorder.submit(messages, context, None)
+        for mark in kept.winners:
+            try:
+                self.store.record_winner(mark.session_id, mark.turn, mark.agent_id, mark.attempt)
+            except Exception as error:
+                self.spool.keep_winner(mark)
+                self._failed(f"could not record the winner of turn {mark.turn}, kept again: {error}")
 
     def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Any]:
         """Messages compression drops go to long-term memory, so retrieval can bring them back."""
@@ -194,8 +206,9 @@ class MemoryRuntime:
         flush, and return the errors."""
         startup, self.startup_errors = self.startup_errors, []
         if self.store is None or self.recorder is None:
-            if winner is not None and final_answer:  # kept in the spool for a run that can write it
+            if winner is not None and final_answer and self.spool is not None:  # for a run that can write
                 self.record(winner, [{"role": "assistant", "content": final_answer}])
+                self.spool.keep_winner(WinnerMark(self.session_id, self.turn, winner, self.attempt))
             return startup
         if winner is not None and final_answer:
             await self._learn(winner, [agent_id for agent_id in answered if agent_id != winner])
@@ -207,7 +220,9 @@ class MemoryRuntime:
                     self.store.record_winner, self.session_id, self.turn, winner, self.attempt
                 )
             except Exception as error:
-                self._failed(f"could not record the winner of turn {self.turn}: {error}")
+                if self.spool is not None:
+                    self.spool.keep_winner(WinnerMark(self.session_id, self.turn, winner, self.attempt))
+                self._failed(f"could not record the winner of turn {self.turn} (kept for later): {error}")
         return startup + await self.recorder.flush()
 
     async def _learn(self, winner: str, rejected: list[str]) -> None:

@@ -28,12 +28,14 @@ def test_records_of_a_run_without_a_store_are_written_by_the_next_run(tmp_path: 
     first = run_cli("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
     assert first.returncode == 0 and "long-term memory is off for this run" in first.stderr
     spool = state / "memory" / "spool.jsonl"
-    kept = [json.loads(line) for line in spool.read_text().splitlines()]
+    lines = [json.loads(line) for line in spool.read_text().splitlines()]
+    kept = [item for item in lines if "messages" in item]
     assert any("06:40" in m["content"] for item in kept for m in item["messages"])
     assert {item["context"]["session_id"] for item in kept} == {"ferry"}
+    assert [item["winner"]["agent_id"] for item in lines if "winner" in item] == ["keeper"]
     still_off = run_cli("--config", "config.yaml", "--session", "ferry", "Still there?")
     assert still_off.returncode == 0
-    assert len(spool.read_text().splitlines()) > len(kept), "a run that cannot write keeps what it had"
+    assert len(spool.read_text().splitlines()) > len(lines), "a run that cannot write keeps what it had"
 
     blocker.unlink()
     second = run_cli("--config", "config.yaml", "--session", "ferry", "And the pier?")
@@ -67,6 +69,67 @@ def test_a_write_that_keeps_failing_is_kept_in_the_spool(tmp_path: Path):
         await recorder.close()
 
     asyncio.run(run())
-    [(messages, context)] = spool.take()
+    [(messages, context)] = spool.take().records
     assert messages == [{"role": "user", "content": "keep me"}] and context == RecordContext("a", "s", 1)
     assert any("No space left on device" in str(n) for n in notices), "the failure was said"
+
+
+TWO_AGENTS = """
+agents:
+  - id: winner
+    backend:
+      type: scripted
+      responses: [{tool: new_answer, args: {content: "The vault opens with the brass key."}},
+                  {tool: vote, args: {agent_id: agent1, reason: "right"}}]
+  - id: loser
+    backend:
+      type: scripted
+      responses: [{tool: new_answer, args: {content: "The vault opens with the copper key."}},
+                  {tool: vote, args: {agent_id: agent1, reason: "right"}}]
+orchestrator:
+  final_presentation: reuse
+  shared_memory: {conversation: false, persistent: true}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+"""
+
+
+def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
+    """While the store is off, the orchestrator's shared records and the turn's winner go to the spool
+    as well; once written, the winner's turn-1 answer is visible to other agents and the loser's is not."""
+    from massgen_cli.config.memory import PersistentMemoryConfig
+    from massgen_cli.memory.longterm.filters import SearchFilter
+    from massgen_cli.memory.longterm.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.spool import Spool
+    from massgen_cli.memory.longterm.visibility import Viewer
+
+    state = Path(os.environ["MASSGEN_HOME"])
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "qdrant").write_text("not a folder")
+    write_config(tmp_path, TWO_AGENTS)
+    first = run_cli("--config", "config.yaml", "--session", "vault", "How does the vault open?")
+    assert first.returncode == 0 and "brass key" in first.stdout, first.stderr
+    kept = Spool(state / "memory" / "spool.jsonl")
+    held = kept.path.read_text()
+    assert '"level": "working"' in held, "the shared records are kept"
+    assert '"winner": {"session_id": "vault", "turn": 1, "agent_id": "winner"' in held
+
+    (state / "qdrant").unlink()
+    second = run_cli("--config", "config.yaml", "--session", "vault", "And again?")
+    assert second.returncode == 0, second.stderr
+    assert not kept.path.exists()
+    store = PersistentMemory(
+        PersistentMemoryConfig(enabled=True), state, domain="general", task_type="general"
+    )
+    try:
+        seen = {
+            hit.text
+            for hit in store.search(
+                "vault key", limit=20, scope=SearchFilter(viewer=Viewer("observer", "vault", 2))
+            )
+        }
+    finally:
+        store.close()
+    assert "The vault opens with the brass key." in seen, seen
+    assert "The vault opens with the copper key." not in seen, "the loser's turn-1 records stay hidden"

@@ -100,8 +100,9 @@ class MemoryRecorder:
         stored = outcome.facts if not outcome.verbatim else len(outcome.added) + len(outcome.existing)
         noun = "fact(s)" if not outcome.verbatim else "record(s) (verbatim)"
         self.emit(Notice("debug", f"✅ mem0 extracted {stored} {noun}"))
-        if outcome.note:
-            self._report(job, outcome.note)
+        if outcome.note:  # stored, but not as configured: said once, as a change in what the run does
+            self.errors.append(outcome.note)
+            self.emit(Notice("degraded", outcome.note))
 
     def _keep(self, job: Job) -> None:
         if self.spool is not None:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.vectors import VectorMatrix
 
@@ -180,9 +181,18 @@ class MemoryIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.executescript(_SCHEMA)
-        self._add_missing_columns()
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.executescript(_SCHEMA)
+            self._add_missing_columns()
+        except sqlite3.DatabaseError as error:  # SQLite reads the header first: a damaged file stays as is
+            self._db.close()
+            if isinstance(error, sqlite3.OperationalError):
+                raise
+            raise MemoryStoreError(
+                f"the memory index at {path} is damaged ({error}); it was left as it is: restore it from a "
+                "backup, or move it aside to start an empty one"
+            ) from error
         self.vectors = VectorMatrix()
 
     def _add_missing_columns(self) -> None:

@@ -68,6 +68,7 @@ class PersistentMemory:
         self.index = MemoryIndex(memory_dir / "index.db" if settings.on_disk else Path(":memory:"))
         self._check_embedder()
         self._mem0: Any = None
+        self.extraction_failure: str | None = None
         self._lock = threading.Lock()
 
     def _check_embedder(self) -> None:
@@ -123,12 +124,16 @@ class PersistentMemory:
         messages = [m for m in messages if m.get("role") != "system" and str(m.get("content") or "").strip()]
         if not messages:
             return RecordOutcome()
-        if self.llm_plan.extracts:
+        if self.llm_plan.extracts and self.extraction_failure is None:
             try:
                 return self._record_facts(messages, context)
-            except Exception as error:  # extraction failed: keep the words rather than lose them
+            except Exception as error:  # keep the words rather than lose them, and stop asking a model
+                self.extraction_failure = str(error)  # that fails: each try waits for its retries
                 outcome = self._record_verbatim(messages, context)
-                outcome.note = f"fact extraction failed ({error}); stored verbatim"
+                outcome.note = (
+                    f"the memory LLM failed ({error}): memories are stored verbatim, without fact "
+                    "extraction, for the rest of this run"
+                )
                 return outcome
         return self._record_verbatim(messages, context)
 
@@ -383,6 +388,8 @@ class PersistentMemory:
 
 def _quiet_libraries() -> None:
     """mem0 and Qdrant log optional-feature notices at WARNING on every start; they are not ours to show."""
-    for name in ("mem0", "mem0.memory.main", "mem0.vector_stores.qdrant", "qdrant_client"):
+    for name in ("mem0", "mem0.vector_stores.qdrant", "qdrant_client"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # Its errors are raised as well, and said once by the recorder with what happens next.
+    logging.getLogger("mem0.memory.main").setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")

@@ -26,6 +26,7 @@ from massgen_cli.memory.longterm.filters import SearchFilter
 from massgen_cli.memory.longterm.persistent import PersistentMemory
 from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieval import attribution_line
+from massgen_cli.memory.longterm.spool import Spool
 from massgen_cli.memory.longterm.visibility import Viewer
 from massgen_cli.memory.shared.entries import SharedEntries
 from massgen_cli.messages import Message, is_system_block
@@ -79,6 +80,7 @@ class SharedMemory:
         emit: Callable[[RunEvent], None] = lambda event: None,
         recorder: MemoryRecorder | None = None,
         dump_dir: Path | None = None,
+        spool: Spool | None = None,
     ):
         self.settings = settings
         self.conversation = conversation
@@ -87,7 +89,7 @@ class SharedMemory:
         self.session_id = session_id
         self.emit = emit
         self.errors: list[str] = []
-        self.recorder, self.dump_dir = recorder, dump_dir
+        self.recorder, self.dump_dir, self.spool = recorder, dump_dir, spool
         self.facts = SessionFacts()
         self._cache: dict[str, tuple[Any, Message | None]] = {}
 
@@ -167,8 +169,10 @@ class SharedMemory:
         message: RecordMessage = {"role": "assistant", "content": content}
         if self.conversation is not None:
             await self.conversation.add({"role": "assistant", "content": content}, agent_id=agent_id)
+        context = RecordContext(agent_id, self.session_id, turn, attempt, level="working")
+        if self.persistent is None and self.settings.persistent and self.spool is not None:
+            self.spool.keep([message], context)  # the store is off: kept for a run that can write it
         if self.persistent is not None:
-            context = RecordContext(agent_id, self.session_id, turn, attempt, level="working")
             if self.recorder is not None:  # in the background, with a debug dump, like every recording
                 self.recorder.submit([message], context, self.dump_dir)
                 return

@@ -13,6 +13,7 @@ from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory
 from massgen_cli.memory.longterm.background import MemoryRecorder
 from massgen_cli.memory.longterm.persistent import PersistentMemory
+from massgen_cli.memory.longterm.spool import Spool
 from massgen_cli.memory.shared.block import SessionFacts, SharedMemory
 from massgen_cli.memory.shared.entries import SharedEntries
 from massgen_cli.session import Session
@@ -56,6 +57,7 @@ class SharedParts:
         emit: Callable[[RunEvent], None],
         recorder: MemoryRecorder | None,
         dump_dir: Path | None,
+        spool: Spool | None = None,
     ) -> SharedMemory:
         """The shared memory an attempt's steps see and write, over these parts."""
         shared = SharedMemory(
@@ -67,6 +69,7 @@ class SharedParts:
             emit=emit,
             recorder=recorder,
             dump_dir=dump_dir,
+            spool=spool,
         )
         shared.facts = self.facts(session)
         return shared
@@ -105,6 +108,12 @@ class SharedParts:
             self.entries.roll_back(turn)
         self._roll_back_conversation(turn, 1)
         self.save()
+
+    def stop_saving(self) -> None:
+        """What this run adds is kept in memory only (its state folder cannot be written)."""
+        self.conversation_path = None
+        if self.entries is not None:
+            self.entries.path = None
 
     def save(self) -> None:
         if self.entries is not None:
