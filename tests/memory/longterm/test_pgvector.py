@@ -283,3 +283,18 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
             store.record([{"role": "user", "content": "x"}], RecordContext("a", "s", 1))
     finally:
         store.close()
+
+
+def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
+    """benchmarks/pgvector_writes.py, small: the figures it prints come from a run that checks every write."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "pgvector_writes.py"
+    spec = importlib.util.spec_from_file_location("pgvector_writes", path)
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    figures = benchmark.concurrent_writes(pgvector_url, 120, 4)
+    assert figures["writes"] == 120 and figures["rows"] == 120 and figures["indexed"] == 120
+    assert figures["writes_lost"] == 0
