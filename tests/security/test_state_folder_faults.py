@@ -108,18 +108,26 @@ def test_a_state_folder_that_refuses_writes_still_answers(tmp_path: Path):
     assert not (state_folder() / "massgen_logs").exists()
 
 
-def test_a_damaged_memory_index_is_named_and_left_as_it_is(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("damaged_file", "said"),
+    [
+        ("memory/index.db", "the memory index at {path} is damaged"),
+        ("qdrant/meta.json", "store at {folder} is damaged"),
+    ],
+)
+def test_a_damaged_memory_file_is_named_and_left_as_it_is(tmp_path: Path, damaged_file: str, said: str):
     write_config(tmp_path, CONFIG)
-    index = state_folder() / "memory" / "index.db"
-    index.parent.mkdir(parents=True)
-    damaged = b"this is not a database" * 500
-    index.write_bytes(damaged)
-    run = run_cli("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
+    first = run_cli("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
+    assert first.returncode == 0, first.stderr
+    path = state_folder() / damaged_file
+    damaged = b"this is not what was written" * 500
+    path.write_bytes(damaged)
+    run = run_cli("--config", "config.yaml", "--session", "ferry", "And the pier?")
     assert run.returncode == 0, run.stderr
     assert "06:40" in run.stdout
-    assert f"the memory index at {index} is damaged" in run.stderr, run.stderr
+    assert said.format(path=path, folder=path.parent) in run.stderr, run.stderr
     assert "a bug" not in run.stderr, "a damaged file is not reported as a bug"
-    assert index.read_bytes() == damaged
+    assert path.read_bytes() == damaged
     spooled = (state_folder() / "memory" / "spool.jsonl").read_text()
     assert "06:40" in spooled, "the turn's records wait in the spool"
 

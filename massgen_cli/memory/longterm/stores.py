@@ -80,6 +80,11 @@ def _open_local(path: Path) -> Any:
         if "already accessed" in str(error):
             raise MemoryStoreError(LOCK_REMEDY.format(path=path)) from error
         raise
+    except (ValueError, KeyError, TypeError) as error:  # what it reads back is not what it wrote
+        raise MemoryStoreError(
+            f"the local Qdrant store at {path} is damaged ({type(error).__name__}: {error}); it was left as "
+            "it is: restore it from a backup, or move it aside to start an empty one"
+        ) from error
 
 
 def _shared(name: str, build: Any) -> Any:
