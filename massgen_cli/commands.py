@@ -17,7 +17,8 @@ from massgen_cli.errors import MassGenError, UsageError
 HELP = "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
 SMALL_MODEL_NOTE = (
     "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
-    "answers and votes are weak. For real work, pass --config with a real model (API key or your own server)."
+    "answers are weak (its agents decide by agreement, not votes). For real work, pass --config with a real "
+    "model (API key or your own server)."
 )
 
 

@@ -356,6 +356,12 @@ class OrchestratorConfig(Section):
     max_reasks: int = Field(
         default=1, ge=0, description="Times an agent is asked again when its reply neither answers nor votes."
     )
+    decide_by: Literal["votes", "agreement"] = Field(
+        default="votes",
+        description="'votes': agents see each other's answers, refine or vote; 'agreement': each agent "
+        "answers once on its own and the answer the others agree with most wins (for small models whose "
+        "votes are no better than chance, as in the embedded default).",
+    )
     final_presentation: Literal["present", "reuse"] = Field(
         default="present",
         description="'present': the winner writes the final answer in one more call; 'reuse': no extra call.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,3 +45,69 @@ def pick_winner(votes: Sequence[Vote], answers: Mapping[str, str], agent_ids: Se
     counts = tally(votes, answered, agent_ids)
     best = max(counts.values())
     return next(agent_id for agent_id in answered if counts[agent_id] == best)
+
+
+_FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "of",
+        "to",
+        "in",
+        "on",
+        "and",
+        "or",
+        "it",
+        "its",
+        "that",
+        "this",
+        "what",
+        "which",
+        "who",
+        "how",
+        "many",
+        "much",
+        "answer",
+        "question",
+        "usually",
+        "typically",
+        "often",
+        "called",
+    ]
+)
+
+
+def content_words(text: str, question: str = "") -> frozenset[str]:
+    """The words of ``text`` that carry its answer: lower-cased, without filler and the question's words."""
+    asked = set(re.findall(r"[a-z0-9]+", question.lower()))
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _FILLER and w not in asked)
+
+
+def agreement_scores(answers: Mapping[str, str], question: str = "") -> dict[str, float]:
+    """How much each answer agrees with the others: the sum, over the other answers, of the share of the
+    shorter one's content words that both contain (so "Rome" and "The capital is Rome" agree fully)."""
+    words = {agent_id: content_words(text, question) for agent_id, text in answers.items()}
+    scores = {}
+    for agent_id, own in words.items():
+        scores[agent_id] = sum(
+            len(own & other) / min(len(own), len(other))
+            for peer, other in words.items()
+            if peer != agent_id and own and other
+        )
+    return scores
+
+
+def pick_by_agreement(answers: Mapping[str, str], agent_ids: Sequence[str], question: str = "") -> str | None:
+    """The answer the others agree with most; ties go to registration order."""
+    answered = [agent_id for agent_id in agent_ids if agent_id in answers]
+    if not answered:
+        return None
+    scores = agreement_scores({agent_id: answers[agent_id] for agent_id in answered}, question)
+    best = max(scores.values())
+    return next(agent_id for agent_id in answered if scores[agent_id] == best)

@@ -16,14 +16,10 @@ from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import WARNING_LEVELS, TurnResult, presenting
+from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.postevaluation import post_evaluate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
-from massgen_cli.coordination.toolloop import (
-    SINGLE_ANSWER_SCHEMA,
-    json_answer,
-    json_tool_instructions,
-    run_with_tools,
-)
+from massgen_cli.coordination.toolloop import run_with_tools
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded, Usage
 from massgen_cli.logs import AttemptLog, RunLog
@@ -202,8 +198,14 @@ class TurnRunner:
         context = StepContext(self.threads, self.memory, self._shared_memory(), self.snapshots)
         self.tool_calls = {agent.id: Counter(calls=0, failed=0) for agent in self.agents if agent.toolbox}
         self.agent_status = {}
+        settings = self.config.orchestrator
+        step = AnswerStep(
+            context, turn, self.emit, self.log, settings.max_tool_calls_per_step, self._single_call_timeout()
+        )
         if len(self.agents) == 1:
-            coordination = await self._single_agent(question, context)
+            coordination = await answer_alone(self.agents[0], question, step)
+        elif settings.decide_by == "agreement":
+            coordination = await answer_by_agreement(self.agents, question, step)
         else:
             orchestrator = Orchestrator(
                 self.agents,
@@ -252,55 +254,6 @@ class TurnRunner:
         memory = self.memory
         return self.shared.attempt_memory(
             self.session, self.emit, memory.recorder, memory.dump_dir, memory.spool
-        )
-
-    async def _single_agent(self, question: str, context: StepContext) -> AttemptResult:
-        """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""
-        agent, started = self.agents[0], time.monotonic()
-        if agent.toolbox.roots is not None:
-            agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
-        json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
-        extra = (
-            [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS]
-            if json_tools
-            else []
-        )
-        system = prompts.own_system_message(agent.config.system_message, agent.toolbox.instructions(), *extra)
-        task: Message = {"role": "user", "content": question}
-        messages = await context.messages(agent, self.turn, question, system, task)
-        request = Request(messages, response_schema=SINGLE_ANSWER_SCHEMA if json_tools else None)
-        write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
-        try:
-            step = await asyncio.wait_for(
-                run_with_tools(
-                    agent,
-                    request,
-                    self.emit,
-                    self.log,
-                    limit=self.config.orchestrator.max_tool_calls_per_step,
-                    decide_now=prompts.ANSWER_NOW,
-                    text_kind="content" if agent.toolbox else "presentation",
-                    on_compressed=write_back,
-                    recall=partial(context.recalled, agent, question),
-                ),
-                self._single_call_timeout(),
-            )
-        except BackendError as error:
-            self.emit(AgentStatus(agent.id, "failed", str(error)))
-            return AttemptResult({}, [], None, f"{agent.id} failed: {error}")
-        except TimeoutError:
-            self.emit(AgentStatus(agent.id, "failed", f"timed out after {self._single_call_timeout():g}s"))
-            return AttemptResult({}, [], None, f"{agent.id} timed out after {self._single_call_timeout():g}s")
-        if self.memory is not None:
-            self.memory.record(agent.id, [task, *step.exchange], reasoning=step.completion.reasoning)
-        text = json_answer(step.completion.text) if json_tools else step.completion.text.strip()
-        if agent.toolbox and text:  # text before tool calls was no answer: it was not streamed as one
-            self.emit(FinalAnswer(agent.id, text))
-        answers = {agent.id: text} if text else {}
-        reason = "single agent answered" if answers else f"{agent.id} returned an empty answer"
-        transcripts = {agent.id: step.exchange}
-        return AttemptResult(
-            answers, [], agent.id if answers else None, reason, self._since(started), transcripts
         )
 
     async def _final_answer(self, question: str, result: AttemptResult, context: StepContext) -> str | None:

@@ -1,0 +1,138 @@
+"""An agent's own answer to the question, in one step (with its tools), seeing no other agent's answer.
+
+A single agent answers this way, and so does every agent when ``orchestrator.decide_by`` is
+``agreement``: then they answer at once, each on its own, and the answer the others agree with most
+wins (``tally.pick_by_agreement``) — for small models whose votes are no better than chance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from massgen_cli.backends.base import Request
+from massgen_cli.coordination import prompts
+from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.steps import StepContext
+from massgen_cli.coordination.tally import agreement_scores, pick_by_agreement
+from massgen_cli.coordination.toolloop import (
+    SINGLE_ANSWER_SCHEMA,
+    json_answer,
+    json_tool_instructions,
+    run_with_tools,
+)
+from massgen_cli.errors import BackendError
+from massgen_cli.events import AgentStatus, FinalAnswer, Notice, RunEvent
+from massgen_cli.logs import AttemptLog
+from massgen_cli.messages import Message
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """Where an own-answer step runs and how long it may take."""
+
+    context: StepContext
+    turn: int
+    emit: Callable[[RunEvent], None]
+    log: AttemptLog | None
+    tool_call_limit: int
+    timeout_s: float
+
+
+@dataclass
+class OwnAnswer:
+    agent_id: str
+    text: str = ""
+    exchange: list[Message] = field(default_factory=list)
+    failure: str = ""
+
+
+async def own_answer(agent: Agent, question: str, step: AnswerStep, *, streamed_as: str) -> OwnAnswer:
+    """``agent``'s answer: its own system prompt, the question, its memory and tools; ``streamed_as``
+    is the kind of text its stream is shown as (``presentation`` when it is the final answer)."""
+    json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
+    extra = (
+        [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS] if json_tools else []
+    )
+    system = prompts.own_system_message(agent.config.system_message, agent.toolbox.instructions(), *extra)
+    task: Message = {"role": "user", "content": question}
+    context = step.context
+    messages = await context.messages(agent, step.turn, question, system, task)
+    request = Request(messages, response_schema=SINGLE_ANSWER_SCHEMA if json_tools else None)
+    write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
+    try:
+        done = await asyncio.wait_for(
+            run_with_tools(
+                agent,
+                request,
+                step.emit,
+                step.log,
+                limit=step.tool_call_limit,
+                decide_now=prompts.ANSWER_NOW,
+                text_kind="content" if agent.toolbox else streamed_as,
+                on_compressed=write_back,
+                recall=partial(context.recalled, agent, question),
+            ),
+            step.timeout_s,
+        )
+    except BackendError as error:
+        step.emit(AgentStatus(agent.id, "failed", str(error)))
+        return OwnAnswer(agent.id, failure=f"{agent.id} failed: {error}")
+    except TimeoutError:
+        step.emit(AgentStatus(agent.id, "failed", f"timed out after {step.timeout_s:g}s"))
+        return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s")
+    if context.memory is not None:
+        context.memory.record(agent.id, [task, *done.exchange], reasoning=done.completion.reasoning)
+    text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
+    if not text:
+        return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")
+    return OwnAnswer(agent.id, text, done.exchange)
+
+
+async def answer_alone(agent: Agent, question: str, step: AnswerStep) -> AttemptResult:
+    """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""
+    started = time.monotonic()
+    if agent.toolbox.roots is not None:
+        agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
+    answer = await own_answer(agent, question, step, streamed_as="presentation")
+    if answer.failure:
+        return AttemptResult({}, [], None, answer.failure, _since(started), {agent.id: answer.exchange})
+    if agent.toolbox:  # text before tool calls was no answer: it was not streamed as one
+        step.emit(FinalAnswer(agent.id, answer.text))
+    answers, transcripts = {agent.id: answer.text}, {agent.id: answer.exchange}
+    return AttemptResult(answers, [], agent.id, "single agent answered", _since(started), transcripts)
+
+
+async def answer_by_agreement(agents: Sequence[Agent], question: str, step: AnswerStep) -> AttemptResult:
+    """Every agent answers at once on its own; the answer the others agree with most wins."""
+    started = time.monotonic()
+    for agent in agents:
+        step.emit(AgentStatus(agent.id, "working"))
+    results = await asyncio.gather(*(own_answer(a, question, step, streamed_as="content") for a in agents))
+    answers = {result.agent_id: result.text for result in results if not result.failure}
+    for result in results:
+        if result.failure:
+            step.emit(Notice("warning", result.failure))
+        else:
+            step.emit(AgentStatus(result.agent_id, "answered", result.text))
+    order = [agent.id for agent in agents]
+    winner = pick_by_agreement(answers, order, question)
+    transcripts = {result.agent_id: result.exchange for result in results}
+    if winner is None:
+        reason = "no agent produced an answer"
+    else:
+        scores = agreement_scores(answers, question)
+        reason = f"chosen by agreement among {len(answers)} answer(s) ({_scores_text(scores, order)})"
+    return AttemptResult(answers, [], winner, reason, _since(started), transcripts)
+
+
+def _scores_text(scores: dict[str, float], order: Sequence[str]) -> str:
+    return ", ".join(f"{agent_id} {scores[agent_id]:.2f}" for agent_id in order if agent_id in scores)
+
+
+def _since(started: float) -> dict[str, float]:
+    return {"coordination": round(time.monotonic() - started, 3)}
