@@ -81,7 +81,7 @@ class Notice:
 
 @dataclass(frozen=True)
 class ContextStatus:
-    """How full an agent's context window is for the request about to be sent."""
+    """How full an agent's context window is with a request (counted as it goes out when far from full)."""
 
     agent_id: str
     turn: int

@@ -3,6 +3,7 @@ after a context-length error, and watches a response's budget as it streams."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -25,9 +26,16 @@ DroppedListener = Callable[[list[Message]], Awaitable[None]]
 class StreamBudget:
     """Output tokens a response may use, and how many it has used so far (estimated while streaming)."""
 
-    limit: int
+    count_limit: Callable[[], int]
     used: int = 0
     warned: bool = False
+    _limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        if self._limit is None:
+            self._limit = self.count_limit()
+        return self._limit
 
     def add(self, text: str, model: str | None) -> None:
         self.used += count_text_tokens(text, model)
@@ -60,12 +68,22 @@ class ContextGuard:
         self.max_output_tokens = max_output_tokens
         self.turn = 0
         self._reported_turn = -1
+        self._counting: set[asyncio.Task[None]] = set()
 
     def begin_turn(self, turn: int) -> None:
         self.turn = turn
 
     async def fit(self, request: Request) -> Request:
-        """The request as it should be sent: compressed first when it passes the trigger."""
+        """The request as it should be sent: compressed first when it passes the trigger. A request that
+        cannot be over the trigger (by a bound known without the token encoding) goes at once; its exact
+        count is reported while the model works, so the first request never waits for the encoding."""
+        monitor = self.monitor
+        bound = monitor.upper_bound(request.messages, request.tools, request.response_schema)
+        if bound <= monitor.trigger_tokens or not self.settings.enabled:
+            task = asyncio.create_task(self._report_counted(request), name=f"count:{self.agent_id}")
+            self._counting.add(task)
+            task.add_done_callback(self._counting.discard)
+            return request
         usage = self._usage(request)
         self._report(usage)
         if not self.settings.enabled or not self.monitor.over_trigger(usage):
@@ -86,10 +104,18 @@ class ContextGuard:
         self.emit(Notice("warning", f"⚠️  [{self.agent_id}] The provider reported a context overflow"))
         return await self._compress(request, usage, target)
 
+    async def _report_counted(self, request: Request) -> None:
+        await asyncio.sleep(0)  # the request is sent first
+        self._report(await asyncio.to_thread(self._usage, request))
+
     def stream_budget(self, request: Request) -> StreamBudget:
-        room = self.monitor.window - self._usage(request).tokens
-        limit = min(room, self.max_output_tokens) if self.max_output_tokens else room
-        return StreamBudget(max(1, limit))
+        """Counted when the response's first text arrives (after the request went out)."""
+
+        def limit() -> int:
+            room = self.monitor.window - self._usage(request).tokens
+            return max(1, min(room, self.max_output_tokens) if self.max_output_tokens else room)
+
+        return StreamBudget(limit)
 
     def check_stream(self, budget: StreamBudget) -> bool:
         """False when the stream should stop (``on_stream_budget: stop`` and the budget is nearly spent)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.messages import Message
-from massgen_cli.tokens import TOKENS_PER_REPLY, count_one_message, count_text_tokens
+from massgen_cli.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, count_one_message, count_text_tokens
 
 CACHE_LIMIT = 20_000
 
@@ -85,6 +85,20 @@ class ContextMonitor:
             [m for m in messages if m.get("role") == "tool" or m.get("tool_calls")]
         )
         return ContextUsage(total, self.window, exchanges + definitions)
+
+    def upper_bound(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        schema: dict[str, Any] | None = None,
+    ) -> int:
+        """At least ``usage(...).tokens``, known without the token encoding: a token is at least one byte,
+        and a message's JSON holds every byte that is counted of it (escapes only add bytes)."""
+        specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        parts = [json.dumps(m, sort_keys=True, default=str) for m in messages]
+        parts += [json.dumps(specs), json.dumps(schema)] if specs or schema else []
+        per_message = TOKENS_PER_MESSAGE * len(messages)
+        return sum(len(part.encode()) for part in parts) + per_message + TOKENS_PER_REPLY
 
     def over_trigger(self, usage: ContextUsage) -> bool:
         return usage.tokens > self.trigger_tokens

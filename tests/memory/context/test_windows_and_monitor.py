@@ -37,3 +37,46 @@ def test_usage_counts_tool_schemas():
         "vote", "Vote for the best answer.", {"type": "object", "properties": {"x": {"type": "string"}}}
     )
     assert monitor.usage(messages, (tool,)).tokens > monitor.usage(messages).tokens
+
+
+def test_the_upper_bound_is_never_below_the_count():
+    monitor = ContextMonitor("gpt-4o", 100_000, trigger_threshold=0.75, target_ratio=0.4)
+    messages = [
+        {"role": "system", "content": "You answer briefly."},
+        {"role": "user", "content": "Größe? 東京 🚀 " * 50},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "x" * 5000},
+    ]
+    assert monitor.upper_bound(messages) >= monitor.usage(messages).tokens
+
+
+def test_a_request_far_from_the_trigger_goes_before_it_is_counted():
+    """The first request of a run does not wait for the token encoding: a request whose byte bound is
+    under the trigger is sent at once, and its exact count is reported while the model works."""
+    import asyncio
+
+    from massgen_cli.backends.base import Request
+    from massgen_cli.config.memory import CompressionConfig
+    from massgen_cli.events import ContextStatus
+    from massgen_cli.memory.context.guard import ContextGuard
+
+    async def run() -> None:
+        events: list[object] = []
+        monitor = ContextMonitor("gpt-4o", 1000, trigger_threshold=0.75, target_ratio=0.4)
+        guard = ContextGuard("a", monitor, CompressionConfig(), emit=events.append)
+        small = Request([{"role": "user", "content": "What is the capital of France?"}])
+        assert await guard.fit(small) is small
+        assert monitor.counted == 0 and events == [], "nothing counted before the request goes"
+        await asyncio.wait_for(asyncio.gather(*guard._counting), 30)
+        [status] = [e for e in events if isinstance(e, ContextStatus)]
+        assert status.tokens == monitor.usage(small.messages).tokens > 0
+
+        large = Request([{"role": "user", "content": "word " * 700}])  # bound over 750: counted first
+        await guard.fit(large)
+        assert monitor.counted >= 2
+
+    asyncio.run(run())
