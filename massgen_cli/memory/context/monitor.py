@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +36,7 @@ class ContextMonitor:
         self.window = window
         self.trigger_threshold = trigger_threshold
         self.target_ratio = target_ratio
-        self._cache: dict[str, int] = {}
+        self._cache: dict[Hashable, int] = {}
         self.counted = 0
 
     @property
@@ -49,12 +48,10 @@ class ContextMonitor:
         return int(self.window * self.target_ratio)
 
     def message_tokens(self, message: Message) -> int:
-        text = json.dumps(message, sort_keys=True, default=str)
-        return self._counted(text, lambda: count_one_message(message, self.model))
+        return self._counted(_message_key(message), lambda: count_one_message(message, self.model))
 
-    def _counted(self, key_text: str, count: Callable[[], int]) -> int:
-        """``count()`` once per distinct ``key_text`` (a message, or a set of tool schemas)."""
-        key = hashlib.blake2b(key_text.encode(), digest_size=16).hexdigest()
+    def _counted(self, key: Hashable, count: Callable[[], int]) -> int:
+        """``count()`` once per distinct ``key`` (a message, or a set of tool schemas)."""
         cached = self._cache.get(key)
         if cached is None:
             if len(self._cache) >= CACHE_LIMIT:
@@ -80,10 +77,12 @@ class ContextMonitor:
     ) -> ContextUsage:
         """Tokens of the whole request: messages, the reply priming, and tool schemas."""
         definitions = self.tools_tokens(tools, schema)
-        total = self.messages_tokens(messages) + TOKENS_PER_REPLY + definitions
-        exchanges = self.messages_tokens(
-            [m for m in messages if m.get("role") == "tool" or m.get("tool_calls")]
-        )
+        total, exchanges = TOKENS_PER_REPLY + definitions, 0
+        for message in messages:
+            tokens = self.message_tokens(message)
+            total += tokens
+            if message.get("role") == "tool" or message.get("tool_calls"):
+                exchanges += tokens
         return ContextUsage(total, self.window, exchanges + definitions)
 
     def upper_bound(
@@ -102,3 +101,16 @@ class ContextMonitor:
 
     def over_trigger(self, usage: ContextUsage) -> bool:
         return usage.tokens > self.trigger_tokens
+
+
+def _message_key(message: Message) -> Hashable:
+    """What a message's count depends on. Text content is part of the key as the string itself: Python
+    keeps a string's hash, so finding a message counted before costs the same at any length (hashing
+    the whole message each time made every count grow with the history)."""
+    content = message.get("content")
+    if len(message) == 2 and isinstance(content, str) and "role" in message:  # the common case, cheaply
+        return (content, message["role"])
+    rest = json.dumps({k: v for k, v in message.items() if k != "content"}, sort_keys=True, default=str)
+    if content is None or isinstance(content, str):
+        return (content, rest)
+    return (json.dumps(content, sort_keys=True, default=str), rest)
