@@ -10,11 +10,16 @@ whether the client hung up first, so benchmarks can measure model time, supersed
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+POLL_S = 0.005
 
 
 @dataclass
@@ -109,6 +114,12 @@ def _handler(server: PacedServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (BrokenPipeError, ConnectionResetError):  # a client that hung up between requests
+                self.close_connection = True
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             kind, call, text = _reply(body)
@@ -117,7 +128,7 @@ def _handler(server: PacedServer) -> type[BaseHTTPRequestHandler]:
             with server.lock:
                 server.served.append(served)
             try:
-                time.sleep(server.latency_by_model.get(model, server.latency_s))
+                self._wait(server.latency_by_model.get(model, server.latency_s))
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -125,7 +136,7 @@ def _handler(server: PacedServer) -> type[BaseHTTPRequestHandler]:
                 frames = _frames(model, call, text, server.tokens)
                 for frame in frames:
                     self._chunk(f"data: {json.dumps(frame)}\n\n".encode())
-                    time.sleep(1 / server.tokens_per_s)
+                    self._wait(1 / server.tokens_per_s)
                 self._chunk(b"data: [DONE]\n\n")
                 self._chunk(b"")
                 served.completed = True
@@ -133,6 +144,15 @@ def _handler(server: PacedServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             finally:
                 served.ended = time.monotonic()
+
+        def _wait(self, seconds: float) -> None:
+            """Sleep, noticing within ``POLL_S`` that the client hung up (as a model server stops a
+            generation whose client went away)."""
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                readable, _, _ = select.select([self.connection], [], [], min(left, POLL_S))
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    raise ConnectionResetError("the client hung up")
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -10,13 +10,16 @@ all, the fallback is one token per 4 characters.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import gzip
 import hashlib
 import importlib.util
 import json
+import marshal
 import os
 import re
+import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,19 +79,53 @@ ESTIMATED: list[str] = []
 """Why counting fell back to the character estimate (one line per encoding that could not load)."""
 
 
-@functools.cache
-def _encoding(name: str) -> Any:
-    try:
-        import tiktoken
+_LOADED: dict[str, Any] = {}
+_LOADING = threading.Lock()
 
-        seed_offline_encodings()
-        return tiktoken.get_encoding(name)
+
+def encoding_ready(model: str | None = None) -> bool:
+    """Whether counting for ``model`` is instant (its encoding is loaded, or could not be and never will)."""
+    return encoding_name_for_model(model) in _LOADED
+
+
+def _encoding(name: str) -> Any:
+    """The encoding, loaded once per process: threads that ask while it loads wait for that load."""
+    if name in _LOADED:
+        return _LOADED[name]
+    with _LOADING:
+        if name not in _LOADED:
+            _LOADED[name] = _encoding_or_none(name)
+    return _LOADED[name]
+
+
+def _encoding_or_none(name: str) -> Any:
+    try:
+        return _load_encoding(name)
     except Exception as error:  # no encoding reachable: counting falls back to the character estimate
         ESTIMATED.append(
             f"the token encoding {name} could not be loaded ({type(error).__name__}: {error}); token counts "
             f"are estimated at {CHARS_PER_TOKEN_FALLBACK} characters per token"
         )
         return None
+
+
+def _load_encoding(name: str) -> Any:
+    """tiktoken's encoding ``name``, built from a parsed copy of its ranks kept beside tiktoken's cache:
+    parsing the BPE file is most of the load (0.29 of 0.48 s here), reading the copy takes 0.06 s."""
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    cache = seed_offline_encodings()
+    parsed = cache / f"{name}.{tiktoken.__version__}.py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    try:
+        spec = marshal.loads(parsed.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        spec = openai_public.ENCODING_CONSTRUCTORS[name]()
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            temporary = parsed.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_bytes(marshal.dumps(spec))
+            temporary.replace(parsed)
+    return tiktoken.Encoding(**spec)
 
 
 def tiktoken_cache_dir() -> Path:

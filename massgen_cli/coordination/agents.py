@@ -156,20 +156,27 @@ async def _stream(
 
 
 async def _consume(agent: Agent, request: Request, result: Completion, emit: Emit, text_kind: str) -> None:
-    budget = agent.guard.stream_budget(request) if agent.guard is not None else None
-    async with contextlib.aclosing(agent.backend.stream(request)) as events:
-        async for event in events:
-            result.add(event)
-            if isinstance(event, ReasoningDelta):
-                emit(AgentText(agent.id, event.text, "reasoning"))
-            if not isinstance(event, TextDelta):
-                continue
-            emit(AgentText(agent.id, event.text, text_kind))
-            if budget is not None and agent.guard is not None:
-                budget.add(event.text, agent.backend.model)
-                if not agent.guard.check_stream(budget):
-                    result.finish_reason = "length"
-                    return
+    guard = agent.guard
+    budget = guard.stream_budget(request) if guard is not None else None
+    try:
+        async with contextlib.aclosing(agent.backend.stream(request)) as events:
+            async for event in events:
+                if guard is not None:
+                    guard.sent()
+                result.add(event)
+                if isinstance(event, ReasoningDelta):
+                    emit(AgentText(agent.id, event.text, "reasoning"))
+                if not isinstance(event, TextDelta):
+                    continue
+                emit(AgentText(agent.id, event.text, text_kind))
+                if budget is not None and guard is not None:
+                    budget.add(event.text, agent.backend.model)
+                    if not guard.check_stream(budget):
+                        result.finish_reason = "length"
+                        return
+    finally:
+        if guard is not None:
+            guard.sent()
 
 
 def _request_record(agent: Agent, request: Request) -> dict[str, object]:

@@ -192,10 +192,11 @@ class Orchestrator:
                 Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
             )
         self.votes.clear()
-        for other in self.order:
-            if other != agent_id:
-                await self._restart(other)
-        self._start(agent_id)
+        cancelled, again = self._cancel_steps([other for other in self.order if other != agent_id])
+        self._start(agent_id)  # its next step goes out while the others' streams are being closed
+        await asyncio.gather(*cancelled, return_exceptions=True)
+        for other in again:
+            self._begin_again(other)
 
     async def _accept_vote(self, agent_id: str, outcome: StepOutcome) -> None:
         assert isinstance(outcome.decision, VoteFor)
@@ -210,18 +211,24 @@ class Orchestrator:
             agent_id, f"Voted for {vote.target}: {vote.reason}", self.scope.turn, self.scope.attempt
         )
 
-    async def _restart(self, agent_id: str) -> None:
-        task = self.tasks.get(agent_id)
-        if task is not None and task.done():
-            # It finished before it could see the new answer: ``_drive`` settles it first (an answer
-            # is kept, an outdated vote is redone), then it starts again.
-            self.restart_due.add(agent_id)
-            return
-        if task is not None:
-            del self.tasks[agent_id]
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        self._begin_again(agent_id)
+    def _cancel_steps(self, agent_ids: list[str]) -> tuple[list[asyncio.Task[StepOutcome]], list[str]]:
+        """Cancel the agents' running steps at once; returns those steps, and the agents to start again
+        once they are through."""
+        cancelled: list[asyncio.Task[StepOutcome]] = []
+        again = []
+        for agent_id in agent_ids:
+            task = self.tasks.get(agent_id)
+            if task is not None and task.done():
+                # It finished before it could see the new answer: ``_drive`` settles it first (an answer
+                # is kept, an outdated vote is redone), then it starts again.
+                self.restart_due.add(agent_id)
+                continue
+            if task is not None:
+                del self.tasks[agent_id]
+                task.cancel()
+                cancelled.append(task)
+            again.append(agent_id)
+        return cancelled, again
 
     def _begin_again(self, agent_id: str) -> None:
         if self.memory is not None:

@@ -14,7 +14,7 @@ from massgen_cli.memory.context.compression import CompressionResult, Summarizer
 from massgen_cli.memory.context.monitor import ContextMonitor, ContextUsage
 from massgen_cli.memory.context.windows import context_window
 from massgen_cli.messages import Message
-from massgen_cli.tokens import ESTIMATED, count_text_tokens
+from massgen_cli.tokens import ESTIMATED, count_text_tokens, encoding_ready
 
 STREAM_WARNING_FRACTION = 0.9
 OVERFLOW_TARGET_FACTOR = 0.5
@@ -30,6 +30,7 @@ class StreamBudget:
     used: int = 0
     warned: bool = False
     _limit: int | None = None
+    _uncounted: str = ""
 
     @property
     def limit(self) -> int:
@@ -38,11 +39,17 @@ class StreamBudget:
         return self._limit
 
     def add(self, text: str, model: str | None) -> None:
-        self.used += count_text_tokens(text, model)
+        """Count the text as it streams; while the encoding is still loading (the first response of a
+        run), it waits to be counted rather than stall the stream."""
+        if not encoding_ready(model):
+            self._uncounted += text
+            return
+        self.used += count_text_tokens(self._uncounted + text, model)
+        self._uncounted = ""
 
     @property
     def near(self) -> bool:
-        return self.used >= self.limit * STREAM_WARNING_FRACTION
+        return not self._uncounted and self.used >= self.limit * STREAM_WARNING_FRACTION
 
 
 class ContextGuard:
@@ -69,6 +76,7 @@ class ContextGuard:
         self.turn = 0
         self._reported_turn = -1
         self._counting: set[asyncio.Task[None]] = set()
+        self._sent = asyncio.Event()
 
     def begin_turn(self, turn: int) -> None:
         self.turn = turn
@@ -80,7 +88,8 @@ class ContextGuard:
         monitor = self.monitor
         bound = monitor.upper_bound(request.messages, request.tools, request.response_schema)
         if bound <= monitor.trigger_tokens or not self.settings.enabled:
-            task = asyncio.create_task(self._report_counted(request), name=f"count:{self.agent_id}")
+            self._sent = sent = asyncio.Event()
+            task = asyncio.create_task(self._report_counted(request, sent), name=f"count:{self.agent_id}")
             self._counting.add(task)
             task.add_done_callback(self._counting.discard)
             return request
@@ -104,9 +113,13 @@ class ContextGuard:
         self.emit(Notice("warning", f"⚠️  [{self.agent_id}] The provider reported a context overflow"))
         return await self._compress(request, usage, target)
 
-    async def _report_counted(self, request: Request) -> None:
-        await asyncio.sleep(0)  # the request is sent first
+    async def _report_counted(self, request: Request, sent: asyncio.Event) -> None:
+        await sent.wait()  # counting competes for the interpreter: the request goes out first
         self._report(await asyncio.to_thread(self._usage, request))
+
+    def sent(self) -> None:
+        """The request fitted last is out (its response has begun, or it ended): it may be counted now."""
+        self._sent.set()
 
     def stream_budget(self, request: Request) -> StreamBudget:
         """Counted when the response's first text arrives (after the request went out)."""

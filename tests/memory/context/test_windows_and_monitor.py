@@ -70,7 +70,11 @@ def test_a_request_far_from_the_trigger_goes_before_it_is_counted():
         guard = ContextGuard("a", monitor, CompressionConfig(), emit=events.append)
         small = Request([{"role": "user", "content": "What is the capital of France?"}])
         assert await guard.fit(small) is small
-        assert monitor.counted == 0 and events == [], "nothing counted before the request goes"
+        for _ in range(5):  # the loop runs every ready task: the count does not start
+            await asyncio.sleep(0)
+        assert monitor.counted == 0 and events == [], "nothing counted before the request is out"
+        assert [task.done() for task in guard._counting] == [False]
+        guard.sent()
         await asyncio.wait_for(asyncio.gather(*guard._counting), 30)
         [status] = [e for e in events if isinstance(e, ContextStatus)]
         assert status.tokens == monitor.usage(small.messages).tokens > 0

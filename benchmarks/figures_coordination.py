@@ -1,0 +1,112 @@
+"""Figures of a run as a user starts it: coordination overhead, time spent on superseded streams, peak
+memory, and start-up, all through the CLI against the paced OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from paced_server import PacedServer, Served
+
+# Three agents with different model latencies, so the first answer arrives while the others are still
+# generating: they are restarted (their streams cancelled) and vote in a second step.
+LATENCY_BY_MODEL = {"model-a": 0.3, "model-b": 0.5, "model-c": 0.7}
+RSS_PROBE = (
+    "import resource, subprocess, sys; run = subprocess.run(sys.argv[1:]); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(run.returncode)"
+)
+
+
+def three_agents_yaml(base_url: str) -> str:
+    agents = "\n".join(
+        f"  - id: agent_{model[-1]}\n    backend: {{type: openai, model: {model}, api_key: sk-bench-only, "
+        f'base_url: "{base_url}"}}'
+        for model in LATENCY_BY_MODEL
+    )
+    return f"agents:\n{agents}\norchestrator: {{final_presentation: reuse}}\nui: {{logging_enabled: true}}\n"
+
+
+def _massgen(*args: str) -> list[str]:
+    return [sys.executable, "-m", "massgen_cli", *args]
+
+
+def _environment(state: str) -> dict[str, str]:
+    return {**os.environ, "MASSGEN_HOME": state, "MEM0_TELEMETRY": "False"}
+
+
+def superseded_seconds(served: list[Served]) -> float:
+    """Model time spent on streams after the new answer that made them stale: for each request the
+    client abandoned, from the end of the latest other agent's completed answer before it ended."""
+    answers = [s for s in served if s.kind == "answer" and s.completed]
+    stale = 0.0
+    for request in served:
+        if request.completed:
+            continue
+        before = [a.ended for a in answers if a.model != request.model and request.arrived <= a.ended <= request.ended]
+        if before:
+            stale += request.ended - max(before)
+    return stale
+
+
+def coordination(rounds: int = 3) -> dict[str, float]:
+    """3 agents, two steps each, set latencies: coordination time over the time the model calls alone
+    take (the union of the intervals in which a request was being served), superseded model time over
+    all model time, and the peak RSS of the CLI (medians over ``rounds`` runs)."""
+    overheads, superseded, rss = [], [], []
+    for _ in range(rounds):
+        with PacedServer(tokens_per_s=100, tokens=30) as server, tempfile.TemporaryDirectory() as state:
+            server.latency_by_model = dict(LATENCY_BY_MODEL)
+            config = Path(state) / "three.yaml"
+            config.write_text(three_agents_yaml(server.base_url))
+            command = [sys.executable, "-c", RSS_PROBE, *_massgen("-c", str(config), "-q", "What is 6 x 7?")]
+            run = subprocess.run(command, capture_output=True, text=True, env=_environment(state), timeout=300)
+            if run.returncode != 0:
+                raise RuntimeError(run.stderr[-2000:])
+            rss.append(int(run.stderr.strip().splitlines()[-1]) / 1024)
+            summary = json.loads(next(Path(state).rglob("summary.json")).read_text())
+            overheads.append(summary["timings_s"]["coordination"] / server.busy_seconds())
+            served = [s for s in server.served if s.ended]
+            superseded.append(superseded_seconds(served) / sum(s.ended - s.arrived for s in served))
+    return {
+        "coordination_overhead_ratio": round(statistics.median(overheads), 3),
+        "superseded_model_time_ratio": round(statistics.median(superseded), 4),
+        "peak_rss_mb": round(statistics.median(rss), 1),
+    }
+
+
+def _median_seconds(command: list[str], runs: int, env: dict[str, str]) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True, env=env, timeout=120)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def startup(runs: int = 7) -> dict[str, float]:
+    """CLI start to the first model request, and ``--help``, beside a bare Python start and the import
+    of the OpenAI SDK alone (a floor no run that calls OpenAI can go under), medians of ``runs``."""
+    with PacedServer(latency_s=0.0, tokens_per_s=10_000) as server, tempfile.TemporaryDirectory() as state:
+        env = _environment(state)
+        config = Path(state) / "one.yaml"
+        config.write_text(
+            f'agent: {{id: solo, backend: {{type: openai, model: m, api_key: sk-bench-only, base_url: "{server.base_url}"}}}}\n'
+        )
+        firsts = []
+        for _ in range(runs):
+            seen = len(server.served)
+            started = time.monotonic()
+            subprocess.run(_massgen("-c", str(config), "-q", "hi"), capture_output=True, check=True, env=env, timeout=120)
+            firsts.append(server.served[seen].arrived - started)
+        return {
+            "start_to_first_request_s": round(statistics.median(firsts), 3),
+            "help_s": round(_median_seconds(_massgen("--help"), runs, env), 3),
+            "python_start_s": round(_median_seconds([sys.executable, "-c", "pass"], runs, env), 3),
+            "import_openai_s": round(_median_seconds([sys.executable, "-c", "import openai"], runs, env), 3),
+        }
