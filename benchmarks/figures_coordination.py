@@ -48,7 +48,8 @@ def superseded_seconds(served: list[Served]) -> float:
     for request in served:
         if request.completed:
             continue
-        before = [a.ended for a in answers if a.model != request.model and request.arrived <= a.ended <= request.ended]
+        start, end = request.arrived, request.ended
+        before = [a.ended for a in answers if a.model != request.model and start <= a.ended <= end]
         if before:
             stale += request.ended - max(before)
     return stale
@@ -65,7 +66,8 @@ def coordination(rounds: int = 3) -> dict[str, float]:
             config = Path(state) / "three.yaml"
             config.write_text(three_agents_yaml(server.base_url))
             command = [sys.executable, "-c", RSS_PROBE, *_massgen("-c", str(config), "-q", "What is 6 x 7?")]
-            run = subprocess.run(command, capture_output=True, text=True, env=_environment(state), timeout=300)
+            env = _environment(state)
+            run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
             if run.returncode != 0:
                 raise RuntimeError(run.stderr[-2000:])
             rss.append(int(run.stderr.strip().splitlines()[-1]) / 1024)
@@ -95,14 +97,14 @@ def startup(runs: int = 7) -> dict[str, float]:
     with PacedServer(latency_s=0.0, tokens_per_s=10_000) as server, tempfile.TemporaryDirectory() as state:
         env = _environment(state)
         config = Path(state) / "one.yaml"
-        config.write_text(
-            f'agent: {{id: solo, backend: {{type: openai, model: m, api_key: sk-bench-only, base_url: "{server.base_url}"}}}}\n'
-        )
+        backend = f'{{type: openai, model: m, api_key: sk-bench-only, base_url: "{server.base_url}"}}'
+        config.write_text(f"agent: {{id: solo, backend: {backend}}}\n")
         firsts = []
         for _ in range(runs):
             seen = len(server.served)
             started = time.monotonic()
-            subprocess.run(_massgen("-c", str(config), "-q", "hi"), capture_output=True, check=True, env=env, timeout=120)
+            ask = _massgen("-c", str(config), "-q", "hi")
+            subprocess.run(ask, capture_output=True, check=True, env=env, timeout=120)
             firsts.append(server.served[seen].arrived - started)
         return {
             "start_to_first_request_s": round(statistics.median(firsts), 3),

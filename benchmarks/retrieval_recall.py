@@ -35,10 +35,9 @@ METHODS = ("dense", "lexical", "hybrid")
 TARGET = "conversation_0"
 
 
-def open_store(folder: str) -> PersistentMemory:
-    return PersistentMemory(
-        PersistentMemoryConfig(enabled=True), Path(folder), domain="bench", task_type="recall"
-    )
+def open_store(folder: str, settings: PersistentMemoryConfig | None = None) -> PersistentMemory:
+    settings = settings or PersistentMemoryConfig(enabled=True)
+    return PersistentMemory(settings, Path(folder), domain="bench", task_type="recall")
 
 
 def recall_table(store: PersistentMemory, conversation, ks: list[int]) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
@@ -52,55 +51,63 @@ def print_table(title: str, table: dict[str, list[float]], ks: list[int]) -> Non
         print(f"{method:<8}" + "".join(f"  {value:>9.3f}" for value in values))
 
 
-def recall(args: argparse.Namespace) -> None:
-    conversation = build_conversation(args.people, args.chatter)
+def recall_tables(
+    people: int, chatter: int, ks: list[int], crowd: int, *, quiet: bool = False
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Recall@k of each method with the conversation alone, then among ``crowd`` others."""
+    conversation = build_conversation(people, chatter)
     with tempfile.TemporaryDirectory() as folder:
         store = open_store(folder)
         started = time.perf_counter()
         load_into(store, conversation, TARGET)
-        print(
-            f"{len(conversation.messages)} memories loaded in {time.perf_counter() - started:.1f}s; "
-            f"{len(conversation.probes)} questions"
-        )
-        alone = recall_table(store, conversation, args.k)
-        print_table("alone", alone, args.k)
-        for number in range(1, args.crowd + 1):
-            load_into(
-                store,
-                build_conversation(args.people, args.chatter, seed=100 + number),
-                f"conversation_{number}",
+        if not quiet:
+            print(
+                f"{len(conversation.messages)} memories loaded in {time.perf_counter() - started:.1f}s; "
+                f"{len(conversation.probes)} questions"
             )
-        crowded = recall_table(store, conversation, args.k)
-        print_table(
-            f"crowded ({store.index.count()} memories, {args.crowd} other conversations)", crowded, args.k
-        )
-        print(
-            "\ncrowded - alone, hybrid:"
-            + "".join(f"  {c - a:+.3f}" for c, a in zip(crowded["hybrid"], alone["hybrid"], strict=True))
-        )
-        best_single = [max(d, lex) for d, lex in zip(crowded["dense"], crowded["lexical"], strict=True)]
-        print(
-            "hybrid / best single:  "
-            + "".join(
-                f"  {h / b if b else float('inf'):.2f}x"
-                for h, b in zip(crowded["hybrid"], best_single, strict=True)
-            )
-        )
+        alone = recall_table(store, conversation, ks)
+        for number in range(1, crowd + 1):
+            load_into(store, build_conversation(people, chatter, seed=100 + number), f"conversation_{number}")
+        crowded = recall_table(store, conversation, ks)
+        if not quiet:
+            print(f"crowded: {store.index.count()} memories, {crowd} other conversations")
         store.close()
         close_clients()
+    return alone, crowded
 
 
-def latency(args: argparse.Namespace) -> None:
-    questions = [probe.question for probe in build_conversation(args.people, args.chatter).probes]
-    print(f"\nsession-scoped hybrid search latency ({args.queries} queries each)")
-    print(f"{'memories':>9}  {'p50 ms':>7}  {'p95 ms':>7}")
-    for size in args.sizes:
+def recall(args: argparse.Namespace) -> None:
+    alone, crowded = recall_tables(args.people, args.chatter, args.k, args.crowd)
+    print_table("alone", alone, args.k)
+    print_table("crowded", crowded, args.k)
+    print(
+        "\ncrowded - alone, hybrid:"
+        + "".join(f"  {c - a:+.3f}" for c, a in zip(crowded["hybrid"], alone["hybrid"], strict=True))
+    )
+    best_single = [max(d, lex) for d, lex in zip(crowded["dense"], crowded["lexical"], strict=True)]
+    print(
+        "hybrid / best single:  "
+        + "".join(
+            f"  {h / b if b else float('inf'):.2f}x"
+            for h, b in zip(crowded["hybrid"], best_single, strict=True)
+        )
+    )
+
+
+def latency_table(
+    sizes: list[int], queries: int, settings: PersistentMemoryConfig | None = None
+) -> dict[int, tuple[float, float]]:
+    """p50 and p95 ms of session-scoped hybrid searches over stores of each size (on ``settings``'
+    vector store; the rows go to the index directly, since searches rank in the index)."""
+    questions = [probe.question for probe in build_conversation(40, 12).probes]
+    table = {}
+    for size in sizes:
         with tempfile.TemporaryDirectory() as folder:
-            store = open_store(folder)
+            store = open_store(folder, settings)
             fill_index(store, size)
             store.search("warm up", limit=5, scope=SearchFilter(session_id="filler_1"))
             times = []
-            for number in range(args.queries):
+            for number in range(queries):
                 started = time.perf_counter()
                 store.search(
                     questions[number % len(questions)],
@@ -108,10 +115,17 @@ def latency(args: argparse.Namespace) -> None:
                     scope=SearchFilter(session_id=f"filler_{number % 10}"),
                 )
                 times.append((time.perf_counter() - started) * 1000)
-            p95 = statistics.quantiles(times, n=20)[18]
-            print(f"{size:>9}  {statistics.median(times):>7.1f}  {p95:>7.1f}")
+            table[size] = (statistics.median(times), statistics.quantiles(times, n=20)[18])
             store.close()
             close_clients()
+    return table
+
+
+def latency(args: argparse.Namespace) -> None:
+    print(f"\nsession-scoped hybrid search latency ({args.queries} queries each)")
+    print(f"{'memories':>9}  {'p50 ms':>7}  {'p95 ms':>7}")
+    for size, (p50, p95) in latency_table(args.sizes, args.queries).items():
+        print(f"{size:>9}  {p50:>7.1f}  {p95:>7.1f}")
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ class ContextMonitor:
         self.trigger_threshold = trigger_threshold
         self.target_ratio = target_ratio
         self._cache: dict[Hashable, int] = {}
+        self._last: tuple[list[tuple[Message, object]], list[tuple[int, int]]] = ([], [])
         self.counted = 0
 
     @property
@@ -77,13 +78,30 @@ class ContextMonitor:
     ) -> ContextUsage:
         """Tokens of the whole request: messages, the reply priming, and tool schemas."""
         definitions = self.tools_tokens(tools, schema)
-        total, exchanges = TOKENS_PER_REPLY + definitions, 0
-        for message in messages:
+        total, exchanges = self._sums(messages)
+        return ContextUsage(total + TOKENS_PER_REPLY + definitions, self.window, exchanges + definitions)
+
+    def _sums(self, messages: Sequence[Message]) -> tuple[int, int]:
+        """Tokens of the messages, and of those that are tool exchanges. The running sums of the last
+        call are reused for the messages it shares (the same objects with the same content), so a count
+        of a growing history costs about the same at any length."""
+        seen, sums = self._last
+        shared = 0
+        for before, now in zip(seen, messages, strict=False):
+            if before[0] is not now or before[1] is not now.get("content"):
+                break
+            shared += 1
+        total, exchanges = sums[shared - 1] if shared else (0, 0)
+        kept, running = seen[:shared], sums[:shared]
+        for message in messages[shared:]:
             tokens = self.message_tokens(message)
             total += tokens
             if message.get("role") == "tool" or message.get("tool_calls"):
                 exchanges += tokens
-        return ContextUsage(total, self.window, exchanges + definitions)
+            kept.append((message, message.get("content")))
+            running.append((total, exchanges))
+        self._last = (kept, running)
+        return total, exchanges
 
     def upper_bound(
         self,

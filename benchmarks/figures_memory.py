@@ -1,0 +1,146 @@
+"""Figures of the memory system: retrieval latency and recall, what recording adds to a step, what
+counting a growing history costs, and what compression saves over a long session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from retrieval_recall import latency_table, recall_tables
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.context.monitor import ContextMonitor
+
+LONG_ANSWER = " ".join(f"fact{i} is remembered here" for i in range(40))
+
+
+def retrieval(sizes: list[int], queries: int, pgvector_url: str | None) -> dict[str, float]:
+    """p50 ms of session-scoped hybrid searches at each size, on local Qdrant and (given a server) on
+    pgvector."""
+    figures = {
+        f"retrieval_p50_ms_qdrant_{size}": round(p50, 2)
+        for size, (p50, _) in latency_table(sizes, queries).items()
+    }
+    if pgvector_url:
+        settings = PersistentMemoryConfig.model_validate(
+            {
+                "enabled": True,
+                "vector_store": "pgvector",
+                "pgvector": {"connection_string": pgvector_url, "collection_name": f"bench_{os.getpid()}"},
+            }
+        )
+        table = latency_table(sizes, queries, settings)
+        figures |= {f"retrieval_p50_ms_pgvector_{size}": round(p50, 2) for size, (p50, _) in table.items()}
+    return figures
+
+
+def recall_at_5(people: int, crowd: int) -> dict[str, float]:
+    """Hybrid recall@5 on the synthetic long-conversation set, the conversation among ``crowd`` others."""
+    _, crowded = recall_tables(people, 12, [5], crowd, quiet=True)
+    return {"retrieval_recall_at_5": round(crowded["hybrid"][0], 3)}
+
+
+def record_overhead(records: int = 200) -> dict[str, float]:
+    """What recording adds to a step: the time of ``MemoryRuntime.record`` on the event loop (the write
+    itself runs in the background), p50 over ``records`` recordings of a step's messages."""
+    from massgen_cli.config.schema import MassGenConfig
+    from massgen_cli.memory.runtime import MemoryRuntime
+
+    config = MassGenConfig.model_validate(
+        {
+            "agent": {"id": "a", "backend": {"type": "scripted", "responses": ["x"]}},
+            "memory": {"enabled": True, "persistent_memory": {"enabled": True}},
+        }
+    )
+
+    async def measure(state: Path) -> list[float]:
+        runtime = MemoryRuntime(config, state, "bench", lambda event: None)
+        runtime.begin_attempt(1, 1, None)
+        times = []
+        for number in range(records):
+            step = [
+                {"role": "user", "content": f"Question {number}: where is shipment {number * 31 % 997}?"},
+                {"role": "assistant", "content": f"Shipment {number * 31 % 997} is at dock {number % 13}."},
+            ]
+            started = time.perf_counter()
+            runtime.record("a", step)
+            times.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(0)
+        await runtime.close()
+        return times
+
+    with tempfile.TemporaryDirectory() as state:
+        times = asyncio.run(measure(Path(state)))
+    return {"record_overhead_ms": round(statistics.median(times), 3)}
+
+
+def token_count_incremental(tokens: int = 128_000) -> dict[str, float]:
+    """Counting a history as it grows to ``tokens``: the cost of one count near the end over one near
+    the start (each count adds one ~520-token message; flat is 1)."""
+    monitor = ContextMonitor("gpt-4o", tokens * 2, trigger_threshold=0.75, target_ratio=0.4)
+    text = "The quick brown fox jumps over the lazy dog near the river bank. " * 40
+    history: list[dict[str, str]] = []
+    monitor.usage([{"role": "user", "content": "warm up"}])
+    costs: list[tuple[int, float]] = []
+    while not costs or costs[-1][0] < tokens:
+        history.append({"role": ("user", "assistant")[len(history) % 2], "content": f"{len(history)} {text}"})
+        started = time.perf_counter()
+        counted = monitor.usage(history).tokens
+        costs.append((counted, time.perf_counter() - started))
+    early = statistics.median(cost for _, cost in costs[5:15])
+    late = statistics.median(cost for _, cost in costs[-10:])
+    return {
+        "token_count_incremental": round(late / early, 2),
+        "token_count_ms_at_128k": round(late * 1000, 3),
+    }
+
+
+SESSION_PROBE = """
+import os, sys
+from pathlib import Path
+from rich.console import Console
+from massgen_cli.app import MassGenApp
+from massgen_cli.config import load_config
+quiet = open(os.devnull, "w")
+app = MassGenApp(load_config(sys.argv[1]), state_dir=Path(sys.argv[2]), console=Console(file=quiet),
+                 session_id="long", interactive=True, quiet=True, out=quiet)
+for turn in range(int(sys.argv[3])):
+    app.ask(f"Question {turn}: tell me everything about topic {turn} again please.")
+app.close()
+"""
+
+
+def compression(turns: int = 40, window: int = 1500) -> dict[str, float]:
+    """A ``turns``-turn session in a ``window``-token context: tokens sent over the tokens the same
+    requests would have sent with the whole history (savings = 1 - that), and the largest request as a
+    fraction of the window (the trigger is 0.75)."""
+    import subprocess
+    import sys
+
+    monitor = ContextMonitor("scripted", window, trigger_threshold=0.75, target_ratio=0.4)
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "long.yaml"
+        backend = f'{{type: scripted, responses: ["{LONG_ANSWER}"]}}'
+        config.write_text(f"agent: {{id: solo, context_window: {window}, backend: {backend}}}\n")
+        env = {**os.environ, "MEM0_TELEMETRY": "False"}
+        state = Path(folder) / "state"
+        subprocess.run(
+            [sys.executable, "-c", SESSION_PROBE, str(config), str(state), str(turns)], check=True, env=env
+        )
+        requests = sorted(state.rglob("requests/*.json"), key=lambda path: int(path.parts[-4].split("_")[1]))
+        sent, whole, history = [], [], []
+        for path in requests:
+            messages = json.loads(path.read_text())["messages"]
+            question = messages[-1]
+            sent.append(monitor.usage(messages).tokens)
+            whole.append(monitor.usage([*history, question]).tokens)
+            history += [question, {"role": "assistant", "content": LONG_ANSWER}]
+    return {
+        "compression_token_savings": round(1 - sum(sent) / sum(whole), 3),
+        "largest_request_fraction": round(max(sent) / window, 3),
+    }

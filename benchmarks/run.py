@@ -1,0 +1,127 @@
+"""Every benchmark, offline, in one run: scripted backends, a paced OpenAI-compatible server on
+127.0.0.1, a PostgreSQL + pgvector server it starts, and the embedded default. Prints a table of figures
+(ratios and counts measured side by side in this run, against their targets); ``--json FILE`` writes
+``{"name": number}``.
+
+Usage: python benchmarks/run.py [--quick] [--json FILE] [--only NAME ...]
+``--quick`` measures fewer rounds, sizes and questions (what CI runs); the figures are the same ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+
+import figures_coordination  # noqa: E402
+import figures_memory  # noqa: E402
+from embedded_default import embedded_default_correct  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Target:
+    """``figure`` must be at most (or, with ``at_least``, at least) ``value``."""
+
+    value: float
+    at_least: bool = False
+
+    def met(self, figure: float) -> bool:
+        return figure >= self.value if self.at_least else figure <= self.value
+
+    def __str__(self) -> str:
+        return f"{'≥' if self.at_least else '≤'} {self.value:g}"
+
+
+TARGETS = {
+    "coordination_overhead_ratio": Target(1.05),
+    "superseded_model_time_ratio": Target(0.01),
+    "start_to_first_request_s": Target(0.5),
+    "peak_rss_mb": Target(150),
+    "retrieval_p50_ms_qdrant_10000": Target(50),
+    "retrieval_p50_ms_pgvector_10000": Target(50),
+    "record_overhead_ms": Target(5),
+    "token_count_incremental": Target(1.5),
+    "largest_request_fraction": Target(0.75),
+    "retrieval_recall_at_5": Target(0.9, at_least=True),
+    "embedded_default_correct_of_20": Target(18, at_least=True),
+}
+
+
+def _pgvector_url() -> tuple[str | None, Callable[[], None]]:
+    """A PostgreSQL + pgvector server for the run (the test suite's helper), or None when it cannot start."""
+    try:
+        from tests.servers.postgres import start_postgres
+
+        server = start_postgres()
+    except Exception as error:  # reported in the table as a missing figure, with why
+        print(f"pgvector figures skipped: {error}", file=sys.stderr)
+        return None, lambda: None
+    return server.url, server.stop
+
+
+def _embedded(quick: bool) -> dict[str, float]:
+    figures = embedded_default_correct(10 if quick else None)
+    asked = figures["embedded_default_asked"]
+    return {
+        "embedded_default_correct_of_20": round(figures["embedded_default_correct"] * 20 / asked, 1),
+        "embedded_default_asked": asked,
+        "embedded_default_seconds_per_question": figures["embedded_default_seconds_per_question"],
+    }
+
+
+def measurements(quick: bool, pgvector_url: str | None) -> dict[str, Callable[[], dict[str, float]]]:
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 50_000]
+    return {
+        "coordination": lambda: figures_coordination.coordination(rounds=2 if quick else 5),
+        "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
+        "retrieval": lambda: figures_memory.retrieval(sizes, 30 if quick else 100, pgvector_url),
+        "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
+        "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
+        "token_counting": figures_memory.token_count_incremental,
+        "compression": figures_memory.compression,
+        "embedded_default": lambda: _embedded(quick),
+    }
+
+
+def print_table(figures: dict[str, float]) -> None:
+    print(f"\n{'figure':<40} {'value':>10}  {'target':<8} met")
+    for name, value in figures.items():
+        target = TARGETS.get(name)
+        verdict = ("yes" if target.met(value) else "NO") if target else ""
+        print(f"{name:<40} {value:>10g}  {target or ''!s:<8} {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, sizes and questions")
+    parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--only", nargs="+", help="run only these measurements (names as printed)")
+    args = parser.parse_args()
+    url, stop = _pgvector_url() if not args.only or "retrieval" in args.only else (None, lambda: None)
+    figures: dict[str, float] = {}
+    try:
+        for name, measure in measurements(args.quick, url).items():
+            if args.only and name not in args.only:
+                continue
+            started = time.perf_counter()
+            measured = measure()
+            figures |= measured
+            print(f"{name}: {json.dumps(measured)} ({time.perf_counter() - started:.0f}s)", flush=True)
+    finally:
+        stop()
+    print_table(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
