@@ -49,6 +49,7 @@ def record_overhead(records: int = 200) -> dict[str, float]:
     """What recording adds to a step: the time of ``MemoryRuntime.record`` on the event loop (the write
     itself runs in the background), p50 over ``records`` recordings of a step's messages."""
     from massgen_cli.config.schema import MassGenConfig
+    from massgen_cli.memory.longterm.stores import close_clients
     from massgen_cli.memory.runtime import MemoryRuntime
 
     config = MassGenConfig.model_validate(
@@ -72,6 +73,7 @@ def record_overhead(records: int = 200) -> dict[str, float]:
             times.append((time.perf_counter() - started) * 1000)
             await asyncio.sleep(0)
         await runtime.close()
+        close_clients()
         return times
 
     with tempfile.TemporaryDirectory() as state:

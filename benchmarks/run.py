@@ -56,16 +56,20 @@ TARGETS = {
 }
 
 
-def _pgvector_url() -> tuple[str | None, Callable[[], None]]:
-    """A PostgreSQL + pgvector server for the run (the test suite's helper), or None when it cannot start."""
+def _retrieval(sizes: list[int], queries: int) -> dict[str, float]:
+    """Retrieval on local Qdrant, and on a PostgreSQL + pgvector server started for it (the test suite's
+    helper); without one, the pgvector figures are missing from the table and the reason is printed."""
     try:
         from tests.servers.postgres import start_postgres
 
         server = start_postgres()
-    except Exception as error:  # reported in the table as a missing figure, with why
+    except Exception as error:
         print(f"pgvector figures skipped: {error}", file=sys.stderr)
-        return None, lambda: None
-    return server.url, server.stop
+        return figures_memory.retrieval(sizes, queries, None)
+    try:
+        return figures_memory.retrieval(sizes, queries, server.url)
+    finally:
+        server.stop()
 
 
 def _embedded(quick: bool) -> dict[str, float]:
@@ -78,12 +82,12 @@ def _embedded(quick: bool) -> dict[str, float]:
     }
 
 
-def measurements(quick: bool, pgvector_url: str | None) -> dict[str, Callable[[], dict[str, float]]]:
+def measurements(quick: bool) -> dict[str, Callable[[], dict[str, float]]]:
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 50_000]
     return {
-        "coordination": lambda: figures_coordination.coordination(rounds=2 if quick else 5),
+        "coordination": lambda: figures_coordination.coordination(rounds=3 if quick else 7),
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
-        "retrieval": lambda: figures_memory.retrieval(sizes, 30 if quick else 100, pgvector_url),
+        "retrieval": lambda: _retrieval(sizes, 30 if quick else 100),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
         "token_counting": figures_memory.token_count_incremental,
@@ -106,18 +110,14 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--only", nargs="+", help="run only these measurements (names as printed)")
     args = parser.parse_args()
-    url, stop = _pgvector_url() if not args.only or "retrieval" in args.only else (None, lambda: None)
     figures: dict[str, float] = {}
-    try:
-        for name, measure in measurements(args.quick, url).items():
-            if args.only and name not in args.only:
-                continue
-            started = time.perf_counter()
-            measured = measure()
-            figures |= measured
-            print(f"{name}: {json.dumps(measured)} ({time.perf_counter() - started:.0f}s)", flush=True)
-    finally:
-        stop()
+    for name, measure in measurements(args.quick).items():
+        if args.only and name not in args.only:
+            continue
+        started = time.perf_counter()
+        measured = measure()
+        figures |= measured
+        print(f"{name}: {json.dumps(measured)} ({time.perf_counter() - started:.0f}s)", flush=True)
     print_table(figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
