@@ -47,40 +47,12 @@ def pick_winner(votes: Sequence[Vote], answers: Mapping[str, str], agent_ids: Se
     return next(agent_id for agent_id in answered if counts[agent_id] == best)
 
 
-_FILLER = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "of",
-        "to",
-        "in",
-        "on",
-        "and",
-        "or",
-        "it",
-        "its",
-        "that",
-        "this",
-        "what",
-        "which",
-        "who",
-        "how",
-        "many",
-        "much",
-        "answer",
-        "question",
-        "usually",
-        "typically",
-        "often",
-        "called",
-    ]
+FILLER_WORDS = (
+    "a an the is are was were be of to in on and or it its that this what which who how many much "
+    "answer question usually typically often called"
 )
+"""Words that carry no answer (with the question's own words, left out when answers are compared)."""
+_FILLER = frozenset(FILLER_WORDS.split())
 
 
 def content_words(text: str, question: str = "") -> frozenset[str]:
