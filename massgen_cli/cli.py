@@ -53,7 +53,7 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen sessions list`, `massgen memory search|list|values|clear|import`. "
+    "Subcommands: `massgen sessions list|show`, `massgen memory search|list|values|clear|import`. "
     "A question starting with a subcommand's name goes after `--`."
 )
 def run(
@@ -92,6 +92,18 @@ def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) 
     from massgen_cli.commands import print_sessions
 
     _guarded(debug, lambda: print_sessions(state_dir))
+
+
+@sessions_app.command("show", help="A session's turns: questions, winners, tokens and cost, with totals.")
+def sessions_show(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `sessions list`).")],
+    state_dir: StateDirOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The session's record as JSON.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.commands import show_session
+
+    _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json))
 
 
 SessionFilter = Annotated[str | None, typer.Option("--session", help="Only this session's memories.")]

@@ -207,3 +207,47 @@ def print_sessions(state_dir: Path | None) -> int:
     for record in records:
         print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}")
     return 0
+
+
+def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = False) -> int:
+    """The session's turns with their winners, tokens and cost, and the totals (turns recorded before
+    costs were kept show none)."""
+    import json
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from massgen_cli.events import Usage
+    from massgen_cli.session import read_session
+    from massgen_cli.state import resolve_state_dir
+    from massgen_cli.text import one_line
+
+    record = read_session(resolve_state_dir(state_dir), session_id)
+    if as_json:
+        print(json.dumps(asdict(record), ensure_ascii=False, indent=1))
+        return 0
+    table = Table(title=f"Session {record.session_id} · {record.turns_completed} turn(s) answered")
+    for column in ("turn", "question", "winner", "tokens", "cost"):
+        table.add_column(column, justify="right" if column in ("turn", "tokens", "cost") else "left")
+    used = []
+    for exchange in record.exchanges:
+        usage = Usage(**exchange.usage) if exchange.usage else None
+        used += [usage] if usage else []
+        table.add_row(
+            str(exchange.turn),
+            one_line(exchange.question, 60),
+            exchange.winner or "",
+            f"{usage.tokens:,}" if usage else "",
+            _cost_text(usage.cost_usd) if usage else "",
+        )
+    console = Console()
+    console.print(table)
+    if used:
+        console.print(f"Total: {Usage.total(used).describe()}")
+    return 0
+
+
+def _cost_text(cost: float | None) -> str:
+    if cost is None:
+        return "unknown"
+    return "free" if cost == 0 else f"${cost:.4f}"

@@ -7,6 +7,7 @@ console, the JSON logs and the tests.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +37,66 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens spent by one backend call."""
+    """Tokens spent by one backend call, or summed over several. ``input_tokens`` include the
+    ``cached_tokens`` read from the provider's prompt cache; ``output_tokens`` include the
+    ``reasoning_tokens``. ``estimated``: counted here because the provider reported none.
+    ``cost_usd``: None when no price is known for the model."""
 
     input_tokens: int
     output_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float | None = 0.0
+    estimated: bool = False
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            cost,
+            self.estimated or other.estimated,
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """As ``summary.json`` and the session record hold it (cost to a millionth of a dollar)."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "estimated": self.estimated,
+        }
+
+    def describe(self) -> str:
+        """``1,234 tokens · $0.0031`` (``cost unknown`` when a model has no known price)."""
+        tokens = f"{self.tokens:,} tokens{' (estimated)' if self.estimated else ''}"
+        if self.cost_usd is None:
+            return f"{tokens} · cost unknown"
+        return f"{tokens} · {'free' if self.cost_usd == 0 else f'${self.cost_usd:.4f}'}"
+
+    @staticmethod
+    def total(usages: Iterable[Usage]) -> Usage:
+        return sum(usages, Usage(0, 0))
+
+    def since(self, earlier: Usage) -> Usage:
+        """What was spent after ``earlier`` (a snapshot of the same running total)."""
+        cost = None if self.cost_usd is None or earlier.cost_usd is None else self.cost_usd - earlier.cost_usd
+        return Usage(
+            self.input_tokens - earlier.input_tokens,
+            self.output_tokens - earlier.output_tokens,
+            self.cached_tokens - earlier.cached_tokens,
+            self.reasoning_tokens - earlier.reasoning_tokens,
+            cost,
+            self.estimated,
+        )
 
 
 @dataclass(frozen=True)
@@ -132,8 +189,24 @@ class TurnEnded:
     votes: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AgentUsage:
+    """What one backend call of an agent spent (tokens and cost), as it ends (or is cancelled)."""
+
+    agent_id: str
+    usage: Usage
+
+
 RunEvent = (
-    AgentText | AgentStatus | ContextStatus | Notice | ToolStarted | ToolFinished | FinalAnswer | TurnEnded
+    AgentText
+    | AgentStatus
+    | ContextStatus
+    | Notice
+    | ToolStarted
+    | ToolFinished
+    | FinalAnswer
+    | AgentUsage
+    | TurnEnded
 )
 
 

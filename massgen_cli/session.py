@@ -28,6 +28,8 @@ class Exchange:
     question: str
     answer: str
     winner: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    """The turn's tokens and cost, summed over its agents (``Usage.fields``)."""
 
 
 @dataclass
@@ -78,9 +80,11 @@ class Session:
     def history(self) -> list[Exchange]:
         return list(self.record.exchanges)
 
-    def complete_turn(self, turn: int, question: str, answer: str, winner: str | None) -> None:
+    def complete_turn(
+        self, turn: int, question: str, answer: str, winner: str | None, usage: dict[str, Any] | None = None
+    ) -> None:
         """Record turn ``turn`` as answered, and persist."""
-        self.record.exchanges.append(Exchange(turn, question, answer, winner))
+        self.record.exchanges.append(Exchange(turn, question, answer, winner, usage or {}))
         self.record.turns_completed = max(self.record.turns_completed, turn)
         self.save()
 
@@ -183,6 +187,16 @@ def _create(directory: Path, session_id: str, config_path: str | None, *, saved:
     session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path), saved=saved)
     session.save()
     return session
+
+
+def read_session(state_dir: Path, session_id: str) -> SessionRecord:
+    """A session's record, read only; a ``UsageError`` naming the sessions there are when it is unknown."""
+    if not _SESSION_ID.match(session_id):
+        raise UsageError(f"{session_id!r} is not a session id")
+    path = sessions_root(state_dir) / session_id / "session.json"
+    if not path.is_file():
+        raise UsageError(f"no session {session_id} under {state_dir}; `massgen sessions list` shows them")
+    return _load_or_create(path.parent, session_id, None, saved=False).record
 
 
 def list_sessions(state_dir: Path) -> list[SessionRecord]:

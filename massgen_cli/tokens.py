@@ -50,6 +50,21 @@ def count_text_tokens(text: str, model: str | None = None) -> int:
     return len(encoding.encode(text, disallowed_special=()))
 
 
+def estimate_text_tokens(text: str, model: str | None = None) -> int:
+    """The count when the encoding is loaded, else the character estimate (never waits for a load)."""
+    if encoding_ready(model):
+        return count_text_tokens(text, model)
+    return -(-len(text) // CHARS_PER_TOKEN_FALLBACK)
+
+
+def estimate_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | None = None) -> int:
+    """``count_message_tokens`` when the encoding is loaded, else the character estimate."""
+    if encoding_ready(model):
+        return count_message_tokens(messages, model)
+    characters = sum(len(_content_text(m.get("content"))) for m in messages)
+    return TOKENS_PER_REPLY + TOKENS_PER_MESSAGE * len(messages) + -(-characters // CHARS_PER_TOKEN_FALLBACK)
+
+
 def count_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | None = None) -> int:
     """Tokens of a chat request, with OpenAI's per-message overhead; tool calls count as their JSON."""
     total = TOKENS_PER_REPLY

@@ -16,7 +16,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from massgen_cli.events import AgentStatus, AgentText, FinalAnswer, Notice, RunEvent, ToolFinished, TurnEnded
+from massgen_cli.events import (
+    AgentStatus,
+    AgentText,
+    AgentUsage,
+    FinalAnswer,
+    Notice,
+    RunEvent,
+    ToolFinished,
+    TurnEnded,
+    Usage,
+)
 from massgen_cli.text import one_line
 
 TAIL_CHARS = 600
@@ -55,6 +65,7 @@ class ConsoleView:
         self.streamed_text = ""
         self.line_open = False
         self.answers: dict[str, str] = {}
+        self.spent = {agent_id: Usage(0, 0) for agent_id in agent_ids}
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
@@ -70,6 +81,9 @@ class ConsoleView:
             self._end_answer_line()
             if not self.quiet and not self.streamed_answer:
                 self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
+        elif isinstance(event, AgentUsage):
+            self.spent[event.agent_id] = self.spent.get(event.agent_id, Usage(0, 0)) + event.usage
+            self._refresh()
         elif isinstance(event, TurnEnded):
             self._turn_ended(event)
 
@@ -80,6 +94,7 @@ class ConsoleView:
         self.answers.clear()
         self.status = dict.fromkeys(self.status, "waiting")
         self.text = dict.fromkeys(self.text, "")
+        self.spent = dict.fromkeys(self.spent, Usage(0, 0))
 
     def end_turn(self) -> None:
         self._stop_live()
@@ -157,7 +172,8 @@ class ConsoleView:
         if event.votes:
             counts = " · ".join(f"{agent_id} {count}" for agent_id, count in sorted(event.votes.items()))
             self.console.print(f"Votes: {escape(counts)} — winner [bold]{escape(event.winner or 'none')}[/]")
-        self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)}[/]")
+        spent = Usage.total(event.usage.values())
+        self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)} · {spent.describe()}[/]")
 
     def _refresh(self) -> None:
         if not self.use_live:
@@ -176,6 +192,9 @@ class ConsoleView:
             Panel(
                 Text(self.text[agent_id][-TAIL_CHARS:] or "…", overflow="fold"),
                 title=f"{agent_id} · {status}",
+                subtitle=self.spent[agent_id].describe()
+                if self.spent.get(agent_id, Usage(0, 0)).tokens
+                else None,
                 border_style=STATUS_STYLE.get(status, "white"),
                 height=12,
             )
@@ -183,6 +202,10 @@ class ConsoleView:
         ]
         table.add_row(*panels)
         return Group(table)
+
+    def _spent(self, agent_id: str) -> str | None:
+        spent = self.spent.get(agent_id)
+        return spent.describe() if spent is not None and spent.tokens else None
 
     def _stop_live(self) -> None:
         if self.live is not None:

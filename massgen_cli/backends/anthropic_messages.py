@@ -150,6 +150,7 @@ class _MessageAssembly:
         self.tool_blocks: dict[int, dict[str, str]] = {}
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cached_tokens = 0
         self.stop_reason: str | None = None
         self.stopped = False
 
@@ -162,15 +163,17 @@ class _MessageAssembly:
                 f"the stream from {self.provider} ended before the message was complete",
                 provider=self.provider,
             )
-        yield Usage(self.input_tokens, self.output_tokens)
+        yield Usage(self.input_tokens, self.output_tokens, cached_tokens=self.cached_tokens)
         reason = self.stop_reason or "stop"
         yield Finish(FINISH_REASONS.get(reason, reason))
 
     def _handle(self, event: RawMessageStreamEvent) -> list[StreamEvent]:
         if event.type == "message_start":
             usage = event.message.usage
-            cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-            self.input_tokens, self.output_tokens = usage.input_tokens + cached, usage.output_tokens
+            self.cached_tokens = usage.cache_read_input_tokens or 0
+            written = usage.cache_creation_input_tokens or 0
+            self.input_tokens = usage.input_tokens + self.cached_tokens + written
+            self.output_tokens = usage.output_tokens
         elif event.type == "content_block_start" and event.content_block.type == "tool_use":
             block = event.content_block
             self.tool_blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}

@@ -77,10 +77,7 @@ class Completion:
         elif isinstance(event, ToolCall):
             self.tool_calls.append(event)
         elif isinstance(event, Usage):
-            self.usage = Usage(
-                self.usage.input_tokens + event.input_tokens,
-                self.usage.output_tokens + event.output_tokens,
-            )
+            self.usage = self.usage + event
         elif isinstance(event, Finish):
             self.finish_reason = event.reason
 

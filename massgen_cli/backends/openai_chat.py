@@ -105,7 +105,7 @@ class OpenAIChatBackend:
         usage: Usage | None = None
         async for chunk in chunks:
             if chunk.usage is not None:
-                usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                usage = _usage(chunk.usage)
             for choice in chunk.choices[:1]:
                 for event in _delta_events(choice.delta):
                     yield event
@@ -267,4 +267,16 @@ def _is_context_error(error: openai.APIError, detail: str) -> bool:
     labels = {str(body.get("code")), str(body.get("type"))}
     return bool(labels & CONTEXT_ERROR_CODES) or any(
         phrase in detail.lower() for phrase in CONTEXT_ERROR_PHRASES
+    )
+
+
+def _usage(reported: Any) -> Usage:
+    """The stream's usage, with the prompt-cache reads and reasoning tokens when the server reports them."""
+    prompt_details = getattr(reported, "prompt_tokens_details", None)
+    completion_details = getattr(reported, "completion_tokens_details", None)
+    return Usage(
+        reported.prompt_tokens or 0,
+        reported.completion_tokens or 0,
+        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )

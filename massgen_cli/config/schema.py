@@ -53,6 +53,16 @@ class ScriptEntry(Section):
     )
 
 
+class PricingConfig(Section):
+    input_per_million: float = Field(ge=0, description="USD per million input tokens.")
+    output_per_million: float = Field(ge=0, description="USD per million output tokens.")
+    cached_input_per_million: float | None = Field(
+        default=None,
+        ge=0,
+        description="USD per million input tokens read from the prompt cache; null: the input price.",
+    )
+
+
 class BackendConfig(BackendToolSettings):
     """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
 
@@ -161,6 +171,12 @@ class BackendConfig(BackendToolSettings):
     )
     chat_template_kwargs: dict[str, Any] | None = Field(
         default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."
+    )
+    pricing: PricingConfig | None = Field(
+        default=None,
+        description="USD per million tokens for this backend (a private server, or a model the price "
+        "library does not know); null takes the price from genai-prices. The embedded and scripted models "
+        "are free.",
     )
     api_version: str | None = Field(
         default=None,

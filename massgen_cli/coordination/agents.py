@@ -10,16 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Request
+from massgen_cli.backends.pricing import priced
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.config.schema import AgentConfig, BackendConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
-from massgen_cli.events import AgentText, Notice, ReasoningDelta, RunEvent, TextDelta
+from massgen_cli.events import AgentText, AgentUsage, Notice, ReasoningDelta, RunEvent, TextDelta, Usage
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.compression import Summarizer
 from massgen_cli.memory.context.guard import ContextGuard, backend_summarizer, build_guard
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 
@@ -37,8 +39,8 @@ class Agent:
     guard: ContextGuard | None = None
     summary_backend: Backend | None = None
     toolbox: Toolbox = field(default_factory=Toolbox)
-    usage_input: int = field(default=0)
-    usage_output: int = field(default=0)
+    usage: Usage = field(default_factory=lambda: Usage(0, 0))
+    """What the agent's backend calls spent in this process (tokens and cost)."""
 
     @property
     def workspace(self) -> Path | None:
@@ -149,10 +151,24 @@ async def _stream(
     result = Completion()
     try:
         await _consume(agent, request, result, emit, text_kind)
-    finally:  # a cancelled or failed stream still spent what it reported
-        agent.usage_input += result.usage.input_tokens
-        agent.usage_output += result.usage.output_tokens
+    finally:  # a cancelled or failed stream still spent what it reported (or what it was estimated at)
+        spent = priced(_reported_or_estimated(agent, request, result), agent.config.backend)
+        agent.usage += spent
+        emit(AgentUsage(agent.id, spent))
     return result
+
+
+def _reported_or_estimated(agent: Agent, request: Request, result: Completion) -> Usage:
+    """The provider's usage; when it reported none, the request and what came back, counted here."""
+    if result.usage.tokens:
+        return result.usage
+    model = agent.backend.model
+    output = (
+        result.text + result.reasoning + "".join(json.dumps(call.arguments) for call in result.tool_calls)
+    )
+    return Usage(
+        estimate_message_tokens(request.messages, model), estimate_text_tokens(output, model), estimated=True
+    )
 
 
 async def _consume(agent: Agent, request: Request, result: Completion, emit: Emit, text_kind: str) -> None:

@@ -24,13 +24,16 @@ class TurnResult:
     winner: str | None
     final_answer: str | None
     end_reason: str
-    usage: dict[str, dict[str, int]]
+    usage: dict[str, dict[str, Any]]
+    """Per agent: the tokens and cost of its calls in this turn (``Usage.fields``)."""
     timings_s: dict[str, float]
     memory_errors: list[str] = field(default_factory=list)
     tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
     output_folder: str | None = None
     agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    total_usage: dict[str, Any] = field(default_factory=dict)
+    """Every agent's usage in this turn, summed."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -63,7 +63,7 @@ class TurnRunner:
         self.log: AttemptLog | None = None
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
-        self.usage_at_start: dict[str, tuple[int, int]] = {}
+        self.usage_at_start: dict[str, Usage] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
         self.agent_status: dict[str, dict[str, str]] = {}
         self.warnings: list[str] = []
@@ -92,7 +92,7 @@ class TurnRunner:
         turn, started = self.session.next_turn, time.monotonic()
         self._saving("the session", self.session.begin_turn)
         self.turn = turn
-        self.usage_at_start = {agent.id: (agent.usage_input, agent.usage_output) for agent in self.agents}
+        self.usage_at_start = {agent.id: agent.usage for agent in self.agents}
         for agent in self.agents:
             if agent.guard is not None:
                 agent.guard.begin_turn(turn)
@@ -162,7 +162,10 @@ class TurnRunner:
         result.timings_s["total"] = round(time.monotonic() - started, 3)
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
-            complete = partial(self.session.complete_turn, turn, question, result.final_answer, result.winner)
+            spent = Usage.total(self._usage_events().values())
+            complete = partial(
+                self.session.complete_turn, turn, question, result.final_answer, result.winner, spent.fields()
+            )
             self._saving("the session", complete)
         tally = Counter(vote["target"] for vote in result.votes)
         self.emit(TurnEnded(turn, result.end_reason, self._usage_events(), result.winner, dict(tally)))
@@ -217,6 +220,7 @@ class TurnRunner:
             coordination = await orchestrator.run(question, extra)
         self.transcripts = coordination.transcripts
         final = await self._final_answer(question, coordination, context)
+        spent = self._usage_events()
         return TurnResult(
             session_id=self.session.id,
             turn=turn,
@@ -227,10 +231,8 @@ class TurnRunner:
             winner=coordination.winner,
             final_answer=final,
             end_reason=coordination.end_reason,
-            usage={
-                agent_id: {"input_tokens": used.input_tokens, "output_tokens": used.output_tokens}
-                for agent_id, used in self._usage_events().items()
-            },
+            usage={agent_id: used.fields() for agent_id, used in spent.items()},
+            total_usage=Usage.total(spent.values()).fields(),
             timings_s=coordination.timings_s,
             memory_errors=context.shared.take_errors(),
             tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
@@ -330,10 +332,7 @@ class TurnRunner:
     def _usage_events(self) -> dict[str, Usage]:
         """Tokens each agent spent in this turn (the agents' counters run for the whole process)."""
         return {
-            agent.id: Usage(
-                agent.usage_input - self.usage_at_start.get(agent.id, (0, 0))[0],
-                agent.usage_output - self.usage_at_start.get(agent.id, (0, 0))[1],
-            )
+            agent.id: agent.usage.since(self.usage_at_start.get(agent.id, Usage(0, 0)))
             for agent in self.agents
         }
 

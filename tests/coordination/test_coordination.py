@@ -286,8 +286,11 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "output_folder",
         "agent_status",
         "warnings",
+        "total_usage",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
+    assert summary["total_usage"]["cost_usd"] == 0.0, "scripted agents are free"
+    assert sum(e["type"] == "AgentUsage" for e in events) == len(list((attempt / "requests").iterdir()))
 
 
 def test_simultaneous_answers_leave_no_step_running(tmp_path):

@@ -170,8 +170,11 @@ def openai_stream(
     tool_calls: Sequence[tuple[str, str, str]] = (),
     finish_reason: str | None = None,
     usage: tuple[int, int] | None = (12, 7),
+    cached: int = 0,
+    reasoning_tokens: int = 0,
 ) -> Reply:
-    """A streamed chat completion; ``tool_calls`` are (id, name, raw arguments) split over chunks."""
+    """A streamed chat completion; ``tool_calls`` are (id, name, raw arguments) split over chunks;
+    ``cached`` and ``reasoning_tokens`` go in the usage's details, as OpenAI reports them."""
     frames = [_openai_frame({"role": "assistant", "content": ""})]
     frames += [_openai_frame({"reasoning_content": piece}) for piece in text_pieces(reasoning)]
     frames += [_openai_frame({"content": piece}) for piece in text_pieces(text)]
@@ -189,7 +192,14 @@ def openai_stream(
         ]
     frames.append(_openai_frame({}, finish_reason or ("tool_calls" if tool_calls else "stop")))
     if usage is not None:
-        counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+        counts: dict[str, Any] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        }
+        if cached or reasoning_tokens:
+            counts["prompt_tokens_details"] = {"cached_tokens": cached}
+            counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
         frames.append(_openai_frame(None, usage=counts))
     frames.append("data: [DONE]\n\n")
     return Reply(frames=frames)
@@ -229,11 +239,13 @@ def anthropic_stream(
     tool_uses: Sequence[tuple[str, str, str]] = (),
     stop_reason: str | None = None,
     usage: tuple[int, int] = (12, 7),
+    cache_read: int = 0,
 ) -> Reply:
     """A streamed message; ``tool_uses`` are (id, name, raw input JSON) sent as input_json_delta pieces."""
     message = {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": 1},
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": 1, "cache_read_input_tokens": cache_read},
     }  # fmt: skip
     frames = [_anthropic_frame("message_start", {"message": message}), _anthropic_frame("ping", {})]
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []

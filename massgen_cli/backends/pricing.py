@@ -1,0 +1,76 @@
+"""What a backend call cost, in USD: ``backend.pricing`` when the YAML sets it, else the maintained
+price library ``genai-prices`` (imported on the first priced call); the embedded and scripted models are
+free. A model no price is known for costs None (shown as unknown, never as free)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+from massgen_cli.config.schema import BackendConfig, PricingConfig
+from massgen_cli.events import Usage
+
+# The embedded and scripted models, and servers a user runs on their own machine.
+FREE_TYPES = frozenset({"local", "scripted", "lmstudio", "ollama", "vllm", "sglang", "llamacpp"})
+PER_MILLION = 1_000_000
+# Backend types whose provider the price library names differently (or at all).
+PROVIDER_IDS = {
+    "openai": "openai",
+    "claude": "anthropic",
+    "anthropic": "anthropic",
+    "azure_openai": "azure",
+    "gemini": "google",
+    "grok": "x-ai",
+    "groq": "groq",
+    "together": "together",
+    "openrouter": "openrouter",
+    "deepseek": "deepseek",
+    "mistral": "mistral",
+    "fireworks": "fireworks",
+    "cerebras": "cerebras",
+    "moonshot": "moonshotai",
+    "kimi": "moonshotai",
+    "zai": "zai",
+}
+
+
+def priced(usage: Usage, backend: BackendConfig) -> Usage:
+    """``usage`` with ``cost_usd`` set for this backend."""
+    if backend.type in FREE_TYPES:
+        return replace(usage, cost_usd=0.0)
+    if backend.pricing is not None:
+        return replace(usage, cost_usd=_by_table(usage, backend.pricing))
+    provider = PROVIDER_IDS.get(backend.type or "")
+    return replace(usage, cost_usd=library_price(usage, backend.model or "", provider))
+
+
+def _by_table(usage: Usage, pricing: PricingConfig) -> float:
+    cached_rate = pricing.cached_input_per_million
+    cached = usage.cached_tokens if cached_rate is not None else 0
+    cost = (usage.input_tokens - cached) * pricing.input_per_million + cached * (cached_rate or 0.0)
+    return (cost + usage.output_tokens * pricing.output_per_million) / PER_MILLION
+
+
+def library_price(usage: Usage, model: str, provider_id: str | None) -> float | None:
+    """The price library's cost of ``usage`` on ``model`` at ``provider_id``; None when either is unknown
+    (a model name alone could match another provider's price)."""
+    if not model or provider_id is None:
+        return None
+    calc_price, library_usage = _library()
+    counted = library_usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cached_tokens,
+    )
+    try:
+        return float(calc_price(counted, model_ref=model, provider_id=provider_id).total_price)
+    except LookupError:
+        return None
+
+
+@functools.cache
+def _library():  # type: ignore[no-untyped-def]
+    from genai_prices import Usage as LibraryUsage
+    from genai_prices import calc_price
+
+    return calc_price, LibraryUsage
