@@ -71,6 +71,7 @@ class MassGenApp:
     ):
         self.loaded = loaded
         self.closed = False
+        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
         self.runner = asyncio.Runner()
         unwritable = write_problem(state_dir)
         saved = unwritable is None
@@ -119,13 +120,26 @@ class MassGenApp:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
         self.view.begin_turn()
         try:
-            return self.runner.run(self.turns.run(question))
+            return self.runner.run(self._turn(question))
         except KeyboardInterrupt:
             self.view.cancel_turn()
             self.view(Notice("warning", "turn cancelled"))
             raise
         finally:
             self.view.end_turn()
+
+    async def _turn(self, question: str) -> TurnResult:
+        self._running = (asyncio.get_running_loop(), asyncio.current_task())
+        try:
+            return await self.turns.run(question)
+        finally:
+            self._running = None
+
+    def cancel_running_turn(self) -> None:
+        """Cancel the turn ``ask`` is running, from another thread (``ask`` then raises CancelledError)."""
+        running = self._running
+        if running is not None and running[1] is not None:
+            running[0].call_soon_threadsafe(running[1].cancel)
 
     def reset(self) -> None:
         """Forget the conversation (threads and history); the turn counter goes on."""

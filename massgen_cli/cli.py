@@ -12,7 +12,7 @@ import typer
 
 from massgen_cli import __version__
 
-SUBCOMMANDS = ("sessions", "memory")
+SUBCOMMANDS = ("sessions", "memory", "batch")
 VALUE_OPTIONS = (
     "--config",
     "-c",
@@ -23,6 +23,9 @@ VALUE_OPTIONS = (
     "--goal",
     "--domain",
     "--task-type",
+    "--out",
+    "--concurrency",
+    "--shared-session",
 )
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -53,7 +56,8 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen sessions list|show`, `massgen memory search|list|values|clear|import`. "
+    "Subcommands: `massgen batch`, `massgen sessions list|show`, "
+    "`massgen memory search|list|values|clear|import`. "
     "A question starting with a subcommand's name goes after `--`."
 )
 def run(
@@ -85,6 +89,30 @@ def run(
         return
     options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
     _guarded(debug, lambda: ask_or_chat(options))
+
+
+@admin_app.command(
+    "batch",
+    help="Answer every question of a JSONL file ({id?, question} per line), several at once, writing one "
+    "result line per question to --out as each finishes. Exit 0 when all are answered, 1 when any failed.",
+)
+def batch(
+    questions: Annotated[Path, typer.Argument(metavar="QUESTIONS.jsonl", help="One JSON object per line.")],
+    out: Annotated[Path, typer.Option("--out", help="Where the result lines go (JSONL).")],
+    config: ConfigOption = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Questions at once.")] = 4,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already in --out.")] = False,
+    shared_session: Annotated[
+        str | None,
+        typer.Option("--shared-session", help="Ask every question in this one session (one at a time)."),
+    ] = None,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.batch_command import BatchOptions, run_batch
+
+    options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir)
+    _guarded(debug, lambda: run_batch(options))
 
 
 @sessions_app.command("list", help="List sessions, most recent first.")

@@ -22,7 +22,9 @@ LAYERS: list[list[str]] = [
     ["memory.runtime", "memory"],
     ["coordination"],
     ["app"],
+    ["batch"],
     ["commands", "memory_commands"],
+    ["batch_command"],
     ["cli"],
     ["__main__"],
 ]

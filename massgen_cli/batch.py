@@ -1,0 +1,291 @@
+"""Many questions at once: ``massgen batch QUESTIONS.jsonl --config FILE --out RESULTS.jsonl``.
+
+Each question is one turn of its own session (``batch-<id>``, so long-term memory is per question) or,
+with a shared session, a turn of that one session (then the questions run one after another: a session
+is answered by one run at a time). Up to ``concurrency`` questions run at once, each in its own thread
+with its own ``MassGenApp`` (its own event loop and log folder; the process's embedded model server and
+memory store are shared). A result line is appended as each question finishes, so the output is
+resumable: ``resume`` skips the ids already in it. A failing question is recorded and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.errors import UsageError
+from massgen_cli.events import Usage
+
+
+@dataclass(frozen=True)
+class BatchQuestion:
+    id: str
+    question: str
+    line: int
+
+
+@dataclass
+class BatchResult:
+    """One line of the output file."""
+
+    id: str
+    question: str
+    final_answer: str | None = None
+    winner: str | None = None
+    end_reason: str = ""
+    tokens: int = 0
+    cost: float | None = 0.0
+    seconds: float = 0.0
+    error: str | None = None
+    log_folder: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.error is None and self.final_answer is not None
+
+
+@dataclass
+class BatchProgress:
+    """What a front end shows: questions done, failed and to do, and the cost so far."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    cost: float = 0.0
+    cost_unknown: bool = False
+    results: list[BatchResult] = field(default_factory=list)
+
+
+def read_questions(path: Path) -> tuple[list[BatchQuestion], list[BatchResult]]:
+    """The questions of a JSONL file (``{"id"?, "question", ...}`` per line; the id defaults to the line
+    number), and a failed result for each line that is not one."""
+    questions: list[BatchQuestion] = []
+    broken: list[BatchResult] = []
+    seen: set[str] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read the questions file {path}: {error}") from error
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        item_id = f"line-{number}"
+        try:
+            item = json.loads(line)
+            item_id = str(item.get("id", number)) if isinstance(item, dict) else item_id
+            question = item["question"] if isinstance(item, dict) else None
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError("no 'question' text")
+        except (ValueError, KeyError) as error:
+            broken.append(BatchResult(item_id, line[:200], error=f"line {number} of {path.name}: {error}"))
+            continue
+        if item_id in seen:
+            broken.append(BatchResult(item_id, question, error=f"line {number}: id {item_id!r} repeats"))
+            continue
+        seen.add(item_id)
+        questions.append(BatchQuestion(item_id, question, number))
+    return questions, broken
+
+
+def answered_ids(out: Path) -> set[str]:
+    """The ids already in an output file (for ``resume``); a half-written last line is ignored."""
+    if not out.is_file():
+        return set()
+    ids = set()
+    for line in out.read_text(encoding="utf-8").splitlines():
+        try:
+            ids.add(str(json.loads(line)["id"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return ids
+
+
+class ResultWriter:
+    """Appends result lines as questions finish (one lock, one flush per line)."""
+
+    def __init__(self, out: Path):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self._file: TextIO = out.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, result: BatchResult) -> None:
+        line = json.dumps(result.__dict__, ensure_ascii=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+AppFactory = Callable[[str], Any]
+"""session id → a ready ``MassGenApp`` (quiet, with its own console)."""
+
+
+class BatchRun:
+    """Runs questions on ``make_app`` apps with at most ``concurrency`` at once; ``stop`` cancels the ones
+    running (they are not written, so a resumed batch asks them again) and takes no more."""
+
+    def __init__(self, make_app: AppFactory, concurrency: int, shared_session: str | None = None):
+        self.make_app = make_app
+        self.concurrency = 1 if shared_session else max(1, concurrency)
+        self.shared_session = shared_session
+        self.stopping = threading.Event()
+        self._apps: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._shared_app: Any = None
+
+    def run(
+        self, questions: list[BatchQuestion], writer: ResultWriter, on_result: Callable[[BatchResult], None]
+    ) -> None:
+        """Ctrl-C (in the calling thread) stops the batch: the running questions are cancelled and left
+        out of the file, then KeyboardInterrupt is raised again."""
+        pending, interrupted = iter(questions), False
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="batch") as pool:
+            running: set[Future[BatchResult | None]] = {
+                pool.submit(self._one, question) for question in _take(pending, self.concurrency)
+            }
+            while running:
+                try:
+                    finished, running = wait(running, return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    interrupted = True
+                    self.stop()
+                    continue
+                for future in finished:
+                    result = future.result()
+                    if result is not None:
+                        writer.write(result)
+                        on_result(result)
+                if not self.stopping.is_set():
+                    running |= {pool.submit(self._one, q) for q in _take(pending, len(finished))}
+        if self._shared_app is not None:
+            self._shared_app.close()
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        """Take no more questions and cancel the running ones (from any thread)."""
+        self.stopping.set()
+        with self._lock:
+            apps = list(self._apps.values())
+        for app in apps:
+            app.cancel_running_turn()
+
+    def _one(self, question: BatchQuestion) -> BatchResult | None:
+        if self.stopping.is_set():
+            return None
+        started = time.monotonic()
+        app = None
+        try:
+            app = self._app_for(question)
+            if self.stopping.is_set():
+                return None
+            result = app.ask(question.question)
+        except BaseException as error:  # one question's failure is its result; the batch goes on
+            if self.stopping.is_set():
+                return None
+            return BatchResult(
+                question.id, question.question, error=_describe(error), seconds=_since(started)
+            )
+        finally:
+            self._release(question, app)
+        spent = Usage(**result.total_usage) if result.total_usage else Usage(0, 0)
+        return BatchResult(
+            question.id,
+            question.question,
+            final_answer=result.final_answer,
+            winner=result.winner,
+            end_reason=result.end_reason,
+            tokens=spent.tokens,
+            cost=spent.cost_usd,
+            seconds=_since(started),
+            error=None if result.final_answer is not None else f"no answer: {result.end_reason}",
+            log_folder=str(app.run_log.directory) if app.run_log.enabled else None,
+        )
+
+    def _app_for(self, question: BatchQuestion) -> Any:
+        if self.shared_session is not None:
+            if self._shared_app is None:
+                self._shared_app = self.make_app(self.shared_session)
+            app = self._shared_app
+        else:
+            app = self.make_app(f"batch-{_safe(question.id)}")
+        with self._lock:
+            self._apps[question.id] = app
+        return app
+
+    def _release(self, question: BatchQuestion, app: Any) -> None:
+        with self._lock:
+            self._apps.pop(question.id, None)
+        if app is not None and app is not self._shared_app:
+            app.close()
+
+
+def _take(questions: Iterator[BatchQuestion], count: int) -> list[BatchQuestion]:
+    return [question for _, question in zip(range(count), questions, strict=False)]
+
+
+def _safe(item_id: str) -> str:
+    """An id as a session id: letters, digits, '_', '-' and '.' kept, anything else as '_'."""
+    cleaned = "".join(c if c.isalnum() or c in "_-." else "_" for c in item_id)[:100]
+    return cleaned.lstrip("._-") or "question"
+
+
+def _describe(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 3)
+
+
+def batch_progress(total: int) -> tuple[BatchProgress, Callable[[BatchResult], None]]:
+    """A progress record and the callback that keeps it."""
+    progress = BatchProgress(total)
+
+    def on_result(result: BatchResult) -> None:
+        progress.done += 1
+        progress.failed += not result.answered
+        progress.results.append(result)
+        if result.cost is None:
+            progress.cost_unknown = True
+        else:
+            progress.cost += result.cost
+
+    return progress, on_result
+
+
+def app_factory(loaded: LoadedConfig, state_dir: Path) -> AppFactory:
+    """Quiet apps on ``loaded`` under ``state_dir``, one per session id."""
+    from rich.console import Console
+
+    from massgen_cli.app import MassGenApp
+
+    def make(session_id: str) -> Any:
+        sink = _Discard()
+        return MassGenApp(
+            loaded,
+            state_dir=state_dir,
+            console=Console(file=sink),
+            session_id=session_id,
+            quiet=True,
+            out=sink,
+        )
+
+    return make
+
+
+class _Discard(io.StringIO):
+    """Where a batch question's console output goes: the result line and its log folder hold the rest."""
+
+    def write(self, text: str) -> int:
+        return len(text)

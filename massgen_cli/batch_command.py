@@ -1,0 +1,123 @@
+"""``massgen batch``: the front end of ``batch.BatchRun`` (questions in, result lines out, progress with
+the cost so far on stderr)."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from massgen_cli.batch import (
+    BatchProgress,
+    BatchResult,
+    BatchRun,
+    ResultWriter,
+    answered_ids,
+    app_factory,
+    batch_progress,
+    read_questions,
+)
+from massgen_cli.errors import UsageError
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    questions: Path
+    out: Path
+    config: str | None
+    concurrency: int
+    resume: bool
+    shared_session: str | None
+    state_dir: Path | None
+
+
+def run_batch(options: BatchOptions) -> int:
+    from massgen_cli.commands import _terminate_like_ctrl_c
+    from massgen_cli.config import load_config
+    from massgen_cli.state import resolve_state_dir
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    if options.out.exists() and options.out.stat().st_size and not options.resume:
+        raise UsageError(
+            f"{options.out} already has results; add --resume to go on with it, or choose another --out"
+        )
+    loaded = load_config(options.config)
+    questions, broken = read_questions(options.questions)
+    done = answered_ids(options.out) if options.resume else set()
+    todo = [question for question in questions if question.id not in done]
+    unwritten = [result for result in broken if result.id not in done]
+    if done:
+        skipped = len(questions) + len(broken) - len(todo) - len(unwritten)
+        console.print(f"resuming: {skipped} question(s) already in {options.out}")
+    broken = unwritten
+    if options.shared_session and options.concurrency > 1:
+        console.print(
+            f"[dim]a session answers one question at a time: --concurrency is 1, not {options.concurrency}[/]"
+        )
+    progress, count = batch_progress(len(todo) + len(broken))
+    writer = ResultWriter(options.out)
+    run = BatchRun(
+        app_factory(loaded, resolve_state_dir(options.state_dir)), options.concurrency, options.shared_session
+    )
+    previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
+    try:
+        for result in broken:
+            writer.write(result)
+            count(result)
+        _with_progress(console, progress, lambda on_result: run.run(todo, writer, on_result), count)
+    except KeyboardInterrupt:
+        console.print(
+            f"[yellow]stopped: {progress.done} result(s) written to {options.out}; the running questions "
+            "were cancelled and are not in it: add --resume to go on[/]"
+        )
+        raise
+    finally:
+        writer.close()
+        signal.signal(signal.SIGTERM, previous)
+    console.print(_summary(progress, options.out))
+    return 1 if progress.failed else 0
+
+
+def _with_progress(console: Console, progress: BatchProgress, run, count) -> None:  # type: ignore[no-untyped-def]
+    """A Rich progress bar with the cost so far on a terminal; one line per result otherwise."""
+    if not console.is_terminal:
+
+        def on_result(result: BatchResult) -> None:
+            count(result)
+            console.print(escape(_result_line(result, progress)))
+
+        run(on_result)
+        return
+    with Progress(
+        TextColumn("batch"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), console=console,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(_cost_text(progress), total=progress.total, completed=progress.done)
+
+        def on_result(result: BatchResult) -> None:
+            count(result)
+            bar.update(task, completed=progress.done, description=_cost_text(progress))
+
+        run(on_result)
+
+
+def _result_line(result: BatchResult, progress: BatchProgress) -> str:
+    where = f"[{progress.done}/{progress.total}] {result.id}"
+    if result.error:
+        return f"{where} failed: {result.error}"
+    return f"{where} answered in {result.seconds:.1f}s · {_cost_text(progress)}"
+
+
+def _cost_text(progress: BatchProgress) -> str:
+    cost = f"${progress.cost:.4f} so far"
+    return f"{cost} (and some unknown)" if progress.cost_unknown else cost
+
+
+def _summary(progress: BatchProgress, out: Path) -> str:
+    answered = progress.done - progress.failed
+    cost = _cost_text(progress).replace(" so far", "")
+    return f"{answered} answered, {progress.failed} failed · {cost} · results in {out}"
