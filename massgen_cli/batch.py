@@ -183,34 +183,18 @@ class BatchRun:
     def _one(self, question: BatchQuestion) -> BatchResult | None:
         if self.stopping.is_set():
             return None
-        started = time.monotonic()
-        app = None
+        started, app = time.monotonic(), None
         try:
             app = self._app_for(question)
             if self.stopping.is_set():
                 return None
-            result = app.ask(question.question)
+            return answer_with(app, question, started)
         except BaseException as error:  # one question's failure is its result; the batch goes on
             if self.stopping.is_set():
                 return None
-            return BatchResult(
-                question.id, question.question, error=_describe(error), seconds=_since(started)
-            )
+            return failed(question, error, started)
         finally:
             self._release(question, app)
-        spent = Usage(**result.total_usage) if result.total_usage else Usage(0, 0)
-        return BatchResult(
-            question.id,
-            question.question,
-            final_answer=result.final_answer,
-            winner=result.winner,
-            end_reason=result.end_reason,
-            tokens=spent.tokens,
-            cost=spent.cost_usd,
-            seconds=_since(started),
-            error=None if result.final_answer is not None else f"no answer: {result.end_reason}",
-            log_folder=str(app.run_log.directory) if app.run_log.enabled else None,
-        )
 
     def _app_for(self, question: BatchQuestion) -> Any:
         if self.shared_session is not None:
@@ -218,7 +202,7 @@ class BatchRun:
                 self._shared_app = self.make_app(self.shared_session)
             app = self._shared_app
         else:
-            app = self.make_app(f"batch-{_safe(question.id)}")
+            app = self.make_app(question_session(question))
         with self._lock:
             self._apps[question.id] = app
         return app
@@ -228,6 +212,45 @@ class BatchRun:
             self._apps.pop(question.id, None)
         if app is not None and app is not self._shared_app:
             app.close()
+
+
+def answer_with(app: Any, question: BatchQuestion, started: float) -> BatchResult:
+    """Ask ``question`` of ``app`` (one turn) and make its result line."""
+    result = app.ask(question.question)
+    spent = Usage(**result.total_usage) if result.total_usage else Usage(0, 0)
+    return BatchResult(
+        question.id,
+        question.question,
+        final_answer=result.final_answer,
+        winner=result.winner,
+        end_reason=result.end_reason,
+        tokens=spent.tokens,
+        cost=spent.cost_usd,
+        seconds=_since(started),
+        error=None if result.final_answer is not None else f"no answer: {result.end_reason}",
+        log_folder=str(app.run_log.directory) if app.run_log.enabled else None,
+    )
+
+
+def failed(question: BatchQuestion, error: BaseException, started: float) -> BatchResult:
+    return BatchResult(question.id, question.question, error=_describe(error), seconds=_since(started))
+
+
+def answer_alone(loaded: LoadedConfig, state_dir: Path, question: BatchQuestion) -> BatchResult:
+    """One question in its own session, start to end (what a worker process runs)."""
+    started, app = time.monotonic(), None
+    try:
+        app = app_factory(loaded, state_dir)(question_session(question))
+        return answer_with(app, question, started)
+    except Exception as error:
+        return failed(question, error, started)
+    finally:
+        if app is not None:
+            app.close()
+
+
+def question_session(question: BatchQuestion) -> str:
+    return f"batch-{_safe(question.id)}"
 
 
 def _take(questions: Iterator[BatchQuestion], count: int) -> list[BatchQuestion]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +22,11 @@ from massgen_cli.batch import (
     batch_progress,
     read_questions,
 )
+from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from massgen_cli.batch_ray import RayBatch
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class BatchOptions:
     resume: bool
     shared_session: str | None
     state_dir: Path | None
+    ray: str | None = None
 
 
 def run_batch(options: BatchOptions) -> int:
@@ -60,9 +66,7 @@ def run_batch(options: BatchOptions) -> int:
         )
     progress, count = batch_progress(len(todo) + len(broken))
     writer = ResultWriter(options.out)
-    run = BatchRun(
-        app_factory(loaded, resolve_state_dir(options.state_dir)), options.concurrency, options.shared_session
-    )
+    run = _runner(options, loaded, resolve_state_dir(options.state_dir))
     previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
     try:
         for result in broken:
@@ -80,6 +84,16 @@ def run_batch(options: BatchOptions) -> int:
         signal.signal(signal.SIGTERM, previous)
     console.print(_summary(progress, options.out))
     return 1 if progress.failed else 0
+
+
+def _runner(options: BatchOptions, loaded: LoadedConfig, state_dir: Path) -> BatchRun | RayBatch:
+    if options.ray is None:
+        return BatchRun(app_factory(loaded, state_dir), options.concurrency, options.shared_session)
+    if options.shared_session:
+        raise UsageError("--shared-session asks the questions one at a time in one process: not with --ray")
+    from massgen_cli.batch_ray import RayBatch
+
+    return RayBatch(loaded, state_dir, options.concurrency, options.ray)
 
 
 def _with_progress(console: Console, progress: BatchProgress, run, count) -> None:  # type: ignore[no-untyped-def]

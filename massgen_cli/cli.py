@@ -106,12 +106,21 @@ def batch(
         str | None,
         typer.Option("--shared-session", help="Ask every question in this one session (one at a time)."),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run each question as a Ray task: alone, on a local Ray instance; with an address "
+            "(auto, host:port, ray://host:port), on that cluster. Needs the ray extra.",
+        ),
+    ] = None,
     state_dir: StateDirOption = None,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli.batch_command import BatchOptions, run_batch
 
-    options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir)
+    options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir, ray)
     _guarded(debug, lambda: run_batch(options))
 
 
@@ -274,6 +283,18 @@ def _print_error(error: Exception) -> None:
         console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
 
 
+def _ray_value(args: list[str]) -> list[str]:
+    """``--ray`` alone means a local Ray instance: it takes a value only when one that looks like an
+    address follows (``auto``, ``local`` or something with a ``:``)."""
+    if "--ray" not in args:
+        return args
+    at = args.index("--ray") + 1
+    following = args[at] if at < len(args) else ""
+    if following in ("auto", "local") or (":" in following and not following.startswith("-")):
+        return args
+    return [*args[:at], "local", *args[at:]]
+
+
 def _first_positional(argv: list[str]) -> str | None:
     skip = False
     for token in argv:
@@ -296,4 +317,5 @@ def main(argv: list[str] | None = None) -> None:
 
     keep_files_private()
     app = admin_app if _first_positional(args) in SUBCOMMANDS else run_app
+    args = _ray_value(args)
     app(args=args, prog_name="massgen")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,15 @@ def in_process(tmp_path: Path):  # type: ignore[no-untyped-def]
     yield build
     for run in runs:
         run.app.close()
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> Iterator[str]:
+    """Connection string of a database with the vector extension; the server stops after the run."""
+    from tests.servers.postgres import start_postgres
+
+    server = start_postgres()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -23,6 +23,7 @@ LAYERS: list[list[str]] = [
     ["coordination"],
     ["app"],
     ["batch"],
+    ["batch_ray"],
     ["commands", "memory_commands"],
     ["batch_command"],
     ["cli"],
