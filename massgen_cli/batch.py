@@ -217,7 +217,7 @@ class BatchRun:
 def answer_with(app: Any, question: BatchQuestion, started: float) -> BatchResult:
     """Ask ``question`` of ``app`` (one turn) and make its result line."""
     result = app.ask(question.question)
-    spent = Usage(**result.total_usage) if result.total_usage else Usage(0, 0)
+    spent = Usage(**result.turn_usage) if result.turn_usage else Usage(0, 0)
     return BatchResult(
         question.id,
         question.question,

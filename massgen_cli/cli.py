@@ -316,6 +316,7 @@ def main(argv: list[str] | None = None) -> None:
     from massgen_cli.state import keep_files_private
 
     keep_files_private()
-    app = admin_app if _first_positional(args) in SUBCOMMANDS else run_app
-    args = _ray_value(args)
+    first = _first_positional(args)
+    app = admin_app if first in SUBCOMMANDS else run_app
+    args = _ray_value(args) if first == "batch" else args
     app(args=args, prog_name="massgen")

@@ -25,7 +25,7 @@ class TurnResult:
     final_answer: str | None
     end_reason: str
     usage: dict[str, dict[str, Any]]
-    """Per agent: the tokens and cost of its calls in this turn (``Usage.fields``)."""
+    """Per agent: the tokens and cost of its calls in this attempt (``Usage.fields``)."""
     timings_s: dict[str, float]
     memory_errors: list[str] = field(default_factory=list)
     tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -33,7 +33,9 @@ class TurnResult:
     agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     total_usage: dict[str, Any] = field(default_factory=dict)
-    """Every agent's usage in this turn, summed."""
+    """Every agent's usage in this attempt, summed."""
+    turn_usage: dict[str, Any] = field(default_factory=dict)
+    """Every agent's usage in the turn so far (its earlier attempts too), summed."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -64,6 +64,7 @@ class TurnRunner:
         self.turn = session.next_turn
         self.transcripts: dict[str, list[Message]] = {}
         self.usage_at_start: dict[str, Usage] = {}
+        self.attempt_usage_at_start: dict[str, Usage] = {}
         self.tool_calls: dict[str, Counter[str]] = {}
         self.agent_status: dict[str, dict[str, str]] = {}
         self.warnings: list[str] = []
@@ -122,6 +123,7 @@ class TurnRunner:
         for attempt in range(1, max_attempts + 1):
             self.log, result = self.run_log.attempt(turn, attempt), None
             self.warnings = []
+            self.attempt_usage_at_start = {agent.id: agent.usage for agent in self.agents}
             self.shared.begin_attempt(turn, attempt)
             if self.snapshots is not None:
                 self.snapshots.begin_attempt(turn, attempt)
@@ -220,7 +222,7 @@ class TurnRunner:
             coordination = await orchestrator.run(question, extra)
         self.transcripts = coordination.transcripts
         final = await self._final_answer(question, coordination, context)
-        spent = self._usage_events()
+        spent = self._usage_events(self.attempt_usage_at_start)
         return TurnResult(
             session_id=self.session.id,
             turn=turn,
@@ -233,6 +235,7 @@ class TurnRunner:
             end_reason=coordination.end_reason,
             usage={agent_id: used.fields() for agent_id, used in spent.items()},
             total_usage=Usage.total(spent.values()).fields(),
+            turn_usage=Usage.total(self._usage_events().values()).fields(),
             timings_s=coordination.timings_s,
             memory_errors=context.shared.take_errors(),
             tool_calls={agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
@@ -329,12 +332,11 @@ class TurnRunner:
             self.config.timeout_settings.orchestrator_timeout_seconds,
         )
 
-    def _usage_events(self) -> dict[str, Usage]:
-        """Tokens each agent spent in this turn (the agents' counters run for the whole process)."""
-        return {
-            agent.id: agent.usage.since(self.usage_at_start.get(agent.id, Usage(0, 0)))
-            for agent in self.agents
-        }
+    def _usage_events(self, since: dict[str, Usage] | None = None) -> dict[str, Usage]:
+        """What each agent spent in this turn, or since ``since`` (the agents' counters run for the whole
+        process)."""
+        start = self.usage_at_start if since is None else since
+        return {agent.id: agent.usage.since(start.get(agent.id, Usage(0, 0))) for agent in self.agents}
 
     @staticmethod
     def _since(started: float) -> dict[str, float]:

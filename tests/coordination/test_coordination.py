@@ -287,6 +287,7 @@ def test_logs_hold_requests_events_and_summary(in_process):
         "agent_status",
         "warnings",
         "total_usage",
+        "turn_usage",
     }
     assert summary["usage"]["agent_a"]["input_tokens"] > 0
     assert summary["total_usage"]["cost_usd"] == 0.0, "scripted agents are free"
