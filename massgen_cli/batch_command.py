@@ -42,7 +42,7 @@ class BatchOptions:
 
 
 def run_batch(options: BatchOptions) -> int:
-    from massgen_cli.commands import _terminate_like_ctrl_c
+    from massgen_cli.commands import terminate_like_ctrl_c
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
 
@@ -64,10 +64,10 @@ def run_batch(options: BatchOptions) -> int:
         console.print(
             f"[dim]a session answers one question at a time: --concurrency is 1, not {options.concurrency}[/]"
         )
+    run = _runner(options, loaded, resolve_state_dir(options.state_dir))
     progress, count = batch_progress(len(todo) + len(broken))
     writer = ResultWriter(options.out)
-    run = _runner(options, loaded, resolve_state_dir(options.state_dir))
-    previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
+    previous = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
     try:
         for result in broken:
             writer.write(result)

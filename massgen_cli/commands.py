@@ -66,7 +66,7 @@ def ask_or_chat(options: RunOptions) -> int:
         live=live,
         debug=options.debug,
     )
-    previous = signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
+    previous = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
     try:
         return _answer(app, question) if question is not None else _chat(app, console)
     except KeyboardInterrupt:
@@ -92,7 +92,7 @@ TERMINATED = threading.Event()
 """Set by SIGTERM: the run ends as after Ctrl-C (the turn cancelled, everything closed), exit 143."""
 
 
-def _terminate_like_ctrl_c(signum: int, frame: Any) -> None:
+def terminate_like_ctrl_c(signum: int, frame: Any) -> None:
     TERMINATED.set()
     signal.raise_signal(signal.SIGINT)
 
