@@ -1,10 +1,12 @@
 """What a backend call cost, in USD: ``backend.pricing`` when the YAML sets it, else the maintained
-price library ``genai-prices`` (imported on the first priced call); the embedded and scripted models are
-free. A model no price is known for costs None (shown as unknown, never as free)."""
+price library ``genai-prices`` (loaded on the first priced call, off the event loop); the embedded,
+scripted and self-hosted models are free. A model no price is known for costs None (shown as unknown,
+never as free)."""
 
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import replace
 
 from massgen_cli.config.schema import BackendConfig, PricingConfig
@@ -32,6 +34,18 @@ PROVIDER_IDS = {
     "kimi": "moonshotai",
     "zai": "zai",
 }
+
+
+def needs_library(backend: BackendConfig) -> bool:
+    return backend.type not in FREE_TYPES and backend.pricing is None and backend.type in PROVIDER_IDS
+
+
+def library_ready() -> bool:
+    """Whether a library lookup is instant now (the library and its price data are loaded)."""
+    return _READY.is_set()
+
+
+_READY = threading.Event()
 
 
 def priced(usage: Usage, backend: BackendConfig) -> Usage:
@@ -66,6 +80,8 @@ def library_price(usage: Usage, model: str, provider_id: str | None) -> float | 
         return float(calc_price(counted, model_ref=model, provider_id=provider_id).total_price)
     except LookupError:
         return None
+    finally:
+        _READY.set()  # the first lookup reads the price data (30 ms); the next ones take microseconds
 
 
 @functools.cache

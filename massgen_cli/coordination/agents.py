@@ -3,6 +3,7 @@ call, streamed; the guard fits the request into the context window first."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Request
-from massgen_cli.backends.pricing import priced
+from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.config.schema import AgentConfig, BackendConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
@@ -41,6 +42,13 @@ class Agent:
     toolbox: Toolbox = field(default_factory=Toolbox)
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
     """What the agent's backend calls spent in this process (tokens and cost)."""
+    pricing: set[asyncio.Task[None]] = field(default_factory=set)
+    """Calls still being priced (in a thread, while the price library loads)."""
+
+    async def settled(self) -> None:
+        """Wait until every call's cost is in ``usage``."""
+        while self.pricing:
+            await asyncio.gather(*self.pricing, return_exceptions=True)
 
     @property
     def workspace(self) -> Path | None:
@@ -152,10 +160,29 @@ async def _stream(
     try:
         await _consume(agent, request, result, emit, text_kind)
     finally:  # a cancelled or failed stream still spent what it reported (or what it was estimated at)
-        spent = priced(_reported_or_estimated(agent, request, result), agent.config.backend)
-        agent.usage += spent
-        emit(AgentUsage(agent.id, spent))
+        _account(agent, _reported_or_estimated(agent, request, result), emit)
     return result
+
+
+def _account(agent: Agent, spent: Usage, emit: Emit) -> None:
+    """Add a call's usage, priced, to the agent's. Loading the price library takes a third of a second:
+    until it is loaded, pricing runs in a thread and the loop goes on (``Agent.settled`` waits for it)."""
+    backend = agent.config.backend
+    if library_ready() or not needs_library(backend):
+        _add(agent, priced(spent, backend), emit)
+        return
+    task = asyncio.get_running_loop().create_task(_price_in_thread(agent, spent, emit))
+    agent.pricing.add(task)
+    task.add_done_callback(agent.pricing.discard)
+
+
+async def _price_in_thread(agent: Agent, spent: Usage, emit: Emit) -> None:
+    _add(agent, await asyncio.to_thread(priced, spent, agent.config.backend), emit)
+
+
+def _add(agent: Agent, spent: Usage, emit: Emit) -> None:
+    agent.usage += spent
+    emit(AgentUsage(agent.id, spent))
 
 
 def _reported_or_estimated(agent: Agent, request: Request, result: Completion) -> Usage:

@@ -162,6 +162,7 @@ class TurnRunner:
                 result.winner, result.final_answer, result.answers
             )
         result.timings_s["total"] = round(time.monotonic() - started, 3)
+        await self._usage_settled()
         if result.final_answer is not None:
             await self._remember_turn(question, result.final_answer)
             spent = Usage.total(self._usage_events().values())
@@ -222,6 +223,7 @@ class TurnRunner:
             coordination = await orchestrator.run(question, extra)
         self.transcripts = coordination.transcripts
         final = await self._final_answer(question, coordination, context)
+        await self._usage_settled()
         spent = self._usage_events(self.attempt_usage_at_start)
         return TurnResult(
             session_id=self.session.id,
@@ -331,6 +333,9 @@ class TurnRunner:
             self.config.orchestrator.step_timeout_seconds,
             self.config.timeout_settings.orchestrator_timeout_seconds,
         )
+
+    async def _usage_settled(self) -> None:
+        await asyncio.gather(*(agent.settled() for agent in self.agents))
 
     def _usage_events(self, since: dict[str, Usage] | None = None) -> dict[str, Usage]:
         """What each agent spent in this turn, or since ``since`` (the agents' counters run for the whole
