@@ -78,7 +78,7 @@ def library_price(usage: Usage, model: str, provider_id: str | None) -> float | 
     )
     try:
         return float(calc_price(counted, model_ref=model, provider_id=provider_id).total_price)
-    except LookupError:
+    except Exception:  # not found (LookupError), or data the library cannot price: shown as unknown
         return None
     finally:
         _READY.set()  # the first lookup reads the price data (30 ms); the next ones take microseconds
