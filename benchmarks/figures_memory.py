@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from load import TURN_PROBE
 from retrieval_recall import latency_table, recall_tables
 
 from massgen_cli.config.memory import PersistentMemoryConfig
@@ -82,8 +83,9 @@ def record_overhead(records: int = 200) -> dict[str, float]:
 
 
 def token_count_incremental(tokens: int = 128_000) -> dict[str, float]:
-    """Counting a history as it grows to ``tokens``: the cost of one count near the end over one near
-    the start (each count adds one ~520-token message; flat is 1)."""
+    """What a request's counting costs as the history grows to ``tokens``, as a step does it: a fresh
+    system and task message around the history, its bound (``upper_bound``) and its count (``usage``).
+    The cost near the end over the cost near the start (each step adds one ~520-token message; flat is 1)."""
     monitor = ContextMonitor("gpt-4o", tokens * 2, trigger_threshold=0.75, target_ratio=0.4)
     text = "The quick brown fox jumps over the lazy dog near the river bank. " * 40
     history: list[dict[str, str]] = []
@@ -91,8 +93,11 @@ def token_count_incremental(tokens: int = 128_000) -> dict[str, float]:
     costs: list[tuple[int, float]] = []
     while not costs or costs[-1][0] < tokens:
         history.append({"role": ("user", "assistant")[len(history) % 2], "content": f"{len(history)} {text}"})
+        system, task = {"role": "system", "content": "You answer."}, {"role": "user", "content": "Next?"}
+        request = [system, *history, task]
         started = time.perf_counter()
-        counted = monitor.usage(history).tokens
+        monitor.upper_bound(request)
+        counted = monitor.usage(request).tokens
         costs.append((counted, time.perf_counter() - started))
     early = statistics.median(cost for _, cost in costs[5:15])
     late = statistics.median(cost for _, cost in costs[-10:])
@@ -100,21 +105,6 @@ def token_count_incremental(tokens: int = 128_000) -> dict[str, float]:
         "token_count_incremental": round(late / early, 2),
         "token_count_ms_at_128k": round(late * 1000, 3),
     }
-
-
-SESSION_PROBE = """
-import os, sys
-from pathlib import Path
-from rich.console import Console
-from massgen_cli.app import MassGenApp
-from massgen_cli.config import load_config
-quiet = open(os.devnull, "w")
-app = MassGenApp(load_config(sys.argv[1]), state_dir=Path(sys.argv[2]), console=Console(file=quiet),
-                 session_id="long", interactive=True, quiet=True, out=quiet)
-for turn in range(int(sys.argv[3])):
-    app.ask(f"Question {turn}: tell me everything about topic {turn} again please.")
-app.close()
-"""
 
 
 def compression(turns: int = 40, window: int = 1500) -> dict[str, float]:
@@ -131,9 +121,8 @@ def compression(turns: int = 40, window: int = 1500) -> dict[str, float]:
         config.write_text(f"agent: {{id: solo, context_window: {window}, backend: {backend}}}\n")
         env = {**os.environ, "MEM0_TELEMETRY": "False"}
         state = Path(folder) / "state"
-        subprocess.run(
-            [sys.executable, "-c", SESSION_PROBE, str(config), str(state), str(turns)], check=True, env=env
-        )
+        probe = [sys.executable, "-c", TURN_PROBE, str(config), str(state), str(turns)]
+        subprocess.run(probe, check=True, env=env, capture_output=True)
         requests = sorted(state.rglob("requests/*.json"), key=lambda path: int(path.parts[-4].split("_")[1]))
         sent, whole, history = [], [], []
         for path in requests:

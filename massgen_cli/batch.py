@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -61,7 +61,6 @@ class BatchProgress:
     failed: int = 0
     cost: float = 0.0
     cost_unknown: bool = False
-    results: list[BatchResult] = field(default_factory=list)
 
 
 def read_questions(path: Path) -> tuple[list[BatchQuestion], list[BatchResult]]:
@@ -278,7 +277,6 @@ def batch_progress(total: int) -> tuple[BatchProgress, Callable[[BatchResult], N
     def on_result(result: BatchResult) -> None:
         progress.done += 1
         progress.failed += not result.answered
-        progress.results.append(result)
         if result.cost is None:
             progress.cost_unknown = True
         else:

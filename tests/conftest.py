@@ -60,6 +60,11 @@ SPAWN_WAITING_CHILD = (
 pid to ./child.pid, and waits for it: what a command's process-group kill must reach."""
 
 
+def state_folder() -> Path:
+    """The test's state folder (``MASSGEN_HOME``)."""
+    return Path(os.environ["MASSGEN_HOME"])
+
+
 def first_attempt_folder(turn: int = 1) -> Path:
     """The log folder of the first attempt of ``turn`` in the test's (one) run."""
     return next((Path(os.environ["MASSGEN_HOME"]) / "massgen_logs").iterdir()) / f"turn_{turn}" / "attempt_1"

@@ -4,10 +4,9 @@ next run that can: here the store cannot open (a file where its folder should be
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from tests.conftest import run_cli, write_config
+from tests.conftest import run_cli, state_folder, write_config
 
 CONFIG = """
 agent:
@@ -20,7 +19,7 @@ memory:
 
 
 def test_records_of_a_run_without_a_store_are_written_by_the_next_run(tmp_path: Path):
-    state = Path(os.environ["MASSGEN_HOME"])
+    state = state_folder()
     state.mkdir(parents=True, exist_ok=True)
     blocker = state / "qdrant"
     blocker.write_text("not a folder")
@@ -104,7 +103,7 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
     from massgen_cli.memory.longterm.spool import Spool
     from massgen_cli.memory.longterm.visibility import Viewer
 
-    state = Path(os.environ["MASSGEN_HOME"])
+    state = state_folder()
     state.mkdir(parents=True, exist_ok=True)
     (state / "qdrant").write_text("not a folder")
     write_config(tmp_path, TWO_AGENTS)

@@ -16,23 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, write_config
+from tests.conftest import run_cli, state_folder, write_config
+from tests.security.test_memory_spool import CONFIG
 from tests.servers.postgres import free_port
 
-CONFIG = """
-agent:
-  id: keeper
-  backend: {type: scripted, responses: ["The ferry leaves at 06:40 from pier 3."]}
-memory:
-  enabled: true
-  persistent_memory: {enabled: true}
-"""
 UNSAVED = "cannot be written"
 DAC_CAPABILITIES = "-dac_override,-dac_read_search,-fowner"
-
-
-def state_folder() -> Path:
-    return Path(os.environ["MASSGEN_HOME"])
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

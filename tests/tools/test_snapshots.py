@@ -13,12 +13,18 @@ from tests.conftest import first_attempt_folder, run_cli, write_config
 FUNCTIONS = str(Path(__file__).with_name("custom_functions.py"))
 
 
-def test_a_peer_sees_a_snapshot_only_after_the_answer_and_rollback_removes_it(tmp_path: Path):
+def a_workspace_with_a_plan(tmp_path: Path, plan: str) -> tuple[Path, Snapshots]:
+    """Agent a's workspace holding plan.md, and snapshots of agents a and b in attempt 1 of turn 1."""
     workspace = tmp_path / "ws_a"
     workspace.mkdir()
-    (workspace / "plan.md").write_text("a's plan\n")
+    (workspace / "plan.md").write_text(plan)
     snapshots = Snapshots(tmp_path / "snaps", tmp_path / "views", "s1", {"a": "agent1", "b": "agent2"})
     snapshots.begin_attempt(1, 1)
+    return workspace, snapshots
+
+
+def test_a_peer_sees_a_snapshot_only_after_the_answer_and_rollback_removes_it(tmp_path: Path):
+    workspace, snapshots = a_workspace_with_a_plan(tmp_path, "a's plan\n")
     assert snapshots.refresh_view("b") == [] and not any(snapshots.view_folder("b").iterdir())
     snapshots.take("a", workspace)
     (workspace / "plan.md").write_text("changed after the answer\n")
@@ -122,11 +128,7 @@ def test_the_two_agent_improve_file_example_runs_offline(tmp_path: Path):
 
 
 def test_a_view_is_rebuilt_only_when_a_snapshot_changed(tmp_path: Path):
-    workspace = tmp_path / "ws_a"
-    workspace.mkdir()
-    (workspace / "plan.md").write_text("v1\n")
-    snapshots = Snapshots(tmp_path / "snaps", tmp_path / "views", "s1", {"a": "agent1", "b": "agent2"})
-    snapshots.begin_attempt(1, 1)
+    workspace, snapshots = a_workspace_with_a_plan(tmp_path, "v1\n")
     snapshots.take("a", workspace)
     assert snapshots.refresh_view("b") == ["agent1"]
     seen = snapshots.view_folder("b") / "agent1" / "plan.md"

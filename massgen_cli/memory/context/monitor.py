@@ -37,7 +37,6 @@ class ContextMonitor:
         self.trigger_threshold = trigger_threshold
         self.target_ratio = target_ratio
         self._cache: dict[Hashable, int] = {}
-        self._last: tuple[list[tuple[Message, object]], list[tuple[int, int]]] = ([], [])
         self.counted = 0
 
     @property
@@ -62,10 +61,10 @@ class ContextMonitor:
         return cached
 
     def messages_tokens(self, messages: Sequence[Message]) -> int:
-        return sum(self.message_tokens(message) for message in messages)
+        return self._sums(messages)[0]
 
     def tools_tokens(self, tools: Sequence[ToolSpec] = (), schema: dict[str, Any] | None = None) -> int:
-        specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        specs = _specs(tools)
         text = json.dumps(specs, sort_keys=True) if specs else ""
         text += json.dumps(schema, sort_keys=True) if schema else ""
         return self._counted(f"tools:{text}", lambda: count_text_tokens(text, self.model)) if text else 0
@@ -82,25 +81,13 @@ class ContextMonitor:
         return ContextUsage(total + TOKENS_PER_REPLY + definitions, self.window, exchanges + definitions)
 
     def _sums(self, messages: Sequence[Message]) -> tuple[int, int]:
-        """Tokens of the messages, and of those that are tool exchanges. The running sums of the last
-        call are reused for the messages it shares (the same objects with the same content), so a count
-        of a growing history costs about the same at any length."""
-        seen, sums = self._last
-        shared = 0
-        for before, now in zip(seen, messages, strict=False):
-            if before[0] is not now or before[1] is not now.get("content"):
-                break
-            shared += 1
-        total, exchanges = sums[shared - 1] if shared else (0, 0)
-        kept, running = seen[:shared], sums[:shared]
-        for message in messages[shared:]:
+        """Tokens of the messages, and of those that are tool exchanges."""
+        total = exchanges = 0
+        for message in messages:
             tokens = self.message_tokens(message)
             total += tokens
             if message.get("role") == "tool" or message.get("tool_calls"):
                 exchanges += tokens
-            kept.append((message, message.get("content")))
-            running.append((total, exchanges))
-        self._last = (kept, running)
         return total, exchanges
 
     def upper_bound(
@@ -109,16 +96,27 @@ class ContextMonitor:
         tools: Sequence[ToolSpec] = (),
         schema: dict[str, Any] | None = None,
     ) -> int:
-        """At least ``usage(...).tokens``, known without the token encoding: a token is at least one byte,
-        and a message's JSON holds every byte that is counted of it (escapes only add bytes)."""
-        specs = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-        parts = [json.dumps(m, sort_keys=True, default=str) for m in messages]
-        parts += [json.dumps(specs), json.dumps(schema)] if specs or schema else []
-        per_message = TOKENS_PER_MESSAGE * len(messages)
-        return sum(len(part.encode()) for part in parts) + per_message + TOKENS_PER_REPLY
+        """At least ``usage(...).tokens``, known without the token encoding: the count of each message
+        counted before, and for the others their JSON's bytes (a token is at least one byte, and the JSON
+        holds every byte that is counted; escapes only add bytes)."""
+        total = TOKENS_PER_REPLY
+        for message in messages:
+            known = self._cache.get(_message_key(message))
+            total += known if known is not None else _byte_bound(message)
+        if tools or schema:
+            total += len(json.dumps(_specs(tools)).encode()) + len(json.dumps(schema).encode())
+        return total
 
     def over_trigger(self, usage: ContextUsage) -> bool:
         return usage.tokens > self.trigger_tokens
+
+
+def _specs(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+
+
+def _byte_bound(message: Message) -> int:
+    return len(json.dumps(message, sort_keys=True, default=str).encode()) + TOKENS_PER_MESSAGE
 
 
 def _message_key(message: Message) -> Hashable:

@@ -13,6 +13,7 @@ import json
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -71,6 +72,7 @@ CREATE TABLE IF NOT EXISTS pending (
     started_at TEXT NOT NULL
 );
 """
+PREPARE_WAIT_S = 30.0
 _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
 # Columns added after the first stores were made: (table, column, declaration).
 _ADDED_COLUMNS = (("memories", "vector", "BLOB"), ("winners", "attempt", "INTEGER"))
@@ -182,9 +184,7 @@ class MemoryIndex:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         try:
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.executescript(_SCHEMA)
-            self._add_missing_columns()
+            self._prepare()
         except sqlite3.DatabaseError as error:  # SQLite reads the header first: a damaged file stays as is
             self._db.close()
             if isinstance(error, sqlite3.OperationalError):
@@ -194,6 +194,22 @@ class MemoryIndex:
                 "backup, or move it aside to start an empty one"
             ) from error
         self.vectors = VectorMatrix()
+
+    def _prepare(self) -> None:
+        """The schema, in WAL mode. Processes that open a new index at once race for the switch to WAL,
+        which SQLite answers with "database is locked" without waiting for its busy timeout: tried again
+        for up to ``PREPARE_WAIT_S``."""
+        deadline = time.monotonic() + PREPARE_WAIT_S
+        while True:
+            try:
+                self._db.execute("PRAGMA foreign_keys = ON")
+                self._db.executescript(_SCHEMA)
+                self._add_missing_columns()
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _add_missing_columns(self) -> None:
         with self._lock:

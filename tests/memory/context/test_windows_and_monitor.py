@@ -51,10 +51,12 @@ def test_the_upper_bound_is_never_below_the_count():
         },
         {"role": "tool", "tool_call_id": "c", "content": "x" * 5000},
     ]
-    assert monitor.upper_bound(messages) >= monitor.usage(messages).tokens
+    counted = monitor.usage(messages).tokens
+    assert monitor.upper_bound(messages) >= counted
+    assert monitor.upper_bound(messages) == counted, "messages counted before are bounded by their count"
 
 
-def test_a_request_far_from_the_trigger_goes_before_it_is_counted():
+def test_a_request_far_from_the_trigger_goes_before_it_is_counted(monkeypatch):
     """The first request of a run does not wait for the token encoding: a request whose byte bound is
     under the trigger is sent at once, and its exact count is reported while the model works."""
     import asyncio
@@ -64,16 +66,24 @@ def test_a_request_far_from_the_trigger_goes_before_it_is_counted():
     from massgen_cli.events import ContextStatus
     from massgen_cli.memory.context.guard import ContextGuard
 
+    counts_started: list[object] = []
+    in_thread = asyncio.to_thread
+
+    async def to_thread(function, *args):  # type: ignore[no-untyped-def]
+        counts_started.append(function)  # the moment a count is handed to a thread
+        return await in_thread(function, *args)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+
     async def run() -> None:
         events: list[object] = []
         monitor = ContextMonitor("gpt-4o", 1000, trigger_threshold=0.75, target_ratio=0.4)
         guard = ContextGuard("a", monitor, CompressionConfig(), emit=events.append)
         small = Request([{"role": "user", "content": "What is the capital of France?"}])
         assert await guard.fit(small) is small
-        for _ in range(5):  # the loop runs every ready task: the count does not start
+        for _ in range(5):  # the loop runs every ready task: an ungated count would start here
             await asyncio.sleep(0)
-        assert monitor.counted == 0 and events == [], "nothing counted before the request is out"
-        assert [task.done() for task in guard._counting] == [False]
+        assert counts_started == [] and monitor.counted == 0 and events == [], "nothing before it is out"
         guard.sent()
         await asyncio.wait_for(asyncio.gather(*guard._counting), 30)
         [status] = [e for e in events if isinstance(e, ContextStatus)]
