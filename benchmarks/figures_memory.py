@@ -50,7 +50,7 @@ def record_overhead(records: int = 200) -> dict[str, float]:
     """What recording adds to a step: the time of ``MemoryRuntime.record`` on the event loop (the write
     itself runs in the background), p50 over ``records`` recordings of a step's messages."""
     from massgen_cli.config.schema import MassGenConfig
-    from massgen_cli.memory.longterm.stores import close_clients
+    from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.memory.runtime import MemoryRuntime
 
     config = MassGenConfig.model_validate(

@@ -28,8 +28,8 @@ WRITER = """
 import json, sys
 from pathlib import Path
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.record.memories import RecordContext
 
 agent, url, collection, state, count = sys.argv[1:6]
 settings = PersistentMemoryConfig.model_validate(
@@ -53,7 +53,7 @@ def concurrent_writes(url: str, writes: int, processes: int) -> dict[str, float]
     from psycopg import sql
 
     from massgen_cli.config.memory import PersistentMemoryConfig
-    from massgen_cli.memory.longterm.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 
     collection = f"load_{uuid.uuid4().hex[:10]}"
     state = Path(tempfile.mkdtemp(prefix="massgen-pgload-"))

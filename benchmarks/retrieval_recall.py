@@ -27,9 +27,9 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 from synthetic_conversations import build_conversation, fill_index, load_into, recall_at
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.stores import close_clients
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
 METHODS = ("dense", "lexical", "hybrid")
 TARGET = "conversation_0"

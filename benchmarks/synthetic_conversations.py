@@ -142,7 +142,7 @@ def recall_at(  # type: ignore[no-untyped-def]
     store, conversation: Conversation, k: int, method: str, session: str | None = None
 ) -> float:
     """Share of probes whose fact is among the top ``k`` results of ``method`` (in ``session``, if set)."""
-    from massgen_cli.memory.longterm.filters import SearchFilter
+    from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 
     found = 0
     for probe in conversation.probes:
@@ -168,7 +168,7 @@ def records(conversation: Conversation) -> list[dict]:  # type: ignore[type-arg]
 
 def load_into(store, conversation: Conversation, session: str = "synthetic") -> None:  # type: ignore[no-untyped-def]
     """Record every message as its own turn of one session."""
-    from massgen_cli.memory.longterm.records import RecordContext
+    from massgen_cli.memory.longterm.record.memories import RecordContext
 
     messages = records(conversation)
     contexts = [RecordContext("user", session, turn) for turn in range(1, len(messages) + 1)]
@@ -183,7 +183,7 @@ def fill_index(store, count: int, sessions: int = 10, seed: int = 3) -> None:  #
     embedding every row."""
     import numpy as np
 
-    from massgen_cli.memory.longterm.index import Source
+    from massgen_cli.memory.longterm.record.memories import Source
 
     rng = np.random.default_rng(seed)
     vectors = rng.normal(size=(count, 384)).astype(np.float32)

@@ -1,3 +1,3 @@
-from massgen_cli.cli import main
+from massgen_cli.cli.main import main
 
 main()

@@ -159,7 +159,7 @@ class MassGenApp:
             self.session.close()
 
     async def _close_backends(self) -> None:
-        from massgen_cli.memory.longterm.stores import close_clients
+        from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
         backends = [agent.backend for agent in self.agents]
         backends += [agent.summary_backend for agent in self.agents if agent.summary_backend is not None]

@@ -61,7 +61,7 @@ def test_environment(memory: MemoryConfig, state_dir: Path) -> str:
 
 
 def test_embedding(memory: MemoryConfig) -> str:
-    from massgen_cli.memory.longterm.mem0_config import plan_embedder
+    from massgen_cli.memory.longterm.store.mem0_config import plan_embedder
 
     plan = plan_embedder(memory.persistent_memory.embedding)
     texts = ["The capital of France is Paris.", "Paris is France's capital city.", "Bananas are yellow."]
@@ -74,7 +74,7 @@ def test_embedding(memory: MemoryConfig) -> str:
 
 def _embed(plan: Any, texts: list[str]) -> list[list[float]]:
     if plan.local:
-        from massgen_cli.memory.longterm.embedder import shared_local_embedder
+        from massgen_cli.memory.longterm.store.embedder import shared_local_embedder
 
         return shared_local_embedder().embed_many(texts)
     from mem0.utils.factory import EmbedderFactory
@@ -84,7 +84,7 @@ def _embed(plan: Any, texts: list[str]) -> list[list[float]]:
 
 
 def test_memory_llm(memory: MemoryConfig) -> str:
-    from massgen_cli.memory.longterm.mem0_config import plan_llm
+    from massgen_cli.memory.longterm.store.mem0_config import plan_llm
 
     endpoint = memory.persistent_memory.llm
     plan = plan_llm(endpoint)
@@ -146,9 +146,9 @@ def test_vector_store(store: Any) -> str:
 
 
 def test_round_trip(store: Any) -> str:
-    from massgen_cli.memory.longterm.filters import SearchFilter
-    from massgen_cli.memory.longterm.records import RecordContext
-    from massgen_cli.memory.longterm.visibility import Viewer
+    from massgen_cli.memory.longterm.record.memories import RecordContext
+    from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+    from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 
     session = "selftest"
     try:
@@ -231,7 +231,7 @@ def _open_store(
     settings: PersistentMemoryConfig, state_dir: Path, memory: MemoryConfig, results: list[bool]
 ) -> Any:
     """The store under test, or None (and TESTS 4 and 5 failed) when it cannot be opened."""
-    from massgen_cli.memory.longterm.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 
     try:
         store = PersistentMemory(settings, state_dir, domain=memory.domain, task_type=memory.task_type)
@@ -245,7 +245,7 @@ def _open_store(
 
 
 def _close(store: Any) -> None:
-    from massgen_cli.memory.longterm.stores import close_clients
+    from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
     store.close()
     close_clients()

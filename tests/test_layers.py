@@ -17,16 +17,18 @@ LAYERS: list[list[str]] = [
     ["logs", "session", "ui"],
     ["backends"],
     ["tools"],  # uses the backends' ToolSpec
-    ["memory.context", "memory.longterm"],
+    ["memory.context", "memory.longterm.record", "memory.longterm"],
+    ["memory.longterm.retrieve"],
+    ["memory.longterm.store"],
     ["memory.shared"],
     ["memory.runtime", "memory"],
     ["coordination"],
     ["app"],
-    ["batch"],
-    ["batch_ray"],
-    ["commands", "memory_commands"],
-    ["batch_command"],
-    ["cli"],
+    ["cli.batch", "cli"],
+    ["cli.batch_ray"],
+    ["cli.commands", "cli.memory_commands"],
+    ["cli.batch_command"],
+    ["cli.main"],
     ["__main__"],
 ]
 PART_LAYER = {part: layer for layer, parts in enumerate(LAYERS) for part in parts}
@@ -99,3 +101,22 @@ def test_the_rule_reports_an_upward_import(tmp_path):
 def test_memory_shows_its_three_memories_and_the_runtime():
     entries = {p.name for p in (PACKAGE / "memory").iterdir() if p.name != "__pycache__"}
     assert entries == {"__init__.py", "runtime.py", "context", "longterm", "shared"}
+
+
+def test_long_term_memory_says_store_record_retrieve():
+    entries = {p.name for p in (PACKAGE / "memory" / "longterm").iterdir() if p.name != "__pycache__"}
+    assert entries == {"__init__.py", "record", "retrieve", "store"}
+
+
+def test_the_front_end_is_one_package():
+    top = {p.stem for p in PACKAGE.glob("*.py")}
+    assert not top & {"cli", "commands", "memory_commands", "batch", "batch_command", "batch_ray"}
+    assert {p.stem for p in (PACKAGE / "cli").glob("*.py")} == {
+        "__init__",
+        "main",
+        "commands",
+        "memory_commands",
+        "batch",
+        "batch_command",
+        "batch_ray",
+    }

@@ -38,7 +38,7 @@ def test_counts():
 
 def test_cli_import_stays_light():
     code = (
-        "import sys, massgen_cli.cli;"
+        "import sys, massgen_cli.cli.main;"
         "heavy = {'mem0', 'qdrant_client', 'openai', 'anthropic', 'tiktoken', 'pydantic', 'onnxruntime'};"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
     )

@@ -13,7 +13,7 @@ from massgen_cli.coordination.agents import Agent
 from massgen_cli.events import RunEvent
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.memory.longterm.retrieval import is_memory_message
+from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks

@@ -13,15 +13,15 @@ from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import MassGenError
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.memory.longterm.background import MemoryRecorder
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.retrieval import build_query, memory_message, within_budget
-from massgen_cli.memory.longterm.rules import messages_to_record
-from massgen_cli.memory.longterm.spool import Spool, WinnerMark
-from massgen_cli.memory.longterm.values import EligibilityTraces
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.background import MemoryRecorder
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.record.rules import messages_to_record
+from massgen_cli.memory.longterm.record.spool import Spool, WinnerMark
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.retrieval import build_query, memory_message, within_budget
+from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.messages import Message
 
 SPOOL_NAME = "spool.jsonl"

@@ -49,9 +49,9 @@ def test_records_of_a_run_without_a_store_are_written_by_the_next_run(tmp_path: 
 def test_a_write_that_keeps_failing_is_kept_in_the_spool(tmp_path: Path):
     import asyncio
 
-    from massgen_cli.memory.longterm.background import MemoryRecorder
-    from massgen_cli.memory.longterm.records import RecordContext
-    from massgen_cli.memory.longterm.spool import Spool
+    from massgen_cli.memory.longterm.record.background import MemoryRecorder
+    from massgen_cli.memory.longterm.record.memories import RecordContext
+    from massgen_cli.memory.longterm.record.spool import Spool
 
     class FullDisk:
         """A store whose every write fails, as on a full disk."""
@@ -98,10 +98,10 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
     """While the store is off, the orchestrator's shared records and the turn's winner go to the spool
     as well; once written, the winner's turn-1 answer is visible to other agents and the loser's is not."""
     from massgen_cli.config.memory import PersistentMemoryConfig
-    from massgen_cli.memory.longterm.filters import SearchFilter
-    from massgen_cli.memory.longterm.persistent import PersistentMemory
-    from massgen_cli.memory.longterm.spool import Spool
-    from massgen_cli.memory.longterm.visibility import Viewer
+    from massgen_cli.memory.longterm.record.spool import Spool
+    from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+    from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 
     state = state_folder()
     state.mkdir(parents=True, exist_ok=True)

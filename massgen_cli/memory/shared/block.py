@@ -21,13 +21,13 @@ from typing import Any
 from massgen_cli.config.schema import SharedMemoryConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory, StoredMessage
-from massgen_cli.memory.longterm.background import MemoryRecorder
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
-from massgen_cli.memory.longterm.retrieval import attribution_line
-from massgen_cli.memory.longterm.spool import Spool
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.background import MemoryRecorder
+from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
+from massgen_cli.memory.longterm.record.spool import Spool
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.retrieval import attribution_line
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.shared.entries import SharedEntries
 from massgen_cli.messages import Message, is_system_block
 from massgen_cli.tokens import count_text_tokens

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from massgen_cli.config.memory import LifecycleConfig
-from massgen_cli.memory.longterm.lifecycle import expired, expires_at
+from massgen_cli.memory.longterm.record.lifecycle import expired, expires_at
 from massgen_cli.state import read_json, write_json
 
 Scope = Literal["round", "conversation"]

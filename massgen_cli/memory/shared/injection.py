@@ -3,7 +3,7 @@ when a compressed request is written back to an agent's thread."""
 
 from __future__ import annotations
 
-from massgen_cli.memory.longterm.retrieval import is_memory_message
+from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
 from massgen_cli.memory.shared.block import is_shared_block
 from massgen_cli.messages import Message, inject_after_first_system
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from massgen_cli.config.schema import MassGenConfig, SharedMemoryConfig
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory
-from massgen_cli.memory.longterm.background import MemoryRecorder
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.spool import Spool
+from massgen_cli.memory.longterm.record.background import MemoryRecorder
+from massgen_cli.memory.longterm.record.spool import Spool
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.shared.block import SessionFacts, SharedMemory
 from massgen_cli.memory.shared.entries import SharedEntries
 from massgen_cli.session import Session

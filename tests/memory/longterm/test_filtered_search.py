@@ -11,12 +11,11 @@ import textwrap
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.index import Source
-from massgen_cli.memory.longterm.persistent import NAMESPACE, WRITE_TOKEN, PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.stores import close_clients
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.memories import RecordContext, Source
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import NAMESPACE, WRITE_TOKEN, PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.conftest import run_cli
 
 CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
@@ -136,8 +135,8 @@ def test_speaker_and_date_of_an_import_are_searchable(tmp_path):
 KILL_BETWEEN_WRITES = """
 import os, sys
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.record.memories import RecordContext
 
 store = PersistentMemory(PersistentMemoryConfig(enabled=True), __import__("pathlib").Path(sys.argv[1]),
                          domain="general", task_type="general")

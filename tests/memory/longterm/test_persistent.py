@@ -10,11 +10,11 @@ import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.stores import _open_local, close_clients
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import _open_local, close_clients
 from tests.servers.fake_providers import FakeProviderServer, Reply
 
 

@@ -16,11 +16,11 @@ from psycopg import sql
 
 from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.stores import pgvector_config
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import pgvector_config
 from tests.conftest import run_cli
 from tests.servers.postgres import free_port
 
@@ -41,8 +41,8 @@ WRITER = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from massgen_cli.config.memory import PersistentMemoryConfig
-    from massgen_cli.memory.longterm.persistent import PersistentMemory
-    from massgen_cli.memory.longterm.records import RecordContext
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.record.memories import RecordContext
 
     agent, url, collection, state = sys.argv[1:5]
     settings = PersistentMemoryConfig.model_validate(

@@ -1,7 +1,7 @@
 import json
 
 from massgen_cli.config.memory import RecordingConfig
-from massgen_cli.memory.longterm.rules import messages_to_record
+from massgen_cli.memory.longterm.record.rules import messages_to_record
 
 
 def call(call_id: str, name: str, **arguments):  # type: ignore[no-untyped-def]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.stores import close_clients
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
 _SPEC = importlib.util.spec_from_file_location(
     "synthetic_conversations",

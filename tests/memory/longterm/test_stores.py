@@ -13,7 +13,7 @@ import yaml
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.stores import (
+from massgen_cli.memory.longterm.store.vector_stores import (
     close_clients,
     qdrant_client,
     qdrant_path,

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig, ValueLearningConfig
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.stores import close_clients
-from massgen_cli.memory.longterm.values import EligibilityTraces, blend, td_update
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces, blend, td_update
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.conftest import run_cli
 
 WINNER_TEXT = "The bridge code is 1234, from the harbour log."

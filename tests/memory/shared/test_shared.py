@@ -14,11 +14,11 @@ from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.orchestrator import Orchestrator
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.memory.context.conversation import ConversationMemory
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext
-from massgen_cli.memory.longterm.stores import close_clients
-from massgen_cli.memory.longterm.visibility import Viewer
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from massgen_cli.memory.shared.block import CONVERSATION_HEADER, PERSISTENT_HEADER, SharedMemory
 from massgen_cli.memory.shared.entries import SharedEntries
 from tests.conftest import wait_until

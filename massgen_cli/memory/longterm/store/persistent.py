@@ -20,14 +20,10 @@ from typing import Any
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.embedder import Mem0EmbedderAdapter, shared_local_embedder
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.index import IndexedMemory, MemoryIndex
-from massgen_cli.memory.longterm.keys import memory_key, segment
-from massgen_cli.memory.longterm.lifecycle import expires_at
-from massgen_cli.memory.longterm.mem0_config import plan_embedder, plan_llm
-from massgen_cli.memory.longterm.ranking import DENSE_WEIGHT, convex_fusion
-from massgen_cli.memory.longterm.records import (
+from massgen_cli.memory.longterm.record.keys import memory_key, segment
+from massgen_cli.memory.longterm.record.lifecycle import expires_at
+from massgen_cli.memory.longterm.record.memories import (
+    IndexedMemory,
     MemoryHit,
     RecordContext,
     RecordMessage,
@@ -35,8 +31,13 @@ from massgen_cli.memory.longterm.records import (
     chunk_text,
     contextual_text,
 )
-from massgen_cli.memory.longterm.stores import vector_store_config
-from massgen_cli.memory.longterm.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT, convex_fusion
+from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
+from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter, shared_local_embedder
+from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, plan_llm
+from massgen_cli.memory.longterm.store.vector_stores import vector_store_config
 
 NAMESPACE = "massgen"
 WRITE_TOKEN = "massgen_write"

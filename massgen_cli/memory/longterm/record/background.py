@@ -12,16 +12,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.logs import write_json
-from massgen_cli.memory.longterm.persistent import PersistentMemory
-from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
-from massgen_cli.memory.longterm.spool import Spool
+from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
+from massgen_cli.memory.longterm.record.spool import Spool
 
 QUEUE_SIZE = 256
 MAX_RETRIES = 3
+
+
+class RecordingStore(Protocol):
+    """Where the recorder writes (``PersistentMemory``); blocking, so it runs in a thread."""
+
+    def record(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome: ...
 
 
 @dataclass
@@ -36,7 +41,7 @@ class MemoryRecorder:
     """Feeds a PersistentMemory from a queue, one job at a time, in a worker thread."""
 
     def __init__(
-        self, store: PersistentMemory | Any, emit: Callable[[RunEvent], None], spool: Spool | None = None
+        self, store: RecordingStore, emit: Callable[[RunEvent], None], spool: Spool | None = None
     ):
         self.store = store
         self.emit = emit

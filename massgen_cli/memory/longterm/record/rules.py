@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from massgen_cli.config.memory import RecordingConfig
-from massgen_cli.memory.longterm.records import RecordMessage
+from massgen_cli.memory.longterm.record.memories import RecordMessage
 from massgen_cli.messages import Message, ToolCallPart
 
 FILE_READ = "read_file"

@@ -82,7 +82,7 @@ def run(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    from massgen_cli.commands import RunOptions, ask_or_chat, print_examples
+    from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples
 
     if list_examples:
         print_examples()
@@ -118,7 +118,7 @@ def batch(
     state_dir: StateDirOption = None,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli.batch_command import BatchOptions, run_batch
+    from massgen_cli.cli.batch_command import BatchOptions, run_batch
 
     options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir, ray)
     _guarded(debug, lambda: run_batch(options))
@@ -126,7 +126,7 @@ def batch(
 
 @sessions_app.command("list", help="List sessions, most recent first.")
 def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) -> None:
-    from massgen_cli.commands import print_sessions
+    from massgen_cli.cli.commands import print_sessions
 
     _guarded(debug, lambda: print_sessions(state_dir))
 
@@ -138,7 +138,7 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="The session's record as JSON.")] = False,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli.commands import show_session
+    from massgen_cli.cli.commands import show_session
 
     _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json))
 
@@ -163,8 +163,8 @@ def memory_search(
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli import memory_commands
-    from massgen_cli.memory.longterm.filters import SearchFilter
+    from massgen_cli.cli import memory_commands
+    from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 
     scope = SearchFilter(session, agent, domain, task_type)
     _guarded(
@@ -181,7 +181,7 @@ def memory_list(
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli import memory_commands
+    from massgen_cli.cli import memory_commands
 
     _guarded(
         debug,
@@ -200,7 +200,7 @@ def memory_values(
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli import memory_commands
+    from massgen_cli.cli import memory_commands
 
     _guarded(
         debug,
@@ -217,7 +217,7 @@ def memory_clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli import memory_commands
+    from massgen_cli.cli import memory_commands
 
     _guarded(
         debug,
@@ -238,7 +238,7 @@ def memory_import(
     agent: Annotated[str | None, typer.Option("--agent", help="Agent to attribute records to.")] = None,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli import memory_commands
+    from massgen_cli.cli import memory_commands
 
     _guarded(
         debug, lambda: memory_commands.import_file(path, config, state_dir, session=session, agent=agent)
@@ -257,7 +257,7 @@ def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]
         _print_error(error)
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:
-        from massgen_cli.commands import TERMINATED
+        from massgen_cli.cli.commands import TERMINATED
 
         raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
     except Exception as error:  # a bug of ours: one line, the traceback with --debug

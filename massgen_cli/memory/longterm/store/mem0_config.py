@@ -14,7 +14,7 @@ from typing import Any
 from massgen_cli.config.memory import EmbeddingConfig, ModelEndpoint
 from massgen_cli.config.providers import PROVIDERS
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.embedder import LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL
+from massgen_cli.memory.longterm.store.embedder import LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL
 
 PLACEHOLDER_KEY = "not-used"
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from massgen_cli.batch import (
+from massgen_cli.cli.batch import (
     BatchProgress,
     BatchResult,
     BatchRun,
@@ -26,7 +26,7 @@ from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from massgen_cli.batch_ray import RayBatch
+    from massgen_cli.cli.batch_ray import RayBatch
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class BatchOptions:
 
 
 def run_batch(options: BatchOptions) -> int:
-    from massgen_cli.commands import terminate_like_ctrl_c
+    from massgen_cli.cli.commands import terminate_like_ctrl_c
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
 
@@ -91,7 +91,7 @@ def _runner(options: BatchOptions, loaded: LoadedConfig, state_dir: Path) -> Bat
         return BatchRun(app_factory(loaded, state_dir), options.concurrency, options.shared_session)
     if options.shared_session:
         raise UsageError("--shared-session asks the questions one at a time in one process: not with --ray")
-    from massgen_cli.batch_ray import RayBatch
+    from massgen_cli.cli.batch_ray import RayBatch
 
     return RayBatch(loaded, state_dir, options.concurrency, options.ray)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from massgen_cli.memory.longterm.records import MemoryHit
+from massgen_cli.memory.longterm.record.memories import MemoryHit
 from massgen_cli.messages import Message, is_system_block
 from massgen_cli.tokens import count_text_tokens
 

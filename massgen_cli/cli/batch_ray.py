@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.batch import BatchQuestion, BatchResult, ResultWriter, answer_alone
+from massgen_cli.cli.batch import BatchQuestion, BatchResult, ResultWriter, answer_alone
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import UsageError

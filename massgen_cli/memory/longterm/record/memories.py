@@ -1,5 +1,6 @@
-"""What a recording carries and what a search returns: record context, outcome, hits, and how
-text is prepared for the store (date, turn and speaker in what is indexed, long text in chunks)."""
+"""Memories as data: a memory as the index keeps it (with its sources), what a recording carries, what a
+search returns, and how text is prepared for the store (date, turn and speaker in what is indexed, long
+text in chunks)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,38 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Required, TypedDict
 
-from massgen_cli.memory.longterm.index import IndexedMemory, Source
-
 CHUNK_WORDS = 200
 CHUNK_OVERLAP = 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who recorded a memory, and when in the session."""
+
+    agent_id: str
+    session_id: str
+    turn: int
+    attempt: int
+
+
+@dataclass(frozen=True)
+class IndexedMemory:
+    """A memory as the index keeps it: its key, its text and fields, and every source that recorded it."""
+
+    id: str
+    key: str
+    text: str
+    domain: str
+    task_type: str
+    role: str
+    created_at: str
+    expires_at: float | None
+    extra: dict[str, Any]
+    sources: tuple[Source, ...]
+
+    @property
+    def first(self) -> Source:
+        return self.sources[0]
 
 
 class RecordMessage(TypedDict, total=False):

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from massgen_cli.memory.longterm.keys import segment
-from massgen_cli.memory.longterm.visibility import WINNERS_JOIN, Viewer, visible_condition
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.retrieve.visibility import WINNERS_JOIN, Viewer, visible_condition
 
 
 @dataclass(frozen=True)

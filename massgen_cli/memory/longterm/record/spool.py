@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.memory.longterm.records import RecordContext, RecordMessage
+from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 
 
 @dataclass(frozen=True)

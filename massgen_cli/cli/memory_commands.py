@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.progress import Progress
 
 from massgen_cli.errors import MassGenError, UsageError
-from massgen_cli.memory.longterm.filters import SearchFilter
-from massgen_cli.memory.longterm.keys import segment
-from massgen_cli.memory.longterm.values import DEFAULT_VALUE
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line
 
 if TYPE_CHECKING:
-    from massgen_cli.memory.longterm.records import RecordMessage
+    from massgen_cli.memory.longterm.record.memories import RecordMessage
 
 IMPORT_BATCH = 64
 TEXT_CHARS = 100
@@ -29,8 +29,8 @@ TEXT_CHARS = 100
 def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
     """The long-term store a config describes (its memory block, whether or not it is enabled)."""
     from massgen_cli.config import load_config
-    from massgen_cli.memory.longterm.persistent import PersistentMemory
-    from massgen_cli.memory.longterm.stores import close_clients
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.state import resolve_state_dir
 
     memory = load_config(config).config.memory
@@ -205,7 +205,7 @@ def _message(item: dict[str, Any]) -> RecordMessage:
 
 
 def _context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
-    from massgen_cli.memory.longterm.records import RecordContext
+    from massgen_cli.memory.longterm.record.memories import RecordContext
 
     return RecordContext(
         agent_id=str(item.get("agent_id") or agent or "import"),

@@ -1,0 +1,3 @@
+"""The command-line front end, lowest first: ``batch`` (many questions at once) and ``batch_ray`` (as Ray
+tasks), ``commands`` and ``memory_commands`` (what the commands do, without Typer), ``batch_command``
+(the batch command's front end) and ``main`` (the thin Typer layer and the entry point)."""

@@ -1,0 +1,164 @@
+"""The index's memories and their sources: adding a memory (with its first source, vector and lexical
+entry) in one transaction, further sources of the same content, reading memories back, and deleting
+them. Writes that span the vector store and the index are journalled (``pending``) so a process that
+dies half-way is reconciled on the next open."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
+
+_MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
+
+
+class IndexRecords(IndexFile):
+    """Memories, their sources and the write journal."""
+
+    def id_for_key(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT id FROM memories WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def add(
+        self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
+    ) -> None:
+        """A new memory, its first source, its vector and its lexical entry (``fields["indexed"]``, else
+        the text), in one transaction."""
+        row = (
+            memory_id,
+            key,
+            text,
+            fields["domain"],
+            fields["task_type"],
+            fields["role"],
+            now_iso(),
+            fields.get("expires_at"),
+            json.dumps(fields.get("extra", {})),
+            vector_blob(vector),
+        )
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                self._insert_source(memory_id, source)
+                self._db.execute(
+                    "INSERT INTO memories_fts VALUES (?, ?)", (memory_id, fields.get("indexed") or text)
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
+        """Keep the memory at least until ``deadline`` (None: forever)."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE memories SET expires_at = CASE WHEN expires_at IS NULL OR ? IS NULL THEN NULL "
+                "ELSE MAX(expires_at, ?) END WHERE id = ?",
+                (deadline, deadline, memory_id),
+            )
+
+    def add_source(self, memory_id: str, source: Source) -> bool:
+        """Another recording of the same content; False if this exact source was known."""
+        with self._lock:
+            return self._insert_source(memory_id, source)
+
+    def _insert_source(self, memory_id: str, source: Source) -> bool:
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_id, source.agent_id, source.session_id, source.turn, source.attempt, now_iso()),
+        )
+        return cursor.rowcount > 0
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]:
+        wanted, marks = placeholders(ids)
+        if not wanted:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", wanted
+            ).fetchall()
+            sources = self._db.execute(
+                "SELECT memory_id, agent_id, session_id, turn, attempt FROM sources "
+                f"WHERE memory_id IN ({marks}) ORDER BY rowid",
+                wanted,
+            ).fetchall()
+        return _assemble(rows, sources)
+
+    def all(self, *, session_id: str | None = None, agent_id: str | None = None) -> list[IndexedMemory]:
+        """Every memory (optionally one session's or one agent's), oldest first."""
+        query = "SELECT DISTINCT memory_id FROM sources WHERE 1=1"
+        params: list[Any] = []
+        if session_id:
+            query, params = query + " AND session_id = ?", [*params, session_id]
+        if agent_id:
+            query, params = query + " AND agent_id = ?", [*params, agent_id]
+        with self._lock:
+            ids = [row[0] for row in self._db.execute(query, params)]
+        found = self.get(ids)
+        return sorted(found.values(), key=lambda memory: memory.created_at)
+
+    def has(self, memory_id: str) -> bool:
+        with self._lock:
+            return (
+                self._db.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+            )
+
+    def delete(self, ids: Iterable[str]) -> None:
+        """Forget memories; each id stays journalled (``pending`` kind ``delete``) until its vector is
+        gone from the vector store too (``finish``)."""
+        wanted, marks = placeholders(ids)
+        if not wanted:
+            return
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
+                )
+                self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
+                self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+                self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def begin(self, token: str, kind: str = "write") -> None:
+        """Journal a write to the vector store before it starts."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?)", (token, kind, now_iso()))
+
+    def finish(self, token: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM pending WHERE token = ?", (token,))
+
+    def pending(self) -> list[tuple[str, str]]:
+        """``(token, kind)`` of writes and deletes that a process began and did not finish."""
+        with self._lock:
+            return self._db.execute("SELECT token, kind FROM pending ORDER BY started_at").fetchall()
+
+
+def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> dict[str, IndexedMemory]:
+    by_memory: dict[str, list[Source]] = {}
+    for memory_id, agent_id, session_id, turn, attempt in sources:
+        by_memory.setdefault(memory_id, []).append(Source(agent_id, session_id, turn, attempt))
+    return {
+        row[0]: IndexedMemory(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            row[6],
+            float(row[7]) if row[7] is not None else None,  # stores made before REAL typing hold text
+            json.loads(row[8]),
+            tuple(by_memory.get(row[0], ())),
+        )
+        for row in rows
+    }
