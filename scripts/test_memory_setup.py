@@ -107,7 +107,7 @@ def test_memory_llm(memory: MemoryConfig) -> str:
 async def _local_json_call() -> str:
     from massgen_cli.backends.base import Request, complete
     from massgen_cli.backends.local import LocalBackend
-    from massgen_cli.config.schema import BackendConfig
+    from massgen_cli.config.backend import BackendConfig
 
     backend = LocalBackend(BackendConfig(type="local", model="smollm2-135m", max_tokens=64, temperature=0))
     schema = {

@@ -18,7 +18,7 @@ from massgen_cli.backends.wire import (
     retry_after_seconds,
     timeout_error,
 )
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import (
     BackendError,
     ConfigError,

@@ -30,7 +30,7 @@ from massgen_cli.backends.local_server import (
     ServerSettings,
 )
 from massgen_cli.backends.openai_chat import OpenAIChatBackend
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import BackendError
 from massgen_cli.events import StreamEvent
 from massgen_cli.messages import tool_exchanges_as_text

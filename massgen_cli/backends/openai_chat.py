@@ -18,8 +18,8 @@ from massgen_cli.backends.wire import (
     retry_after_seconds,
     timeout_error,
 )
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
-from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import (
     BackendError,
     ConfigError,

@@ -9,7 +9,7 @@ import functools
 import threading
 from dataclasses import replace
 
-from massgen_cli.config.schema import BackendConfig, PricingConfig
+from massgen_cli.config.backend import BackendConfig, PricingConfig
 from massgen_cli.events import Usage
 
 # The embedded and scripted models, and servers a user runs on their own machine.

@@ -6,8 +6,8 @@ import os
 
 from massgen_cli.backends.base import Backend
 from massgen_cli.backends.retry import RetryingBackend, RetryListener
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import PROVIDERS
-from massgen_cli.config.schema import BackendConfig
 from massgen_cli.errors import MissingAPIKeyError
 
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from massgen_cli.backends.base import Capabilities, Request
-from massgen_cli.config.schema import BackendConfig, ScriptEntry
+from massgen_cli.config.backend import BackendConfig, ScriptEntry
 from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.tokens import count_message_tokens, count_text_tokens

@@ -13,7 +13,8 @@ from pathlib import Path
 from massgen_cli.backends.base import Backend, Completion, Request
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
-from massgen_cli.config.schema import AgentConfig, BackendConfig, MassGenConfig
+from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
 from massgen_cli.events import AgentText, AgentUsage, Notice, ReasoningDelta, RunEvent, TextDelta, Usage
 from massgen_cli.logs import AttemptLog

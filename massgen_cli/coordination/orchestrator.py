@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from massgen_cli.backends.base import Completion, Request
-from massgen_cli.config.schema import OrchestratorConfig, TimeoutSettings
+from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.decisions import (

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from massgen_cli.config.schema import SharedMemoryConfig
+from massgen_cli.config.orchestrator import SharedMemoryConfig
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.events import RunEvent
 from massgen_cli.logs import AttemptLog

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
+from massgen_cli.config.orchestrator import OrchestratorConfig
+from massgen_cli.config.schema import AgentConfig
 from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall

@@ -9,7 +9,7 @@ import pytest
 
 from massgen_cli.backends.anthropic_messages import AnthropicBackend
 from massgen_cli.backends.openai_chat import OpenAIChatBackend
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from tests.servers.fake_providers import FakeProviderServer
 
 TEST_KEY = "sk-test-key"

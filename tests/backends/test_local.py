@@ -25,7 +25,7 @@ from massgen_cli.backends import local
 from massgen_cli.backends.base import Request, complete
 from massgen_cli.backends.local_server import LocalServer, ServerSettings
 from massgen_cli.backends.registry import create_backend
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import BackendError, ContextLengthError
 from massgen_cli.events import Finish, TextDelta, Usage
 
@@ -208,7 +208,7 @@ def test_backend_replaces_a_dead_server_and_stops_it_at_close() -> None:
         import asyncio, json, os, signal
         from massgen_cli.backends import local
         from massgen_cli.backends.base import Request, complete
-        from massgen_cli.config.schema import BackendConfig
+        from massgen_cli.config.backend import BackendConfig
 
         async def main():
             backend = local.LocalBackend(BackendConfig(type="local", max_tokens=8))

@@ -10,7 +10,7 @@ import pytest
 from massgen_cli.backends.base import Request, complete
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.config import load_config
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import ConfigError, MissingAPIKeyError
 from tests.conftest import write_config
 from tests.servers.fake_providers import anthropic_stream, openai_stream

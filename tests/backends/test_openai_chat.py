@@ -10,7 +10,7 @@ import pytest
 from massgen_cli.backends.base import Request, ToolSpec, complete
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.backends.retry import RetryingBackend
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import (
     BackendError,
     BackendTimeoutError,

@@ -12,7 +12,7 @@ from massgen_cli.backends.base import Request, ToolSpec, complete
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.backends.retry import RetryingBackend
 from massgen_cli.backends.scripted import ScriptedBackend
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import StreamEvent, TextDelta, ToolCall
 

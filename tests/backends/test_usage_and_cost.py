@@ -13,7 +13,7 @@ from genai_prices import Usage as LibraryUsage
 from genai_prices import calc_price
 
 from massgen_cli.backends.pricing import priced
-from massgen_cli.config.schema import BackendConfig
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.events import Usage
 from tests.conftest import first_attempt_folder, run_cli, write_config
 from tests.servers.fake_providers import anthropic_stream, collect, openai_stream

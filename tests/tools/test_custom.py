@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from massgen_cli.config.schema import AgentConfig, OrchestratorConfig
+from massgen_cli.config.orchestrator import OrchestratorConfig
+from massgen_cli.config.schema import AgentConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox

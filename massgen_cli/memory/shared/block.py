@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.config.schema import SharedMemoryConfig
+from massgen_cli.config.orchestrator import SharedMemoryConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory, StoredMessage
 from massgen_cli.memory.longterm.record.background import MemoryRecorder

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from massgen_cli.config.schema import MassGenConfig, SharedMemoryConfig
+from massgen_cli.config.orchestrator import SharedMemoryConfig
+from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.conversation import ConversationMemory
 from massgen_cli.memory.longterm.record.background import MemoryRecorder

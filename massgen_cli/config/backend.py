@@ -1,0 +1,229 @@
+"""``backend:`` of an agent: the provider and model, its settings and tools, pricing, and the scripted
+backend's responses."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, Field, field_validator, model_validator
+
+from massgen_cli.config.base import Section
+from massgen_cli.config.problems import suggest
+from massgen_cli.config.providers import (
+    AZURE_DEFAULT_API_VERSION,
+    PROVIDERS,
+    UNSUPPORTED_TYPES,
+    infer_backend_type,
+)
+from massgen_cli.config.tools import BackendToolSettings
+
+
+class ScriptedCall(Section):
+    """One more tool call in a scripted reply."""
+
+    tool: str = Field(description="Tool to call, sent only if the request offers it.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+
+
+class ScriptEntry(Section):
+    """One scripted response: text, tool calls, a delay, or an injected fault."""
+
+    text: str | None = Field(default=None, description="Text streamed as the reply (before any tool call).")
+    tool: str | None = Field(
+        default=None, description="Tool to call (new_answer, vote…), sent only if the request offers it."
+    )
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+    calls: list[ScriptedCall] = Field(
+        default_factory=list, description="More tool calls in the same reply, after 'tool' (run together)."
+    )
+    delay: float = Field(
+        default=0.0, ge=0, description="Seconds to wait after the text, before the tool call or the end."
+    )
+    error: Literal[429, 500, "timeout", "context_length"] | None = Field(
+        default=None, description="Fault to inject instead of a reply (after delay)."
+    )
+    reasoning: str | None = Field(
+        default=None, description="Reasoning (thinking) text streamed before the reply."
+    )
+    echo: str | None = Field(
+        default=None,
+        description="A regular expression: its first match in the request (newest message first) replaces "
+        "'{echo}' in text (or is the text), to show what the model saw.",
+    )
+
+
+class PricingConfig(Section):
+    input_per_million: float = Field(ge=0, description="USD per million input tokens.")
+    output_per_million: float = Field(ge=0, description="USD per million output tokens.")
+    cached_input_per_million: float | None = Field(
+        default=None,
+        ge=0,
+        description="USD per million input tokens read from the prompt cache; null: the input price.",
+    )
+
+
+class BackendConfig(BackendToolSettings):
+    """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
+
+    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
+        {
+            # filesystem, workspace, MCP and built-in tools
+            "context_write_access_enabled",
+            "enforce_read_before_delete",
+            "exclude_file_operation_mcps",
+            "direct_mcp_servers",
+            "disallowed_tools",
+            "custom_tools_path",
+            "auto_discover_custom_tools",
+            "exclude_custom_tools",
+            "enable_code_based_tools",
+            "shared_tools_directory",
+            "hooks",
+            "concurrent_tool_execution",
+            "max_concurrent_tools",
+            "enable_web_search",
+            "enable_code_interpreter",
+            "enable_code_execution",
+            "enable_image_generation",
+            "enable_audio_generation",
+            "enable_video_generation",
+            "enable_file_generation",
+            "enable_multimodal_tools",
+            "multimodal_config",
+            # command-line execution and Docker
+            "command_line_docker_image",
+            "command_line_docker_memory_limit",
+            "command_line_docker_cpu_limit",
+            "command_line_docker_network_mode",
+            "command_line_docker_enable_sudo",
+            "command_line_docker_credentials",
+            "command_line_docker_packages",
+            "enable_docker_isolation",
+            "docker_image",
+            "docker_network_mode",
+            "docker_memory_limit",
+            "docker_cpu_limit",
+            # provider-specific options
+            "text",
+            "reasoning",
+            "permission_mode",
+            "system_prompt",
+            "append_system_prompt",
+            "max_thinking_tokens",
+            "max_turns",
+            "safety_settings",
+            "port",
+            "separate_reasoning",
+            "agent_config",
+            "group_config",
+            "enable_rate_limit",
+            "upload_files",
+            "enable_planning_mode",
+        }
+    )
+
+    type: str | None = Field(
+        default=None, description="Backend type (see Backend types); inferred from model when omitted."
+    )
+    model: str | None = Field(default=None, description="Model name sent to the provider.")
+    base_url: str | None = Field(
+        default=None, description="Server address of the API; null uses the backend type's default."
+    )
+    api_key: str | None = Field(
+        default=None, description="API key; null reads the backend type's key variable."
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature; null uses the provider's default."
+    )
+    max_tokens: int | None = Field(
+        default=None, gt=0, description="Most tokens generated per call; null uses the provider's default."
+    )
+    top_p: float | None = Field(
+        default=None, ge=0, le=1, description="Nucleus sampling cutoff; null uses the provider's default."
+    )
+    request_timeout_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        validation_alias=AliasChoices("request_timeout_seconds", "timeout"),
+        description="Seconds one request to the provider may take before it fails.",
+    )
+    max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of a call that failed with a retryable error (429, 5xx, timeout, lost link).",
+    )
+    retry_base_delay_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="First retry's delay scale in seconds; it doubles with each retry (with jitter).",
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra fields added to each request body (provider-specific options).",
+    )
+    top_k: int | None = Field(
+        default=None, gt=0, description="Top-k sampling, for servers that support it (vLLM, llama.cpp…)."
+    )
+    repetition_penalty: float | None = Field(
+        default=None, gt=0, description="Repetition penalty, for servers that support it."
+    )
+    chat_template_kwargs: dict[str, Any] | None = Field(
+        default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."
+    )
+    pricing: PricingConfig | None = Field(
+        default=None,
+        description="USD per million tokens for this backend (a private server, or a model the price "
+        "library does not know); null takes the price from genai-prices. The embedded and scripted models "
+        "are free.",
+    )
+    api_version: str | None = Field(
+        default=None,
+        description="azure_openai only: the API version; null reads AZURE_OPENAI_API_VERSION, else "
+        f"{AZURE_DEFAULT_API_VERSION}.",
+    )
+    deployment_name: str | None = Field(
+        default=None, description="azure_openai only: the deployment to call; null uses 'model'."
+    )
+    betas: list[str] = Field(
+        default_factory=list, description="Anthropic only: beta features, sent as the anthropic-beta header."
+    )
+    responses: list[ScriptEntry] = Field(
+        default_factory=list,
+        description="Scripted backend only: one entry per call, in order; the last one repeats.",
+    )
+    scripted_tool_calls: bool = Field(
+        default=True,
+        description="Scripted backend only: false plays a model without tool calls, which decides and "
+        "calls tools through a JSON schema (as the embedded model does).",
+    )
+
+    @field_validator("responses", mode="before")
+    @classmethod
+    def _text_entries(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"text": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _resolve_type(self) -> BackendConfig:
+        if self.type is None:
+            if self.model is None:
+                raise ValueError("set 'type' or 'model' so the backend can be chosen")
+            inferred = infer_backend_type(self.model)
+            if inferred is None:
+                raise ValueError(f"cannot tell the backend type from model '{self.model}'; set 'type'")
+            self.type = inferred
+        if self.type in UNSUPPORTED_TYPES:
+            raise ValueError(f"backend '{self.type}' is not supported yet: {UNSUPPORTED_TYPES[self.type]}")
+        if self.type not in PROVIDERS:
+            raise ValueError(f"unknown backend '{self.type}'{suggest(self.type, PROVIDERS)}")
+        if self.type == "scripted" and not self.responses:
+            raise ValueError("a scripted backend needs at least one entry in 'responses'")
+        if self.type == "chatcompletion" and not self.base_url:
+            raise ValueError("backend 'chatcompletion' needs 'base_url' (the server's /v1 address)")
+        return self
+
+    @property
+    def protocol(self) -> str:
+        return PROVIDERS[self.type or ""].protocol
