@@ -26,7 +26,6 @@ from typing import Any
 
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _CL100K_MODELS = re.compile(r"^(gpt-4(?!o|\.\d)|gpt-3\.5|text-embedding-(ada|3))")
-_O200K_MODELS = re.compile(r"^(gpt-4o|gpt-4\.\d|gpt-5|o\d|chatgpt-|gpt-oss)")
 CHARS_PER_TOKEN_FALLBACK = 4
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
@@ -35,12 +34,6 @@ TOKENS_PER_REPLY = 3
 def encoding_name_for_model(model: str | None) -> str:
     """``cl100k_base`` for gpt-4/3.5 and OpenAI's older embeddings, ``o200k_base`` for everything else."""
     return "cl100k_base" if model and _CL100K_MODELS.match(model.lower()) else "o200k_base"
-
-
-def is_exact_encoding(model: str | None) -> bool:
-    """Whether counts for this model are exact (OpenAI's families) rather than an estimate."""
-    lowered = (model or "").lower()
-    return bool(_CL100K_MODELS.match(lowered) or _O200K_MODELS.match(lowered))
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:

@@ -16,7 +16,7 @@ import atexit
 import importlib.util
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from pathlib import Path
 
@@ -140,28 +140,10 @@ class _SharedServer:
             server.stop()
 
 
-_SHARED = _SharedServer()
-atexit.register(_SHARED.shutdown)
-
-
-def acquire_local_server() -> LocalServer:
-    """The shared server, started on first use (blocking); pair each call with ``release_local_server``."""
-    _SHARED.join()
-    try:
-        return _SHARED.ensure_started()
-    except BaseException:
-        _SHARED.release()
-        raise
-
-
-def release_local_server() -> None:
-    """Give back one reference; the last one stops the server."""
-    _SHARED.release()
-
-
-def shutdown_local_server() -> None:
-    """Stop the shared server now, whoever still uses it (also done at interpreter exit)."""
-    _SHARED.shutdown()
+SHARED_SERVER = _SharedServer()
+"""The process's one embedded server, shared by every local backend (``join`` it, then ``ensure_started``;
+``release`` gives the reference back, and the last one stops it)."""
+atexit.register(SHARED_SERVER.shutdown)
 
 
 class LocalBackend:
@@ -179,7 +161,7 @@ class LocalBackend:
         self._server: LocalServer | None = None
         self._inner: Backend | None = None
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Start or join the shared server, then stream from it like any OpenAI-compatible server."""
         inner = await self._connect()
         plain = replace(request, messages=tool_exchanges_as_text(request.messages))
@@ -191,9 +173,9 @@ class LocalBackend:
             return self._inner
         # Joined before the await, so aclose gives the reference back even if the start is cancelled.
         if not self._joined:
-            _SHARED.join()
+            SHARED_SERVER.join()
             self._joined = True
-        server = await asyncio.to_thread(_SHARED.ensure_started)
+        server = await asyncio.to_thread(SHARED_SERVER.ensure_started)
         inner = self._inner
         if inner is None or server is not self._server:  # first call, or a dead server was replaced
             stale, inner = inner, _openai_backend(self.config, self.model, server.base_url)
@@ -211,7 +193,7 @@ class LocalBackend:
         finally:
             if self._joined:
                 self._joined = False
-                await asyncio.to_thread(_SHARED.release)
+                await asyncio.to_thread(SHARED_SERVER.release)
 
 
 def _openai_backend(config: BackendConfig, model: str, base_url: str) -> Backend:

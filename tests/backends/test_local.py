@@ -105,9 +105,10 @@ def run_script(script: list[str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalServer]:
     """The shared server, held for the whole module so that closing a backend does not stop it."""
-    shared = local.acquire_local_server()
+    local.SHARED_SERVER.join()
+    shared = local.SHARED_SERVER.ensure_started()
     yield shared
-    local.shutdown_local_server()
+    local.SHARED_SERVER.shutdown()
     assert wait_until_gone(shared.pid)
 
 
@@ -214,10 +215,10 @@ def test_backend_replaces_a_dead_server_and_stops_it_at_close() -> None:
             backend = local.LocalBackend(BackendConfig(type="local", max_tokens=8))
             ask = Request([{"role": "user", "content": "Hi"}])
             await complete(backend, ask)
-            first = local.acquire_local_server(); local.release_local_server()
+            first = local.SHARED_SERVER.ensure_started()
             os.kill(first.pid, signal.SIGKILL); first.process.wait()
             text = (await complete(backend, ask)).text
-            second = local.acquire_local_server(); local.release_local_server()
+            second = local.SHARED_SERVER.ensure_started()
             await backend.aclose()
             print(json.dumps({"pids": [first.pid, second.pid], "text": text, "alive": second.alive}))
 
@@ -235,7 +236,8 @@ def test_server_stops_at_interpreter_exit() -> None:
     script = python_script(
         """
         from massgen_cli.backends import local
-        print(local.acquire_local_server().pid)
+        local.SHARED_SERVER.join()
+        print(local.SHARED_SERVER.ensure_started().pid)
         """
     )
     done = run_script(script)
@@ -247,7 +249,8 @@ def test_server_exits_when_its_parent_is_killed() -> None:
         """
         import signal
         from massgen_cli.backends import local
-        print(local.acquire_local_server().pid, flush=True)
+        local.SHARED_SERVER.join()
+        print(local.SHARED_SERVER.ensure_started().pid, flush=True)
         signal.pause()  # until the test kills it
         """
     )

@@ -1,7 +1,7 @@
 """ConversationMemory: an ordered, async-safe store of chat messages with ids, timestamps and authors.
 
 Messages keep their full structure (``tool_calls``, ``tool_call_id``, ``name``); the bookkeeping
-fields live beside the message, so ``get_messages`` gives back exactly what was added.
+fields live beside the message, so ``messages_now`` gives back exactly what was added.
 """
 
 from __future__ import annotations
@@ -60,12 +60,8 @@ class ConversationMemory:
         self.items.append(stored)
         return stored.id
 
-    async def get_messages(self, *, agent_id: str | None = None, limit: int | None = None) -> list[Message]:
-        """Messages in order (optionally only one agent's, optionally the last ``limit``)."""
-        async with self._lock:
-            return self.messages_now(agent_id=agent_id, limit=limit)
-
     def messages_now(self, *, agent_id: str | None = None, limit: int | None = None) -> list[Message]:
+        """Messages in order, as copies (optionally only one agent's, optionally the last ``limit``)."""
         chosen = [item for item in self.items if agent_id is None or item.agent_id == agent_id]
         if limit is not None:
             chosen = chosen[-limit:] if limit > 0 else []

@@ -10,11 +10,11 @@ def test_conversation_memory_basics():
         first = await memory.add({"role": "user", "content": "hi"}, agent_id="a")
         await memory.add({"role": "assistant", "content": "hello"}, agent_id="b")
         assert memory.size() == 2 and len(first) == 32
-        assert await memory.get_messages(agent_id="b") == [{"role": "assistant", "content": "hello"}]
-        assert await memory.get_messages(limit=1) == [{"role": "assistant", "content": "hello"}]
-        copy = await memory.get_messages()
+        assert memory.messages_now(agent_id="b") == [{"role": "assistant", "content": "hello"}]
+        assert memory.messages_now(limit=1) == [{"role": "assistant", "content": "hello"}]
+        copy = memory.messages_now()
         copy[0]["content"] = "changed"
-        assert (await memory.get_messages())[0]["content"] == "hi"
+        assert memory.messages_now()[0]["content"] == "hi"
         assert memory.items[0].timestamp.endswith("+00:00")
         await memory.clear()
         assert memory.size() == 0

@@ -8,31 +8,15 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
-from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.record.memories import RecordContext, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
-from massgen_cli.memory.longterm.store.persistent import NAMESPACE, WRITE_TOKEN, PersistentMemory
+from massgen_cli.memory.longterm.store.persistent import NAMESPACE, WRITE_TOKEN
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.conftest import run_cli
+from tests.memory.conftest import open_store
 
 CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
-
-
-def open_store(state_dir):  # type: ignore[no-untyped-def]
-    return PersistentMemory(
-        PersistentMemoryConfig(enabled=True), state_dir, domain="general", task_type="general"
-    )
-
-
-@pytest.fixture
-def store(tmp_path):  # type: ignore[no-untyped-def]
-    memory = open_store(tmp_path / "state")
-    yield memory
-    memory.close()
-    close_clients()
 
 
 def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def]

@@ -18,16 +18,6 @@ from massgen_cli.memory.longterm.store.vector_stores import _open_local, close_c
 from tests.servers.fake_providers import FakeProviderServer, Reply
 
 
-@pytest.fixture
-def store(tmp_path):  # type: ignore[no-untyped-def]
-    memory = PersistentMemory(
-        PersistentMemoryConfig(enabled=True), tmp_path, domain="general", task_type="general"
-    )
-    yield memory
-    memory.close()
-    close_clients()
-
-
 def test_same_content_twice_is_one_memory_with_two_sources(store):
     first = store.record(
         [{"role": "user", "content": "The  secret code is 7781."}], RecordContext("a", "s", 1)
@@ -96,7 +86,7 @@ def test_long_text_is_chunked(store):
     assert len(outcome.added) == 3
 
 
-def test_embedder_mismatch_is_a_clear_error(tmp_path, store):
+def test_embedder_mismatch_is_a_clear_error(store):
     store.record([{"role": "user", "content": "x"}], RecordContext("a", "s", 1))
     other = PersistentMemoryConfig.model_validate(
         {
@@ -105,7 +95,7 @@ def test_embedder_mismatch_is_a_clear_error(tmp_path, store):
         }
     )
     with pytest.raises(MemoryStoreError, match="built with embedder local:all-MiniLM-L6-v2-int8/384"):
-        PersistentMemory(other, tmp_path, domain="general", task_type="general")
+        PersistentMemory(other, store.state_dir, domain="general", task_type="general")
 
 
 def test_memory_llm_is_the_yaml_model(tmp_path):
