@@ -49,6 +49,7 @@ def recall_at_5(people: int, crowd: int) -> dict[str, float]:
 def record_overhead(records: int = 200) -> dict[str, float]:
     """What recording adds to a step: the time of ``MemoryRuntime.record`` on the event loop (the write
     itself runs in the background), p50 over ``records`` recordings of a step's messages."""
+    from massgen_cli.attempts import AttemptAt
     from massgen_cli.config.schema import MassGenConfig
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.memory.runtime import MemoryRuntime
@@ -62,7 +63,7 @@ def record_overhead(records: int = 200) -> dict[str, float]:
 
     async def measure(state: Path) -> list[float]:
         runtime = MemoryRuntime(config, state, "bench", lambda event: None)
-        runtime.begin_attempt(1, 1, None)
+        runtime.begin(AttemptAt(1, 1))
         times = []
         for number in range(records):
             step = [

@@ -24,9 +24,11 @@ from pathlib import Path
 from rich.console import Console
 from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_config
+from massgen_cli.ui import ConsoleView
 quiet = open(os.devnull, "w")
-app = MassGenApp(load_config(sys.argv[1]), state_dir=Path(sys.argv[2]), console=Console(file=quiet),
-                 session_id="load", interactive=True, quiet=True, out=quiet)
+loaded = load_config(sys.argv[1])
+view = ConsoleView(loaded.config.agent_ids, console=Console(file=quiet), quiet=True, out=quiet)
+app = MassGenApp(loaded, view, state_dir=Path(sys.argv[2]), session_id="load", interactive=True)
 for turn in range(int(sys.argv[3])):
     started = time.perf_counter()
     app.ask(f"Question number {turn}?")

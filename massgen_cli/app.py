@@ -1,28 +1,30 @@
 """The library entry point: a configured set of agents answering the turns of one session.
 
 ``MassGenApp`` owns one event loop for its whole life, so provider clients and the embedded model
-server are reused from turn to turn; Ctrl-C during a turn cancels that turn only.
+server are reused from turn to turn; Ctrl-C during a turn cancels that turn only. It is built in one
+order: the session, then the event sink (the view, the ledger and the run log listen to it), then every
+part that emits, given the sink and whether the state folder can be written (``saved``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TextIO
 
-from rich.console import Console
-
+from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent, build_agents
+from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
+from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.tally import alias_map
-from massgen_cli.coordination.turn import TurnRunner
-from massgen_cli.events import Notice, RunEvent
+from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
+from massgen_cli.events import EventSink, Notice
 from massgen_cli.logs import RunLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared.parts import SharedParts
+from massgen_cli.memory.shared.memory import RecordingLink, SharedMemoryPlace, open_shared_memory
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import write_problem
 from massgen_cli.tools.mcp import McpHub
@@ -41,7 +43,7 @@ def workspace_snapshots(config: MassGenConfig, session_id: str) -> Snapshots | N
     if storage is None:
         return None
     views = config.orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
-    labels = {agent_id: alias for alias, agent_id in alias_map([a.id or "" for a in config.agents]).items()}
+    labels = {agent_id: alias for alias, agent_id in alias_map(config.agent_ids).items()}
     return Snapshots(Path(storage), Path(views), session_id, labels)
 
 
@@ -59,62 +61,55 @@ class MassGenApp:
     def __init__(
         self,
         loaded: LoadedConfig,
+        view: ConsoleView,
         *,
         state_dir: Path,
-        console: Console,
         session_id: str | None = None,
         interactive: bool = False,
-        quiet: bool = False,
-        live: bool = False,
-        out: TextIO | None = None,
-        debug: bool = False,
     ):
-        self.loaded = loaded
-        self.closed = False
+        config = loaded.config
+        self.loaded, self.view, self.closed = loaded, view, False
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
         self.runner = asyncio.Runner()
         unwritable = write_problem(state_dir)
         saved = unwritable is None
+        chosen = choose_session_id(loaded, session_id)
         self.session: Session = open_session(
-            state_dir,
-            choose_session_id(loaded, session_id),
-            interactive=interactive,
-            config_path=str(loaded.path),
-            saved=saved,
+            state_dir, chosen, interactive=interactive, config_path=str(loaded.path), saved=saved
         )
-        config = loaded.config
-        self.view = ConsoleView(
-            [a.id or "" for a in config.agents], console=console, out=out, live=live, quiet=quiet, debug=debug
+        ledger = Ledger(config.agent_ids)
+        self.events = EventSink(view, ledger)
+        self.run_log = RunLog(
+            state_dir, self.session.id, enabled=config.ui.logging_enabled and saved, report=self.events
         )
+        self.events.subscribe(self.run_log)
         if unwritable is not None:
-            self.view(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
-        emit = self._emit
-        self.memory = MemoryRuntime(config, state_dir if saved else None, self.session.id, emit)
-        self.snapshots = workspace_snapshots(config, self.session.id)
-        self.agents: list[Agent] = build_agents(config, emit, self.memory, self.snapshots)
-        self.run_log = RunLog(state_dir, enabled=config.ui.logging_enabled and saved)
-        self.threads = AgentThreads.load(self.session.directory)
-        self.shared = SharedParts.open(config, self.session.directory, self.memory.store)
-        if not saved:
-            self.threads.path = None
-            self.shared.stop_saving()
-        self.mcp = McpHub(emit)
-        self.turns = TurnRunner(
-            config,
-            self.agents,
-            self.session,
-            self.threads,
-            self.run_log,
-            self.view,
-            memory=self.memory,
-            shared=self.shared,
-            mcp=self.mcp,
-            snapshots=self.snapshots,
-        )
+            self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
+        self.memory = MemoryRuntime(config, state_dir if saved else None, self.session.id, self.events)
+        self.turns = self._turn_runner(config, saved, RunRecord(self.events, self.run_log, ledger))
 
-    def _emit(self, event: RunEvent) -> None:
-        turns = getattr(self, "turns", None)  # memory reports while the runner is still being built
-        (turns.emit if turns is not None else self.view)(event)
+    def _turn_runner(self, config: MassGenConfig, saved: bool, record: RunRecord) -> TurnRunner:
+        """The agents, their shared memory, threads, snapshots and MCP servers, and the turn runner over
+        them with the attempt parts that are on."""
+        memory, emit = self.memory, self.events
+        link = RecordingLink(memory.recorder, memory.spool)
+        place = SharedMemoryPlace(self.session, memory.store, link, saved)
+        self.shared = open_shared_memory(config, place, emit)
+        snapshots = workspace_snapshots(config, self.session.id)
+        self.agents: list[Agent] = build_agents(config, emit, memory, snapshots)
+        self.threads = AgentThreads.load(self.session.directory, saved=saved)
+        self.mcp = McpHub(emit)
+        self.mcp_connected = False
+        context = StepContext(self.threads, memory, self.shared, snapshots)
+        settings = config.orchestrator.shared_memory
+        shared_on = settings.conversation or settings.persistent or settings.entries
+        parts: list[AttemptPart | None] = [
+            self.shared if shared_on else None,
+            snapshots,
+            memory if memory.wanted else None,
+        ]
+        crew = Crew(config, self.agents, context)
+        return TurnRunner(crew, self.session, [part for part in parts if part is not None], record)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
@@ -131,9 +126,25 @@ class MassGenApp:
     async def _turn(self, question: str) -> TurnResult:
         self._running = (asyncio.get_running_loop(), asyncio.current_task())
         try:
+            await self._connect_mcp()
             return await self.turns.run(question)
         finally:
             self._running = None
+
+    async def _connect_mcp(self) -> None:
+        """Before the first turn: each agent's MCP servers start (once per run) and their tools join its
+        toolbox."""
+        if self.mcp_connected:
+            return
+        self.mcp_connected = True
+        for agent in self.agents:
+            backend = agent.config.backend
+            if backend.mcp_servers:
+                workspace = agent.toolbox.roots.base if agent.toolbox.roots is not None else Path.cwd()
+                tools = await self.mcp.tools(
+                    backend.mcp_servers, workspace, backend.allowed_tools, backend.exclude_tools
+                )
+                agent.toolbox.tools.update({tool.name: tool for tool in tools})
 
     def cancel_running_turn(self) -> None:
         """Cancel the turn ``ask`` is running, from another thread (``ask`` then raises CancelledError)."""

@@ -7,7 +7,7 @@ console, the JSON logs and the tests.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,18 +85,6 @@ class Usage:
     @staticmethod
     def total(usages: Iterable[Usage]) -> Usage:
         return sum(usages, Usage(0, 0))
-
-    def since(self, earlier: Usage) -> Usage:
-        """What was spent after ``earlier`` (a snapshot of the same running total)."""
-        cost = None if self.cost_usd is None or earlier.cost_usd is None else self.cost_usd - earlier.cost_usd
-        return Usage(
-            self.input_tokens - earlier.input_tokens,
-            self.output_tokens - earlier.output_tokens,
-            self.cached_tokens - earlier.cached_tokens,
-            self.reasoning_tokens - earlier.reasoning_tokens,
-            cost,
-            self.estimated,
-        )
 
 
 @dataclass(frozen=True)
@@ -213,3 +201,21 @@ RunEvent = (
 def event_to_dict(event: StreamEvent | RunEvent) -> dict[str, Any]:
     """The JSON form of an event: its fields plus ``type``."""
     return {"type": type(event).__name__, **dataclasses.asdict(event)}
+
+
+Listener = Callable[[RunEvent], None]
+
+
+class EventSink:
+    """Where every event of a run goes: each listener in turn (the console view, the run log, the ledger).
+    Built first, then passed to everything that emits; emitting is only emitting."""
+
+    def __init__(self, *listeners: Listener):
+        self._listeners = list(listeners)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def __call__(self, event: RunEvent) -> None:
+        for listener in self._listeners:
+            listener(event)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from massgen_cli.events import RunEvent, StreamEvent, event_to_dict
+from massgen_cli.events import Notice, RunEvent, StreamEvent, event_to_dict
 from massgen_cli.state import timestamp
 
 _SECRET_PATTERNS = [
@@ -55,7 +55,7 @@ class AttemptLog:
     """The log folder of one attempt of one turn. A write the disk refuses turns this log off and is said
     once (``on_failure``); the run goes on."""
 
-    def __init__(self, directory: Path, on_failure: Callable[[str], None] = lambda message: None):
+    def __init__(self, directory: Path, on_failure: Callable[[str], None]):
         self.directory = directory
         self.on_failure = on_failure
         self.failed = False
@@ -102,14 +102,38 @@ class AttemptLog:
 
 
 class RunLog:
-    """The log folder of one process; created on first use."""
+    """The log folder of one process (created on first use). It listens to the run's events and writes
+    each to the open attempt's ``events.jsonl``; a write the disk refuses is said through ``report``."""
 
-    def __init__(self, state_dir: Path, *, enabled: bool = True):
+    def __init__(
+        self, state_dir: Path, session_id: str, *, enabled: bool, report: Callable[[RunEvent], None]
+    ):
         self.enabled = enabled
+        self.session_id = session_id
         self.directory = state_dir / "massgen_logs" / f"log_{timestamp()}"
-        self.on_failure: Callable[[str], None] = lambda message: None
+        self.report = report
+        self.turn = 0
+        self.current: AttemptLog | None = None
 
-    def attempt(self, turn: int, attempt: int) -> AttemptLog | None:
-        if not self.enabled:
-            return None
-        return AttemptLog(self.directory / f"turn_{turn}" / f"attempt_{attempt}", self.on_failure)
+    def open_attempt(self, turn: int, attempt: int) -> AttemptLog | None:
+        """The attempt's log, which the events go to until ``close_attempt``."""
+        self.turn = turn
+        if self.enabled:
+            folder = self.directory / f"turn_{turn}" / f"attempt_{attempt}"
+            self.current = AttemptLog(folder, self._stopped)
+        return self.current
+
+    def close_attempt(self, summary: dict[str, Any] | None) -> None:
+        """Write the attempt's ``summary.json`` (when it got that far) and close its log."""
+        log, self.current = self.current, None
+        if log is not None:
+            if summary is not None:
+                log.summary(summary)
+            log.close()
+
+    def __call__(self, event: RunEvent) -> None:
+        if self.current is not None:
+            self.current.event(event, session_id=self.session_id, turn=self.turn)
+
+    def _stopped(self, message: str) -> None:
+        self.report(Notice("degraded", message))

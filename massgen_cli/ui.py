@@ -41,7 +41,10 @@ STATUS_STYLE = {
 
 
 class ConsoleView:
-    """Turns events into output. ``live`` uses a Rich live view; ``quiet`` shows only the answer."""
+    """Turns events into output; it alone writes to ``out`` (stdout): the final answer, streamed as it
+    comes when its request is the final answer's, and whatever part of it was not streamed when the turn's
+    ``FinalAnswer`` arrives. ``live`` uses a Rich live view on the console; ``quiet`` shows only the answer.
+    """
 
     def __init__(
         self,
@@ -61,9 +64,7 @@ class ConsoleView:
         self.status = {agent_id: "waiting" for agent_id in agent_ids}
         self.text = {agent_id: "" for agent_id in agent_ids}
         self.live: Live | None = None
-        self.streamed_answer = False
-        self.streamed_text = ""
-        self.line_open = False
+        self.answer = _AnswerOut(self.out)
         self.answers: dict[str, str] = {}
         self.spent = {agent_id: Usage(0, 0) for agent_id in agent_ids}
 
@@ -77,10 +78,7 @@ class ConsoleView:
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, FinalAnswer):
-            self._stop_live()
-            self._end_answer_line()
-            if not self.quiet and not self.streamed_answer:
-                self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
+            self._final_answer(event)
         elif isinstance(event, AgentUsage):
             self.spent[event.agent_id] = self.spent.get(event.agent_id, Usage(0, 0)) + event.usage
             self._refresh()
@@ -89,40 +87,41 @@ class ConsoleView:
 
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
-        self.streamed_answer = False
-        self.streamed_text = ""
+        self.answer = _AnswerOut(self.out)
         self.answers.clear()
         self.status = dict.fromkeys(self.status, "waiting")
         self.text = dict.fromkeys(self.text, "")
         self.spent = dict.fromkeys(self.spent, Usage(0, 0))
 
     def end_turn(self) -> None:
-        self._stop_live()
+        self._close_live()
 
     def cancel_turn(self) -> None:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
-        self._stop_live()
-        self._end_answer_line()
-        self.streamed_answer = False
-
-    def _end_answer_line(self) -> None:
-        if self.line_open:
-            self.out.write("\n")
-            self.out.flush()
-            self.line_open = False
+        self._close_live()
+        self.answer.end_line()
 
     def _text(self, event: AgentText) -> None:
-        if event.kind == "presentation":
-            self._stop_live()
-            if not self.streamed_answer and not self.quiet and len(self.status) > 1:
-                self.console.print(f"[bold green]Final answer[/] by [bold]{event.agent_id}[/]")
-            self.out.write(event.text)
-            self.out.flush()
-            self.streamed_text += event.text
-            self.streamed_answer = self.line_open = True
+        if event.kind != "presentation":
+            self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]
+            self._refresh()
             return
-        self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]
-        self._refresh()
+        if not self.answer.started:
+            self._begin_answer(event.agent_id, heading=len(self.status) > 1)
+        self.answer.stream(event.text)
+
+    def _final_answer(self, event: FinalAnswer) -> None:
+        """The turn's answer: what was not streamed of it is written now, on its own line(s)."""
+        if not self.answer.started:
+            self._begin_answer(event.agent_id, heading=True)
+        self.answer.finish(event.text)
+
+    def _begin_answer(self, agent_id: str, *, heading: bool) -> None:
+        """The live view draws its last frame once and stays closed for the rest of the turn."""
+        self._close_live()
+        self.answer.started = True
+        if heading and not self.quiet:
+            self.console.print(f"[bold green]Final answer[/] by [bold]{escape(agent_id)}[/]")
 
     def _status(self, event: AgentStatus) -> None:
         self.status[event.agent_id] = event.status
@@ -165,8 +164,8 @@ class ConsoleView:
         self.console.print(f"[{style}]{escape(event.message)}[/]")
 
     def _turn_ended(self, event: TurnEnded) -> None:
-        self._stop_live()
-        self._end_answer_line()
+        self._close_live()
+        self.answer.end_line()
         if self.quiet:
             return
         if event.votes:
@@ -176,7 +175,7 @@ class ConsoleView:
         self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)} · {spent.describe()}[/]")
 
     def _refresh(self) -> None:
-        if not self.use_live:
+        if not self.use_live or self.answer.started:  # once the answer is out, no panel is drawn again
             return
         if self.live is None:
             self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=False)
@@ -203,11 +202,45 @@ class ConsoleView:
         table.add_row(*panels)
         return Group(table)
 
-    def _spent(self, agent_id: str) -> str | None:
-        spent = self.spent.get(agent_id)
-        return spent.describe() if spent is not None and spent.tokens else None
-
-    def _stop_live(self) -> None:
+    def _close_live(self) -> None:
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+
+class _AnswerOut:
+    """The final answer on stdout: what streamed of it, and the rest once it is known."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.started = False
+        self.streamed = ""
+        self.line_open = False
+
+    def stream(self, text: str) -> None:
+        self._write(text)
+        self.streamed += text
+
+    def finish(self, final: str) -> None:
+        """Write what ``final`` adds to the streamed text (all of it, on a new line, when a stream broke
+        off and the answer is another text), and end the line."""
+        streamed = self.streamed.strip()
+        if final.strip() != streamed:
+            if streamed and final.startswith(self.streamed):
+                self._write(final[len(self.streamed) :])
+            else:
+                self.end_line()
+                self._write(final)
+        self.end_line()
+
+    def end_line(self) -> None:
+        if self.line_open:
+            self._write("\n")
+        self.line_open = False
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.line_open = not text.endswith("\n")

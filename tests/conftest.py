@@ -17,6 +17,7 @@ from rich.console import Console
 
 from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_document
+from massgen_cli.ui import ConsoleView
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "GEMINI_API_KEY")
 
@@ -107,13 +108,14 @@ class InProcessRun:
     ):
         path = write_config(directory, text)
         self.out, self.err = io.StringIO(), io.StringIO()
+        loaded = load_document(yaml.safe_load(path.read_text()), path)
+        console = Console(file=self.err, width=200, highlight=False)
         self.app = MassGenApp(
-            load_document(yaml.safe_load(path.read_text()), path),
+            loaded,
+            ConsoleView(loaded.config.agent_ids, console=console, out=self.out),
             state_dir=Path(os.environ["MASSGEN_HOME"]),
-            console=Console(file=self.err, width=200, highlight=False),
             session_id=session_id,
             interactive=interactive,
-            out=self.out,
         )
 
     def requests(self, agent_id: str):  # type: ignore[no-untyped-def]

@@ -1,4 +1,5 @@
-"""The package's layers: every import points down (or stays inside its own part), never up or sideways."""
+"""The package's shape: every import points down (or stays inside its own part), never up or sideways;
+modules, constructors and the turn's classes stay small."""
 
 from __future__ import annotations
 
@@ -120,3 +121,50 @@ def test_the_front_end_is_one_package():
         "batch_command",
         "batch_ray",
     }
+
+
+MAX_MODULE_LINES = 400
+MAX_CONSTRUCTOR_ARGUMENTS = 6
+MAX_METHODS = 15
+"""For the classes of the turn's own code: ``coordination/`` and ``app.py``."""
+
+
+def _classes(path: Path) -> list[ast.ClassDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+
+
+def _methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [item for item in node.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def test_modules_stay_small():
+    long = {
+        module_name(path): lines
+        for path in PACKAGE.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_no_constructor_takes_more_than_six_arguments():
+    wide = {
+        f"{module_name(path)}.{node.name}": count
+        for path in PACKAGE.rglob("*.py")
+        for node in _classes(path)
+        for method in _methods(node)
+        if method.name == "__init__"
+        and (count := len(method.args.args) - 1 + len(method.args.kwonlyargs)) > MAX_CONSTRUCTOR_ARGUMENTS
+    }
+    assert wide == {}
+
+
+def test_the_turns_classes_have_at_most_fifteen_methods():
+    paths = [*(PACKAGE / "coordination").rglob("*.py"), PACKAGE / "app.py"]
+    crowded = {
+        f"{module_name(path)}.{node.name}": len(_methods(node))
+        for path in paths
+        for node in _classes(path)
+        if len(_methods(node)) > MAX_METHODS
+    }
+    assert crowded == {}

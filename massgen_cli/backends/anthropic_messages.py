@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import anthropic
@@ -67,7 +67,7 @@ class AnthropicBackend:
             default_headers={"anthropic-beta": ",".join(config.betas)} if config.betas else None,
         )
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, thinking, tool calls, usage and finish."""
         opened = False
         try:

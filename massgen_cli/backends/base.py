@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,7 +53,7 @@ class Backend(Protocol):
     model: str
     capabilities: Capabilities
 
-    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]: ...
 
     async def aclose(self) -> None: ...
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
 import openai
@@ -59,7 +59,7 @@ class OpenAIChatBackend:
         headers = {"Connection": "close"} if one_request_per_connection else None
         self._client = _client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, usage and finish."""
         opened = False
         try:

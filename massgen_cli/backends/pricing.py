@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import replace
+from typing import Any
 
 from massgen_cli.config.backend import BackendConfig, PricingConfig
 from massgen_cli.events import Usage
@@ -85,7 +86,7 @@ def library_price(usage: Usage, model: str, provider_id: str | None) -> float | 
 
 
 @functools.cache
-def _library():  # type: ignore[no-untyped-def]
+def _library() -> tuple[Any, Any]:
     from genai_prices import Usage as LibraryUsage
     from genai_prices import calc_price
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 
 from massgen_cli.backends.base import Backend, Request
 from massgen_cli.errors import BackendError, RateLimitError
@@ -33,7 +33,7 @@ class RetryingBackend:
         self.base_delay = base_delay
         self.on_retry = on_retry
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         for attempt in range(self.max_retries + 1):
             yielded = False
             try:

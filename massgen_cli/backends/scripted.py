@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from massgen_cli.backends.base import Capabilities, Request
@@ -40,12 +40,12 @@ class ScriptedBackend:
     def calls(self) -> int:
         return len(self.requests)
 
-    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         entry = self.entries[min(len(self.requests), len(self.entries) - 1)]
         self.requests.append(request)
         return self._play(entry, request)
 
-    async def _play(self, entry: ScriptEntry, request: Request) -> AsyncIterator[StreamEvent]:
+    async def _play(self, entry: ScriptEntry, request: Request) -> AsyncGenerator[StreamEvent, None]:
         if entry.error is not None:
             await asyncio.sleep(entry.delay)
             raise _fault(entry.error)

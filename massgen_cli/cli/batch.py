@@ -22,7 +22,6 @@ from typing import Any, TextIO
 
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
-from massgen_cli.events import Usage
 
 
 @dataclass(frozen=True)
@@ -216,7 +215,7 @@ class BatchRun:
 def answer_with(app: Any, question: BatchQuestion, started: float) -> BatchResult:
     """Ask ``question`` of ``app`` (one turn) and make its result line."""
     result = app.ask(question.question)
-    spent = Usage(**result.turn_usage) if result.turn_usage else Usage(0, 0)
+    spent = result.turn_usage
     return BatchResult(
         question.id,
         question.question,
@@ -290,17 +289,12 @@ def app_factory(loaded: LoadedConfig, state_dir: Path) -> AppFactory:
     from rich.console import Console
 
     from massgen_cli.app import MassGenApp
+    from massgen_cli.ui import ConsoleView
 
     def make(session_id: str) -> Any:
         sink = _Discard()
-        return MassGenApp(
-            loaded,
-            state_dir=state_dir,
-            console=Console(file=sink),
-            session_id=session_id,
-            quiet=True,
-            out=sink,
-        )
+        view = ConsoleView(loaded.config.agent_ids, console=Console(file=sink), out=sink, quiet=True)
+        return MassGenApp(loaded, view, state_dir=state_dir, session_id=session_id)
 
     return make
 

@@ -4,6 +4,7 @@ the cost so far on stderr)."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -96,7 +97,12 @@ def _runner(options: BatchOptions, loaded: LoadedConfig, state_dir: Path) -> Bat
     return RayBatch(loaded, state_dir, options.concurrency, options.ray)
 
 
-def _with_progress(console: Console, progress: BatchProgress, run, count) -> None:  # type: ignore[no-untyped-def]
+def _with_progress(
+    console: Console,
+    progress: BatchProgress,
+    run: Callable[[Callable[[BatchResult], None]], None],
+    count: Callable[[BatchResult], None],
+) -> None:
     """A Rich progress bar with the cost so far on a terminal; one line per result otherwise."""
     if not console.is_terminal:
 

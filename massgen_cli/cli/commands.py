@@ -5,14 +5,18 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from massgen_cli.errors import MassGenError, UsageError
+
+if TYPE_CHECKING:
+    from massgen_cli.app import MassGenApp
 
 HELP = "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
 SMALL_MODEL_NOTE = (
@@ -45,6 +49,7 @@ def ask_or_chat(options: RunOptions) -> int:
     from massgen_cli.app import MassGenApp
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
+    from massgen_cli.ui import ConsoleView
 
     question, quiet = options.question, options.quiet
     loaded = load_config(options.config)
@@ -55,16 +60,20 @@ def ask_or_chat(options: RunOptions) -> int:
             console.print(f"[yellow]warning:[/] {escape(warning)}")
         if any(agent.backend.type == "local" for agent in loaded.config.agents):
             console.print(f"[dim]{SMALL_MODEL_NOTE}[/]")
-    live = console.is_terminal and loaded.config.ui.display_type == "rich_terminal"
+    ui = loaded.config.ui
+    view = ConsoleView(
+        loaded.config.agent_ids,
+        console=console,
+        live=console.is_terminal and ui.display_type == "rich_terminal",
+        quiet=quiet or ui.display_type == "silent" or ui.automation_mode,
+        debug=options.debug,
+    )
     app = MassGenApp(
         loaded,
+        view,
         state_dir=resolve_state_dir(options.state_dir),
-        console=console,
         session_id=options.session,
         interactive=question is None,
-        quiet=quiet or loaded.config.ui.display_type == "silent" or loaded.config.ui.automation_mode,
-        live=live,
-        debug=options.debug,
     )
     previous = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
     try:
@@ -105,18 +114,15 @@ def _override_memory_scope(config: Any, domain: str | None, task_type: str | Non
         memory.task_type = task_type or memory.task_type
 
 
-def _answer(app, question: str) -> int:  # type: ignore[no-untyped-def]
+def _answer(app: MassGenApp, question: str) -> int:
+    """Ask one question; the view has written the answer to stdout."""
     result = app.ask(question)
     if result.final_answer is None:
         raise MassGenError(f"no answer: {result.end_reason}")
-    if app.view.streamed_text.strip() != result.final_answer.strip():
-        # Nothing streamed (a reused answer), or a presentation that broke off: print the final answer.
-        sys.stdout.write(result.final_answer + "\n")
-        sys.stdout.flush()
     return 0
 
 
-def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
+def _chat(app: MassGenApp, console: Console) -> int:
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
     failures = 0
     if not app.view.quiet:
@@ -148,7 +154,7 @@ def _chat(app, console: Console) -> int:  # type: ignore[no-untyped-def]
     return 1 if failures else 0
 
 
-def _lines(console: Console):  # type: ignore[no-untyped-def]
+def _lines(console: Console) -> Iterator[str]:
     if not sys.stdin.isatty():
         yield from _piped_lines()
         return
@@ -161,7 +167,7 @@ def _lines(console: Console):  # type: ignore[no-untyped-def]
             return
 
 
-def _piped_lines():  # type: ignore[no-untyped-def]
+def _piped_lines() -> Iterator[str]:
     """Questions from a pipe, one per line; binary data or text that is not UTF-8 is a usage error."""
     for number, raw in enumerate(sys.stdin.buffer, start=1):
         if b"\0" in raw:
@@ -172,7 +178,7 @@ def _piped_lines():  # type: ignore[no-untyped-def]
             raise UsageError(f"line {number} of standard input is not UTF-8 text; convert it first") from None
 
 
-def _slash(app, console: Console, command: str) -> bool:  # type: ignore[no-untyped-def]
+def _slash(app: MassGenApp, console: Console, command: str) -> bool:
     """Handle a slash command; True means leave the session."""
     name = command.split()[0].lower()
     if name in ("/quit", "/exit"):

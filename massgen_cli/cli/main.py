@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -245,7 +246,7 @@ def memory_import(
     )
 
 
-def _guarded(debug: bool, action) -> None:  # type: ignore[no-untyped-def]
+def _guarded(debug: bool, action: Callable[[], int | None]) -> None:
     """Run ``action``; a MassGenError becomes red lines on stderr and its exit code."""
     from massgen_cli.errors import MassGenError
 

@@ -199,7 +199,7 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _message(item: dict[str, Any]) -> RecordMessage:
-    role = item.get("role") if item.get("role") in ("user", "assistant") else "user"
+    role = str(item["role"]) if item.get("role") in ("user", "assistant") else "user"
     metadata = {key: value for key, value in item.items() if key not in _KNOWN_FIELDS}
     return {"role": role, "content": str(item["content"]), "metadata": metadata}
 

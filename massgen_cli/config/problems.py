@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -20,7 +20,7 @@ def suggest(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{matches[0]}'?)" if matches else ""
 
 
-def error_path(document: Any, error: dict[str, Any], prefix: str = "") -> str:
+def error_path(document: Any, error: Mapping[str, Any], prefix: str = "") -> str:
     """The YAML path of one pydantic error.
 
     A check that spans a whole mapping reports at the mapping; when its message quotes the value of
@@ -53,7 +53,7 @@ def _is_tag(part: str) -> bool:
     return part[:1].isupper() or "[" in part or part.startswith("function-")
 
 
-def describe_error(error: dict[str, Any]) -> str:
+def describe_error(error: Mapping[str, Any]) -> str:
     """One sentence for one pydantic error."""
     kind, message = error["type"], error["msg"]
     if kind == "missing":

@@ -105,6 +105,11 @@ class MassGenConfig(Section):
         default=None, description="Session to continue, as with --session (the flag wins)."
     )
 
+    @property
+    def agent_ids(self) -> list[str]:
+        """The agents' ids in registration order (every agent has one once the config is loaded)."""
+        return [agent.id or "" for agent in self.agents]
+
     @model_validator(mode="after")
     def _one_agent_list(self) -> MassGenConfig:
         if self.agent is not None and self.agents:

@@ -19,7 +19,13 @@ from massgen_cli.errors import BackendError, ContextLengthError
 from massgen_cli.events import AgentText, AgentUsage, Notice, ReasoningDelta, RunEvent, TextDelta, Usage
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.compression import Summarizer
-from massgen_cli.memory.context.guard import ContextGuard, backend_summarizer, build_guard
+from massgen_cli.memory.context.guard import (
+    ContextGuard,
+    DropHandling,
+    DroppedListener,
+    backend_summarizer,
+    build_guard,
+)
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
@@ -29,6 +35,10 @@ from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
+
+FINAL_ANSWER = "final_answer"
+"""The purpose of a request whose reply is the turn's final answer (a presentation, or a lone agent's
+answer, that no post-evaluation can reject): its text streams to stdout as it comes."""
 
 
 @dataclass
@@ -41,13 +51,11 @@ class Agent:
     guard: ContextGuard | None = None
     summary_backend: Backend | None = None
     toolbox: Toolbox = field(default_factory=Toolbox)
-    usage: Usage = field(default_factory=lambda: Usage(0, 0))
-    """What the agent's backend calls spent in this process (tokens and cost)."""
     pricing: set[asyncio.Task[None]] = field(default_factory=set)
     """Calls still being priced (in a thread, while the price library loads)."""
 
     async def settled(self) -> None:
-        """Wait until every call's cost is in ``usage``."""
+        """Wait until every call's usage, priced, has been emitted."""
         while self.pricing:
             await asyncio.gather(*self.pricing, return_exceptions=True)
 
@@ -83,11 +91,18 @@ def build_agents(
 
         backend = create_backend(agent_config.backend, on_retry=on_retry)
         summary_backend = _summary_backend(agent_config)
-        guard = _guard(agent_config, backend, summary_backend, emit)
-        if memory is not None and memory.enabled_for(agent_id):
-            guard.on_dropped = memory.dropped_listener(agent_id)
+        summarizer = _summarizer(agent_config, backend, summary_backend)
+        dropped = DropHandling(summarizer, _keeper(memory, agent_id))
+        guard = _guard(agent_config, backend, dropped, emit)
         agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, toolbox))
     return agents
+
+
+def _keeper(memory: MemoryRuntime | None, agent_id: str) -> DroppedListener | None:
+    """Where compression hands what it drops: long-term memory, when it is on for the agent."""
+    if memory is None or not memory.enabled_for(agent_id):
+        return None
+    return memory.dropped_listener(agent_id)
 
 
 def _summary_backend(agent_config: AgentConfig) -> Backend | None:
@@ -101,9 +116,7 @@ def _summary_backend(agent_config: AgentConfig) -> Backend | None:
     return create_backend(summary_config)
 
 
-def _guard(
-    agent_config: AgentConfig, backend: Backend, summary_backend: Backend | None, emit: Emit
-) -> ContextGuard:
+def _guard(agent_config: AgentConfig, backend: Backend, dropped: DropHandling, emit: Emit) -> ContextGuard:
     memory = agent_config.memory
     assert memory is not None, "the loader sets each agent's effective memory"
     window = agent_config.context_window or getattr(backend, "context_window", None)
@@ -113,7 +126,7 @@ def _guard(
         window,
         memory.compression,
         emit=emit,
-        summarizer=_summarizer(agent_config, backend, summary_backend),
+        dropped=dropped,
         max_output_tokens=agent_config.backend.max_tokens,
     )
 
@@ -129,13 +142,21 @@ def _summarizer(
     return backend_summarizer(backend)
 
 
+def text_kind(request: Request) -> str:
+    """How the text of a reply to ``request`` is shown: ``presentation`` (the final answer, on stdout) for
+    a final answer's request that offers no tools and asks for no JSON (text before a tool call, or JSON,
+    is no answer), ``evaluation`` for a post-evaluation, else ``content``."""
+    if request.purpose == FINAL_ANSWER and not request.tools and request.response_schema is None:
+        return "presentation"
+    return "evaluation" if request.purpose == "post_evaluation" else "content"
+
+
 async def run_step(
     agent: Agent,
     request: Request,
     emit: Emit,
     log: AttemptLog | None,
     *,
-    text_kind: str = "content",
     on_compressed: CompressedListener | None = None,
 ) -> Completion:
     """Fit, send and stream one request; after a context-length error, shrink it and send it once more."""
@@ -145,32 +166,30 @@ async def run_step(
             await on_compressed(fitted.messages)
         request = fitted
     try:
-        return await _stream(agent, request, emit, log, text_kind)
+        return await _stream(agent, request, emit, log)
     except ContextLengthError:
         if agent.guard is None:
             raise
-        return await _stream(agent, await agent.guard.shrink(request), emit, log, text_kind)
+        return await _stream(agent, await agent.guard.shrink(request), emit, log)
 
 
-async def _stream(
-    agent: Agent, request: Request, emit: Emit, log: AttemptLog | None, text_kind: str
-) -> Completion:
+async def _stream(agent: Agent, request: Request, emit: Emit, log: AttemptLog | None) -> Completion:
     if log is not None:
         log.request(agent.id, _request_record(agent, request))
     result = Completion()
     try:
-        await _consume(agent, request, result, emit, text_kind)
+        await _consume(agent, request, result, emit)
     finally:  # a cancelled or failed stream still spent what it reported (or what it was estimated at)
         _account(agent, _reported_or_estimated(agent, request, result), emit)
     return result
 
 
 def _account(agent: Agent, spent: Usage, emit: Emit) -> None:
-    """Add a call's usage, priced, to the agent's. Loading the price library takes a third of a second:
-    until it is loaded, pricing runs in a thread and the loop goes on (``Agent.settled`` waits for it)."""
+    """Emit a call's usage, priced. Loading the price library takes a third of a second: until it is
+    loaded, pricing runs in a thread and the loop goes on (``Agent.settled`` waits for it)."""
     backend = agent.config.backend
     if library_ready() or not needs_library(backend):
-        _add(agent, priced(spent, backend), emit)
+        emit(AgentUsage(agent.id, priced(spent, backend)))
         return
     task = asyncio.get_running_loop().create_task(_price_in_thread(agent, spent, emit))
     agent.pricing.add(task)
@@ -178,12 +197,7 @@ def _account(agent: Agent, spent: Usage, emit: Emit) -> None:
 
 
 async def _price_in_thread(agent: Agent, spent: Usage, emit: Emit) -> None:
-    _add(agent, await asyncio.to_thread(priced, spent, agent.config.backend), emit)
-
-
-def _add(agent: Agent, spent: Usage, emit: Emit) -> None:
-    agent.usage += spent
-    emit(AgentUsage(agent.id, spent))
+    emit(AgentUsage(agent.id, await asyncio.to_thread(priced, spent, agent.config.backend)))
 
 
 def _reported_or_estimated(agent: Agent, request: Request, result: Completion) -> Usage:
@@ -199,8 +213,8 @@ def _reported_or_estimated(agent: Agent, request: Request, result: Completion) -
     )
 
 
-async def _consume(agent: Agent, request: Request, result: Completion, emit: Emit, text_kind: str) -> None:
-    guard = agent.guard
+async def _consume(agent: Agent, request: Request, result: Completion, emit: Emit) -> None:
+    guard, kind = agent.guard, text_kind(request)
     budget = guard.stream_budget(request) if guard is not None else None
     try:
         async with contextlib.aclosing(agent.backend.stream(request)) as events:
@@ -212,7 +226,7 @@ async def _consume(agent: Agent, request: Request, result: Completion, emit: Emi
                     emit(AgentText(agent.id, event.text, "reasoning"))
                 if not isinstance(event, TextDelta):
                     continue
-                emit(AgentText(agent.id, event.text, text_kind))
+                emit(AgentText(agent.id, event.text, kind))
                 if budget is not None and guard is not None:
                     budget.add(event.text, agent.backend.model)
                     if not guard.check_stream(budget):

@@ -1,57 +1,60 @@
-"""What a turn leaves behind (``TurnResult``, written as summary.json) and the presentation switch for
-an agent's write context paths."""
+"""What a turn leaves behind: ``TurnResult``, the library's return value, written as ``summary.json`` by
+``to_dict`` at the log's edge."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from massgen_cli.coordination.agents import Agent
+from massgen_cli.attempts import Vote
+from massgen_cli.events import Usage
 
 
 @dataclass
 class TurnResult:
-    """What ``summary.json`` holds for the last attempt of a turn."""
+    """The last attempt of a turn (or an attempt post-evaluation rejected, in its own summary)."""
 
     session_id: str
     turn: int
     attempt: int
     question: str
     answers: dict[str, str]
-    votes: list[dict[str, str]]
+    votes: list[Vote]
     winner: str | None
     final_answer: str | None
     end_reason: str
-    usage: dict[str, dict[str, Any]]
-    """Per agent: the tokens and cost of its calls in this attempt (``Usage.fields``)."""
+    usage: dict[str, Usage]
+    """Per agent: the tokens and cost of its calls in this attempt."""
     timings_s: dict[str, float]
     memory_errors: list[str] = field(default_factory=list)
     tool_calls: dict[str, dict[str, int]] = field(default_factory=dict)
     output_folder: str | None = None
     agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    total_usage: dict[str, Any] = field(default_factory=dict)
+    total_usage: Usage = field(default_factory=lambda: Usage(0, 0))
     """Every agent's usage in this attempt, summed."""
-    turn_usage: dict[str, Any] = field(default_factory=dict)
+    turn_usage: Usage = field(default_factory=lambda: Usage(0, 0))
     """Every agent's usage in the turn so far (its earlier attempts too), summed."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@contextlib.contextmanager
-def presenting(agent: Agent) -> Iterator[None]:
-    """While the agent writes the final answer, its write context paths are writable."""
-    roots = agent.toolbox.roots
-    if roots is not None:
-        roots.presenting = True
-    try:
-        yield
-    finally:
-        if roots is not None:
-            roots.presenting = False
-
-
-WARNING_LEVELS = ("warning", "degraded", "error")
+        """The ``summary.json`` record (DESIGN.md's contract)."""
+        return {
+            "session_id": self.session_id,
+            "turn": self.turn,
+            "attempt": self.attempt,
+            "question": self.question,
+            "answers": dict(self.answers),
+            "votes": [{"voter": v.voter, "target": v.target, "reason": v.reason} for v in self.votes],
+            "winner": self.winner,
+            "final_answer": self.final_answer,
+            "end_reason": self.end_reason,
+            "usage": {agent_id: used.fields() for agent_id, used in self.usage.items()},
+            "timings_s": dict(self.timings_s),
+            "memory_errors": list(self.memory_errors),
+            "tool_calls": {agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
+            "output_folder": self.output_folder,
+            "agent_status": {agent_id: dict(status) for agent_id, status in self.agent_status.items()},
+            "warnings": list(self.warnings),
+            "total_usage": self.total_usage.fields(),
+            "turn_usage": self.turn_usage.fields(),
+        }

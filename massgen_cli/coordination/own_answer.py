@@ -26,7 +26,7 @@ from massgen_cli.coordination.toolloop import (
     run_with_tools,
 )
 from massgen_cli.errors import BackendError
-from massgen_cli.events import AgentStatus, FinalAnswer, Notice, RunEvent
+from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message
 
@@ -51,9 +51,9 @@ class OwnAnswer:
     failure: str = ""
 
 
-async def own_answer(agent: Agent, question: str, step: AnswerStep, *, streamed_as: str) -> OwnAnswer:
-    """``agent``'s answer: its own system prompt, the question, its memory and tools; ``streamed_as``
-    is the kind of text its stream is shown as (``presentation`` when it is the final answer)."""
+async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: str = "answer") -> OwnAnswer:
+    """``agent``'s answer: its own system prompt, the question, its memory and tools; its request's
+    ``purpose`` is ``FINAL_ANSWER`` when the answer is the turn's final answer as it comes."""
     json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
     extra = (
         [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS] if json_tools else []
@@ -62,7 +62,8 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, streamed_
     task: Message = {"role": "user", "content": question}
     context = step.context
     messages = await context.messages(agent, step.turn, question, system, task)
-    request = Request(messages, response_schema=SINGLE_ANSWER_SCHEMA if json_tools else None)
+    schema = SINGLE_ANSWER_SCHEMA if json_tools else None
+    request = Request(messages, response_schema=schema, purpose=purpose)
     write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
     try:
         done = await asyncio.wait_for(
@@ -73,7 +74,6 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, streamed_
                 step.log,
                 limit=step.tool_call_limit,
                 decide_now=prompts.ANSWER_NOW,
-                text_kind="content" if agent.toolbox else streamed_as,
                 on_compressed=write_back,
                 recall=partial(context.recalled, agent, question),
             ),
@@ -93,16 +93,15 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, streamed_
     return OwnAnswer(agent.id, text, done.exchange)
 
 
-async def answer_alone(agent: Agent, question: str, step: AnswerStep) -> AttemptResult:
-    """One agent needs no voting: its answer is final, streamed as it comes when it has no tools."""
+async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose: str) -> AttemptResult:
+    """One agent needs no voting: its answer is the final answer (streamed as it comes when ``purpose`` is
+    ``FINAL_ANSWER``, that is when no post-evaluation can reject it)."""
     started = time.monotonic()
     if agent.toolbox.roots is not None:
         agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
-    answer = await own_answer(agent, question, step, streamed_as="presentation")
+    answer = await own_answer(agent, question, step, purpose=purpose)
     if answer.failure:
         return AttemptResult({}, [], None, answer.failure, _since(started), {agent.id: answer.exchange})
-    if agent.toolbox:  # text before tool calls was no answer: it was not streamed as one
-        step.emit(FinalAnswer(agent.id, answer.text))
     answers, transcripts = {agent.id: answer.text}, {agent.id: answer.exchange}
     return AttemptResult(answers, [], agent.id, "single agent answered", _since(started), transcripts)
 
@@ -112,7 +111,7 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
     started = time.monotonic()
     for agent in agents:
         step.emit(AgentStatus(agent.id, "working"))
-    results = await asyncio.gather(*(own_answer(a, question, step, streamed_as="content") for a in agents))
+    results = await asyncio.gather(*(own_answer(a, question, step) for a in agents))
     answers = {result.agent_id: result.text for result in results if not result.failure}
     for result in results:
         if result.failure:

@@ -15,8 +15,8 @@ from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared.block import SharedMemory
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
+from massgen_cli.memory.shared.memory import SharedMemory
 from massgen_cli.messages import Message, inject_after_first_system
 from massgen_cli.tools.snapshots import Snapshots
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Vote:
-    """``voter`` chose ``target`` (both real agent ids)."""
-
-    voter: str
-    target: str
-    reason: str = ""
+from massgen_cli.attempts import Vote
 
 
 def alias_map(agent_ids: Sequence[str]) -> dict[str, str]:

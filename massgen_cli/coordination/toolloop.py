@@ -55,7 +55,6 @@ async def run_with_tools(
     *,
     limit: int,
     decide_now: str,
-    text_kind: str = "content",
     on_compressed: CompressedListener | None = None,
     recall: Recall | None = None,
 ) -> ToolStep:
@@ -67,7 +66,7 @@ async def run_with_tools(
         fitted = _Fitted(on_compressed if not step.exchange else None)
         offered = agent.toolbox.specs if step.calls < limit else ()
         sent = offer_tools(replace(request, messages=messages), offered, agent)
-        step.completion = await run_step(agent, sent, emit, log, text_kind=text_kind, on_compressed=fitted)
+        step.completion = await run_step(agent, sent, emit, log, on_compressed=fitted)
         if fitted.messages is not None:
             messages = await recall(fitted.messages) if recall is not None else fitted.messages
         calls = toolbox_calls(step.completion, agent, step.calls)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
+from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import MassGenError
@@ -45,7 +46,9 @@ def searches_all_sessions(memory: MemoryConfig) -> bool:
 
 
 class MemoryRuntime:
-    """Long-term memory for the agents of one session."""
+    """Long-term memory for the agents of one session; a part of the attempt lifecycle."""
+
+    part_name: ClassVar[str] = "long-term memory"
 
     def __init__(
         self,
@@ -114,12 +117,12 @@ class MemoryRuntime:
     def enabled_for(self, agent_id: str) -> bool:
         return self.store is not None and persistent_enabled(self.settings.get(agent_id))
 
-    def begin_attempt(self, turn: int, attempt: int, log_dir: Path | None) -> None:
+    def begin(self, at: AttemptAt) -> None:
         if not self.spool_replayed:  # the first attempt of the run, inside the event loop
             self.spool_replayed = True
             self._replay_spool()
-        self.turn, self.attempt = turn, attempt
-        self.dump_dir = log_dir / "memory_debug" if log_dir else None
+        self.turn, self.attempt = at.turn, at.attempt
+        self.dump_dir = at.log_dir / "memory_debug" if at.log_dir else None
         self.blocks.clear()
 
     def refresh(self, agent_id: str) -> None:
@@ -188,7 +191,7 @@ class MemoryRuntime:
                 self.spool.keep_winner(mark)
                 self._failed(f"could not record the winner of turn {mark.turn}, kept again: {error}")
 
-    def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Any]:
+    def dropped_listener(self, agent_id: str) -> Callable[[list[Message]], Awaitable[None]]:
         """Messages compression drops go to long-term memory, so retrieval can bring them back."""
 
         async def on_dropped(messages: list[Message]) -> None:
@@ -199,11 +202,10 @@ class MemoryRuntime:
 
         return on_dropped
 
-    async def end_turn(
-        self, winner: str | None, final_answer: str | None, answered: Iterable[str] = ()
-    ) -> list[str]:
+    async def commit(self, outcome: TurnOutcome) -> list[str]:
         """Record the winner's final answer and the winner itself, learn values from the outcome,
-        flush, and return the errors."""
+        flush, and return the errors of the turn."""
+        winner, final_answer = outcome.winner, outcome.final_answer
         startup, self.startup_errors = self.startup_errors, []
         if self.store is None or self.recorder is None:
             if winner is not None and final_answer and self.spool is not None:  # for a run that can write
@@ -211,8 +213,8 @@ class MemoryRuntime:
                 self.spool.keep_winner(WinnerMark(self.session_id, self.turn, winner, self.attempt))
             return startup
         if winner is not None and final_answer:
-            await self._learn(winner, [agent_id for agent_id in answered if agent_id != winner])
-        self.cancel_turn()
+            await self._learn(winner, [agent_id for agent_id in outcome.answers if agent_id != winner])
+        self._forget_traces()
         if winner is not None and final_answer:
             self.record(winner, [{"role": "assistant", "content": final_answer}])
             try:
@@ -240,8 +242,13 @@ class MemoryRuntime:
         if changed:
             self.emit(Notice("debug", f"📈 updated the values of {len(changed)} memories (winner {winner})"))
 
-    def cancel_turn(self) -> None:
-        """A turn that ends without an outcome (or a finished one) leaves no traces behind."""
+    def roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
+        """What an attempt recorded stays, invisible to the others until its agent wins a turn; a failed
+        or cancelled turn leaves no value traces behind."""
+        if whole_turn:
+            self._forget_traces()
+
+    def _forget_traces(self) -> None:
         if self.traces is not None:
             self.traces.clear()
 

@@ -44,7 +44,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # The server's stderr, open for its whole life (read for error reports); closed by ``McpHub.close``.
-        self.stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # type: ignore[assignment]  # noqa: SIM115
+        self.stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
 
     @property
     def name(self) -> str:

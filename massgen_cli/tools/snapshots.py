@@ -10,12 +10,18 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
+
+from massgen_cli.attempts import AttemptAt, TurnOutcome
 
 IGNORED = shutil.ignore_patterns(".git", "__pycache__", "node_modules", ".venv")
 
 
 class Snapshots:
-    """The snapshots of one session; ``labels`` maps each agent id to the anonymous name peers see."""
+    """The snapshots of one session; ``labels`` maps each agent id to the anonymous name peers see. A part
+    of the attempt lifecycle."""
+
+    part_name: ClassVar[str] = "workspace snapshots"
 
     def __init__(self, storage: Path, views: Path, session_id: str, labels: Mapping[str, str]):
         self.storage = storage.resolve()
@@ -26,9 +32,23 @@ class Snapshots:
         self.generation = 0  # changes whenever a snapshot is taken or removed
         self.views_at: dict[str, tuple[int, list[str]]] = {}  # agent → (generation, labels) of its view
 
-    def begin_attempt(self, turn: int, attempt: int) -> None:
-        self.turn, self.attempt = turn, attempt
+    def begin(self, at: AttemptAt) -> None:
+        self.turn, self.attempt = at.turn, at.attempt
         self.generation += 1
+
+    async def commit(self, outcome: TurnOutcome) -> list[str]:
+        """An answered turn keeps its snapshots (the winner's workspace is the output folder); one without
+        an answer is removed like a failed one."""
+        if not outcome.answered:
+            self.roll_back(outcome.at, whole_turn=True)
+        return []
+
+    def roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
+        """Remove the snapshots of an attempt post-evaluation rejected, or of every attempt of a turn that
+        failed."""
+        folder = self.storage / self.session_id / f"turn_{at.turn}"
+        shutil.rmtree(folder if whole_turn else folder / f"attempt_{at.attempt}", ignore_errors=True)
+        self._clear_views()
 
     def view_folder(self, agent_id: str) -> Path:
         """Where ``agent_id`` finds its peers' snapshots (created empty until there are some)."""
@@ -66,16 +86,6 @@ class Snapshots:
                 shown.append(label)
         self.views_at[agent_id] = (self.generation, shown)
         return shown
-
-    def reject_attempt(self, turn: int, attempt: int) -> None:
-        """Remove the snapshots of an attempt post-evaluation rejected."""
-        shutil.rmtree(self._attempt_folder(turn, attempt), ignore_errors=True)
-        self._clear_views()
-
-    def cancel_turn(self, turn: int) -> None:
-        """Remove every snapshot of a turn that failed."""
-        shutil.rmtree(self.storage / self.session_id / f"turn_{turn}", ignore_errors=True)
-        self._clear_views()
 
     def _attempt_folder(self, turn: int, attempt: int) -> Path:
         return self.storage / self.session_id / f"turn_{turn}" / f"attempt_{attempt}"

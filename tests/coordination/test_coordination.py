@@ -5,28 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-THREE_AGENTS = """
-agents:
-  - id: agent_a
-    backend:
-      type: scripted
-      responses:
-        - {tool: new_answer, args: {content: "Paris."}}
-        - {tool: vote, args: {agent_id: agent2, reason: "more complete"}}
-  - id: agent_b
-    backend:
-      type: scripted
-      responses:
-        - {tool: new_answer, args: {content: "Paris is the capital of France."}, delay: 0.2}
-        - {tool: new_answer, args: {content: "Paris is the capital and largest city of France."}}
-        - {tool: vote, args: {agent_id: agent2, reason: "refined"}}
-        - "The capital of France is Paris."
-  - id: agent_c
-    backend:
-      type: scripted
-      responses:
-        - {tool: vote, args: {agent_id: agent_b, reason: "clearest"}, delay: 0.5}
-"""
+from tests.scripted import answer, scripted, vote
+
+THREE_AGENTS = scripted(
+    {
+        "agent_a": [answer("Paris."), vote("agent2", "more complete")],
+        "agent_b": [
+            answer("Paris is the capital of France.", delay=0.2),
+            answer("Paris is the capital and largest city of France."),
+            vote("agent2", "refined"),
+            "The capital of France is Paris.",
+        ],
+        "agent_c": [vote("agent_b", "clearest", delay=0.5)],
+    }
+)
+REUSE = {"final_presentation": "reuse"}
 
 
 def summary_of(run, turn: int = 1, attempt: int = 1) -> dict:
@@ -42,7 +35,7 @@ def test_three_agents_refine_vote_and_present(in_process):
         "agent_a": "Paris.",
         "agent_b": "Paris is the capital and largest city of France.",
     }
-    assert [(v["voter"], v["target"]) for v in result.votes] == [
+    assert [(v.voter, v.target) for v in result.votes] == [
         ("agent_a", "agent_b"),
         ("agent_b", "agent_b"),
         ("agent_c", "agent_b"),
@@ -58,76 +51,50 @@ def test_three_agents_refine_vote_and_present(in_process):
 
 def test_tie_goes_to_registration_order(in_process):
     run = in_process(
-        """
-        agents:
-          - id: first
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "A"}}
-                - {tool: vote, args: {agent_id: agent2, reason: "B is good"}, delay: 0.3}
-          - id: second
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "B (slow, superseded)"}, delay: 5}
-                - {tool: new_answer, args: {content: "B"}, delay: 0.1}
-                - {tool: vote, args: {agent_id: agent1, reason: "A is good"}}
-        orchestrator: {final_presentation: reuse}
-        """
+        scripted(
+            {
+                "first": [answer("A"), vote("agent2", "B is good", delay=0.3)],
+                "second": [
+                    answer("B (slow, superseded)", delay=5),
+                    answer("B", delay=0.1),
+                    vote("agent1", "A is good"),
+                ],
+            },
+            orchestrator=REUSE,
+        )
     )
     result = run.app.ask("Q?")
-    assert {(v["voter"], v["target"]) for v in result.votes} == {("first", "second"), ("second", "first")}
+    assert {(v.voter, v.target) for v in result.votes} == {("first", "second"), ("second", "first")}
     assert result.winner == "first"
     assert result.final_answer == "A"
 
 
 def test_vote_for_unknown_agent_is_reasked_and_never_recorded(in_process):
     run = in_process(
-        """
-        agents:
-          - id: a
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "Answer A"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
-          - id: b
-            backend:
-              type: scripted
-              responses:
-                - {tool: vote, args: {agent_id: agent7, reason: "?"}, delay: 0.2}
-                - {tool: vote, args: {agent_id: agent7, reason: "?"}, delay: 0.2}
-                - {tool: vote, args: {agent_id: agent1, reason: "fine"}}
-        orchestrator: {final_presentation: reuse}
-        """
+        scripted(
+            {
+                "a": [answer("Answer A"), vote("agent1", "mine")],
+                "b": [vote("agent7", "?", delay=0.2), vote("agent7", "?", delay=0.2), vote("agent1", "fine")],
+            },
+            orchestrator=REUSE,
+        )
     )
     result = run.app.ask("Q?")
-    assert [(v["voter"], v["target"]) for v in result.votes] == [("a", "a"), ("b", "a")]
+    assert [(v.voter, v.target) for v in result.votes] == [("a", "a"), ("b", "a")]
     reask = run.requests("b")[-1].messages[-1]["content"]
     assert "'agent7' is not an agent with an answer (choose from: agent1)" in reask
 
 
 def test_agent_that_never_decides_is_reasked_then_left_out(in_process):
     run = in_process(
-        """
-        agents:
-          - id: a
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "Answer A"}}
-                - {tool: vote, args: {agent_id: a, reason: "mine"}}
-          - id: undecided
-            backend:
-              type: scripted
-              responses: ["I am not sure what to do."]
-        orchestrator: {final_presentation: reuse, max_reasks: 1}
-        """
+        scripted(
+            {"a": [answer("Answer A"), vote("a", "mine")], "undecided": ["I am not sure what to do."]},
+            orchestrator={**REUSE, "max_reasks": 1},
+        )
     )
     result = run.app.ask("Q?")
     assert result.winner == "a"
-    assert [v["voter"] for v in result.votes] == ["a"]
+    assert [v.voter for v in result.votes] == ["a"]
     assert result.end_reason == "every agent finished; not all of them voted"
     last = run.requests("undecided")[-1]
     assert last.messages[-1]["content"].startswith("You did not finish with an action")
@@ -136,21 +103,14 @@ def test_agent_that_never_decides_is_reasked_then_left_out(in_process):
 
 def test_turn_timeout_ends_with_best_available_answer(in_process):
     run = in_process(
-        """
-        agents:
-          - id: quick
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "Quick answer"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}, delay: 30}
-          - id: slow
-            backend:
-              type: scripted
-              responses: [{tool: new_answer, args: {content: "Slow"}, delay: 30}]
-        orchestrator: {final_presentation: reuse}
-        timeout_settings: {orchestrator_timeout_seconds: 0.5}
-        """
+        scripted(
+            {
+                "quick": [answer("Quick answer"), vote("agent1", "mine", delay=30)],
+                "slow": [answer("Slow", delay=30)],
+            },
+            orchestrator=REUSE,
+            timeout_settings={"orchestrator_timeout_seconds": 0.5},
+        )
     )
     result = run.app.ask("Q?")
     assert result.final_answer == "Quick answer"
@@ -159,20 +119,13 @@ def test_turn_timeout_ends_with_best_available_answer(in_process):
 
 def test_step_timeout_fails_only_that_agent(in_process):
     run = in_process(
-        """
-        agents:
-          - id: quick
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "Quick answer"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
-          - id: stuck
-            backend:
-              type: scripted
-              responses: [{tool: vote, args: {agent_id: agent1, reason: "late"}, delay: 30}]
-        orchestrator: {final_presentation: reuse, step_timeout_seconds: 0.3}
-        """
+        scripted(
+            {
+                "quick": [answer("Quick answer"), vote("agent1", "mine")],
+                "stuck": [vote("agent1", "late", delay=30)],
+            },
+            orchestrator={**REUSE, "step_timeout_seconds": 0.3},
+        )
     )
     result = run.app.ask("Q?")
     assert result.winner == "quick"
@@ -181,22 +134,16 @@ def test_step_timeout_fails_only_that_agent(in_process):
 
 def test_new_answer_cancels_in_flight_steps_of_the_others(in_process):
     run = in_process(
-        """
-        agents:
-          - id: fast
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "Fast answer"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
-          - id: slow
-            backend:
-              type: scripted
-              responses:
-                - {text: "working long", tool: new_answer, args: {content: "Superseded"}, delay: 30}
-                - {tool: vote, args: {agent_id: agent1, reason: "fast was right"}}
-        orchestrator: {final_presentation: reuse}
-        """
+        scripted(
+            {
+                "fast": [answer("Fast answer"), vote("agent1", "mine")],
+                "slow": [
+                    answer("Superseded", text="working long", delay=30),
+                    vote("agent1", "fast was right"),
+                ],
+            },
+            orchestrator=REUSE,
+        )
     )
     result = run.app.ask("Q?")
     assert "Superseded" not in result.answers.values()
@@ -209,47 +156,32 @@ def test_new_answer_cancels_in_flight_steps_of_the_others(in_process):
 
 def test_answer_cap_removes_the_new_answer_tool(in_process):
     run = in_process(
-        """
-        agents:
-          - id: a
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "v1"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "done"}}
-          - id: b
-            backend:
-              type: scripted
-              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.1}]
-        orchestrator: {final_presentation: reuse, max_new_answers_per_agent: 1}
-        """
+        scripted(
+            {"a": [answer("v1"), vote("agent1", "done")], "b": [vote("agent1", "ok", delay=0.1)]},
+            orchestrator={**REUSE, "max_new_answers_per_agent": 1},
+        )
     )
     run.app.ask("Q?")
     assert [t.name for t in run.requests("a")[1].tools] == ["vote"]
 
 
 def test_post_evaluation_restart_starts_a_second_attempt(in_process):
+    restart = {"tool": "restart_orchestration", "args": {"reason": "too short", "instructions": "add detail"}}
     run = in_process(
-        """
-        agents:
-          - id: a
-            backend:
-              type: scripted
-              responses:
-                - {tool: new_answer, args: {content: "first try"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
-                - {tool: restart_orchestration, args: {reason: "too short", instructions: "add detail"}}
-                - {tool: new_answer, args: {content: "second try, detailed"}}
-                - {tool: vote, args: {agent_id: agent1, reason: "mine"}}
-                - {tool: submit, args: {}}
-          - id: b
-            backend:
-              type: scripted
-              responses: [{tool: vote, args: {agent_id: agent1, reason: "ok"}, delay: 0.1}]
-        orchestrator:
-          final_presentation: reuse
-          coordination: {max_orchestration_restarts: 1}
-        """
+        scripted(
+            {
+                "a": [
+                    answer("first try"),
+                    vote("agent1", "mine"),
+                    restart,
+                    answer("second try, detailed"),
+                    vote("agent1", "mine"),
+                    {"tool": "submit", "args": {}},
+                ],
+                "b": [vote("agent1", "ok", delay=0.1)],
+            },
+            orchestrator={**REUSE, "coordination": {"max_orchestration_restarts": 1}},
+        )
     )
     result = run.app.ask("Q?")
     assert result.attempt == 2
@@ -303,14 +235,7 @@ def test_simultaneous_answers_leave_no_step_running(tmp_path):
     from massgen_cli.coordination.agents import build_agents
     from massgen_cli.coordination.orchestrator import Orchestrator
 
-    entry = (
-        '[{tool: new_answer, args: {content: "answer NAME"}}, '
-        "{tool: vote, args: {agent_id: agent1, reason: r}}]"
-    )
-    text = "agents:\n" + "".join(
-        f"  - id: {name}\n    backend: {{type: scripted, responses: {entry.replace('NAME', name)}}}\n"
-        for name in ("a", "b", "c")
-    )
+    text = scripted({name: [answer(f"answer {name}"), vote("agent1", "r")] for name in ("a", "b", "c")})
     config = load_document(yaml.safe_load(text), tmp_path / "c.yaml").config
     agents = build_agents(config, lambda event: None)
 

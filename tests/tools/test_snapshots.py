@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from massgen_cli.attempts import AttemptAt
 from massgen_cli.tools.snapshots import Snapshots
 from tests.conftest import first_attempt_folder, run_cli, write_config
 
@@ -19,7 +20,7 @@ def a_workspace_with_a_plan(tmp_path: Path, plan: str) -> tuple[Path, Snapshots]
     workspace.mkdir()
     (workspace / "plan.md").write_text(plan)
     snapshots = Snapshots(tmp_path / "snaps", tmp_path / "views", "s1", {"a": "agent1", "b": "agent2"})
-    snapshots.begin_attempt(1, 1)
+    snapshots.begin(AttemptAt(1, 1))
     return workspace, snapshots
 
 
@@ -31,9 +32,9 @@ def test_a_peer_sees_a_snapshot_only_after_the_answer_and_rollback_removes_it(tm
     assert snapshots.refresh_view("b") == ["agent1"]
     assert (snapshots.view_folder("b") / "agent1" / "plan.md").read_text() == "a's plan\n"
     assert snapshots.refresh_view("a") == [], "an agent's own snapshot is not among its peers"
-    snapshots.reject_attempt(1, 1)
+    snapshots.roll_back(AttemptAt(1, 1), whole_turn=False)
     assert not (tmp_path / "snaps" / "s1" / "turn_1" / "attempt_1").exists()
-    snapshots.begin_attempt(1, 2)
+    snapshots.begin(AttemptAt(1, 2))
     assert snapshots.refresh_view("b") == []
 
 

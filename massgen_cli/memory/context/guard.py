@@ -22,6 +22,15 @@ OVERFLOW_TARGET_FACTOR = 0.5
 DroppedListener = Callable[[list[Message]], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class DropHandling:
+    """What compression does with the span it drops: summarise it (with ``summarizer``, else an extractive
+    summary) and hand it to ``on_dropped`` (long-term memory, so retrieval can bring it back)."""
+
+    summarizer: Summarizer | None = None
+    on_dropped: DroppedListener | None = None
+
+
 @dataclass
 class StreamBudget:
     """Output tokens a response may use, and how many it has used so far (estimated while streaming)."""
@@ -62,16 +71,16 @@ class ContextGuard:
         settings: CompressionConfig,
         *,
         emit: Callable[[RunEvent], None],
-        summarizer: Summarizer | None = None,
-        on_dropped: DroppedListener | None = None,
+        dropped: DropHandling | None = None,
         max_output_tokens: int | None = None,
     ):
         self.agent_id = agent_id
         self.monitor = monitor
         self.settings = settings
         self.emit = emit
+        summarizer = dropped.summarizer if dropped is not None else None
         self.summarizer = _said_once_on_failure(summarizer, agent_id, emit) if summarizer else None
-        self.on_dropped = on_dropped
+        self.on_dropped = dropped.on_dropped if dropped is not None else None
         self.max_output_tokens = max_output_tokens
         self.turn = 0
         self._reported_turn = -1
@@ -253,7 +262,7 @@ def build_guard(
     settings: CompressionConfig,
     *,
     emit: Callable[[RunEvent], None],
-    summarizer: Summarizer | None,
+    dropped: DropHandling,
     max_output_tokens: int | None,
 ) -> ContextGuard:
     window = context_window(model, window_override)
@@ -261,5 +270,5 @@ def build_guard(
         model, window, trigger_threshold=settings.trigger_threshold, target_ratio=settings.target_ratio
     )
     return ContextGuard(
-        agent_id, monitor, settings, emit=emit, summarizer=summarizer, max_output_tokens=max_output_tokens
+        agent_id, monitor, settings, emit=emit, dropped=dropped, max_output_tokens=max_output_tokens
     )

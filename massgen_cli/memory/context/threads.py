@@ -28,6 +28,16 @@ class AgentThreads:
     def get_history(self, agent_id: str) -> list[Message]:
         return self.thread(agent_id).messages_now()
 
+    async def remember_turn(
+        self, question: str, steps: dict[str, list[Message]], final_answer: str, agent_ids: list[str]
+    ) -> None:
+        """Each agent's thread gets the question, its own decisive ``steps`` and the final answer."""
+        for agent_id in agent_ids:
+            await self.append_message(agent_id, {"role": "user", "content": question})
+            for message in steps.get(agent_id, []):
+                await self.append_message(agent_id, message)
+            await self.append_message(agent_id, {"role": "assistant", "content": final_answer})
+
     async def replace_history(self, agent_id: str, messages: list[Message]) -> None:
         await self.thread(agent_id).replace(messages, agent_id=agent_id)
 
@@ -43,11 +53,13 @@ class AgentThreads:
         write_json(self.path, {agent_id: thread.to_list() for agent_id, thread in self.threads.items()})
 
     @classmethod
-    def load(cls, session_dir: Path) -> AgentThreads:
-        """The threads saved in ``session_dir`` (empty when there are none yet)."""
-        threads = cls(session_dir / THREADS_FILE)
-        if threads.path is not None and threads.path.is_file():
-            data = read_json(threads.path, "agent threads")
+    def load(cls, session_dir: Path, *, saved: bool = True) -> AgentThreads:
+        """The threads saved in ``session_dir`` (empty when there are none yet); with ``saved`` False they
+        are read but never written (the state folder cannot be written)."""
+        path = session_dir / THREADS_FILE
+        threads = cls(path if saved else None)
+        if path.is_file():
+            data = read_json(path, "agent threads")
             threads.threads = {
                 agent_id: ConversationMemory.from_list(items) for agent_id, items in data.items()
             }

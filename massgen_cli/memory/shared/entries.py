@@ -99,9 +99,13 @@ class SharedEntries:
         write_json(self.path, [asdict(e) for e in self.entries])
 
     @classmethod
-    def load(cls, session_dir: Path, lifecycle: LifecycleConfig | None = None) -> SharedEntries:
-        shared = cls(lifecycle, session_dir / SHARED_FILE)
-        if shared.path is not None and shared.path.is_file():
-            data: list[dict[str, Any]] = read_json(shared.path, "shared entries")
+    def load(
+        cls, session_dir: Path, lifecycle: LifecycleConfig | None = None, *, saved: bool = True
+    ) -> SharedEntries:
+        """The entries saved in ``session_dir``; with ``saved`` False they are read but never written."""
+        path = session_dir / SHARED_FILE
+        shared = cls(lifecycle, path if saved else None)
+        if path.is_file():
+            data: list[dict[str, Any]] = read_json(path, "shared entries")
             shared.entries = [Entry(**item) for item in data]
         return shared

@@ -19,8 +19,9 @@ from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
-from massgen_cli.memory.shared.block import CONVERSATION_HEADER, PERSISTENT_HEADER, SharedMemory
+from massgen_cli.memory.shared.block import CONVERSATION_HEADER, PERSISTENT_HEADER
 from massgen_cli.memory.shared.entries import SharedEntries
+from massgen_cli.memory.shared.memory import SharedMemory, SharedStores
 from tests.conftest import wait_until
 
 AGENTS = """
@@ -48,16 +49,8 @@ def agents_and_config(tmp_path, text=AGENTS):  # type: ignore[no-untyped-def]
 
 
 def persistent_orchestrator(agents, config, store):  # type: ignore[no-untyped-def]
-    shared = SharedMemory(config.orchestrator.shared_memory, persistent=store, session_id="s")
+    shared = SharedMemory(config.orchestrator.shared_memory, SharedStores(persistent=store), session_id="s")
     return Orchestrator(agents, config.orchestrator, context=StepContext(shared=shared))
-
-
-@pytest.fixture
-def store(tmp_path):  # type: ignore[no-untyped-def]
-    memory = PersistentMemory(PersistentMemoryConfig(enabled=True), tmp_path, domain="g", task_type="g")
-    yield memory
-    memory.close()
-    close_clients()
 
 
 @pytest.mark.parametrize("conversation", [False, True])
@@ -72,8 +65,7 @@ def test_injection_and_recording_in_every_combination(tmp_path, store, conversat
         store.record_winner("s", 1, "b")
     shared = SharedMemory(
         config.orchestrator.shared_memory,
-        conversation=shared_conversation,
-        persistent=store if persistent else None,
+        SharedStores(conversation=shared_conversation, persistent=store if persistent else None),
         session_id="s",
     )
     orchestrator = Orchestrator(
@@ -117,7 +109,8 @@ def test_window_keeps_recent_and_relevant(tmp_path):
         ("w", "cats sleep"),
     ]:
         conversation.add_now({"role": "assistant", "content": text}, agent_id=agent)
-    shared = SharedMemory(config.orchestrator.shared_memory, conversation=conversation, session_id="s")
+    stores = SharedStores(conversation=conversation)
+    shared = SharedMemory(config.orchestrator.shared_memory, stores, session_id="s")
     orchestrator = Orchestrator(agents, config.orchestrator, context=StepContext(shared=shared))
     asyncio.run(orchestrator.run("Which rivers are long?"))
     first_request = agents[1].backend.inner.requests[0].messages  # type: ignore[attr-defined]

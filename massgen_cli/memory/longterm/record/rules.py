@@ -59,7 +59,7 @@ class _Span:
     used: Counter[str] = field(default_factory=Counter)
 
     def add(self, content: str, role: str = "assistant") -> None:
-        self.recorded.append({"role": role, "content": content})  # type: ignore[typeddict-item]
+        self.recorded.append({"role": role, "content": content})
 
     def assistant(self, message: Message) -> None:
         if self.reasoning:

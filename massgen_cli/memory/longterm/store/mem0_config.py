@@ -74,7 +74,7 @@ def plan_llm(endpoint: ModelEndpoint) -> MemoryLLMPlan:
     model = endpoint.model or _DEFAULT_LLM_MODELS.get(provider, "gpt-4.1-nano-2025-04-14")
     if provider in ("anthropic", "claude"):
         key = _key(endpoint, "ANTHROPIC_API_KEY")
-        config = {"model": model, "api_key": key, "enable_sampling_parameters": False}
+        config: dict[str, Any] = {"model": model, "api_key": key, "enable_sampling_parameters": False}
         return _usable(placeholder, "anthropic", config, key, "ANTHROPIC_API_KEY")
     if provider == "azure_openai":
         key = _key(endpoint, "AZURE_OPENAI_API_KEY")

@@ -1,0 +1,181 @@
+"""The end of an attempt: the final answer (the winner's presentation, or the winning answer as it is)
+and its post-evaluation, in which the winner checks the final answer and may ask for a new attempt.
+
+A presentation that no post-evaluation can reject is the turn's final answer as it comes: its request's
+purpose is ``FINAL_ANSWER``, so its text streams to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from massgen_cli.backends.base import Request, ToolSpec
+from massgen_cli.config.orchestrator import OrchestratorConfig
+from massgen_cli.coordination import prompts
+from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
+from massgen_cli.coordination.decisions import find_json_object
+from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.steps import AttemptScope, StepContext
+from massgen_cli.coordination.toolloop import run_with_tools
+from massgen_cli.errors import BackendError
+from massgen_cli.events import Notice
+from massgen_cli.messages import Message
+from massgen_cli.tools.toolbox import Toolbox
+
+SUBMIT, RESTART = "submit", "restart_orchestration"
+
+EVALUATION_INSTRUCTIONS = """\
+Check the final answer below against the original message. If it fully answers it, call `submit`. \
+If it is wrong or incomplete, call `restart_orchestration` with the reason and instructions for the \
+next attempt."""
+
+EVALUATION_JSON_INSTRUCTIONS = (
+    'Reply with one JSON object only: {"action": "submit"} or '
+    '{"action": "restart_orchestration", "reason": "<why>", "instructions": "<what to do differently>"}.'
+)
+
+EVALUATION_TOOLS = (
+    ToolSpec(SUBMIT, "Accept the final answer.", {"type": "object", "properties": {}}),
+    ToolSpec(
+        RESTART,
+        "Reject the final answer and start a new attempt.",
+        {
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "instructions": {"type": "string"}},
+            "required": ["reason", "instructions"],
+        },
+    ),
+)
+
+EVALUATION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": [SUBMIT, RESTART]},
+        "reason": {"type": "string"},
+        "instructions": {"type": "string"},
+    },
+    "required": ["action"],
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    restart: bool
+    reason: str = ""
+    instructions: str = ""
+
+
+@contextlib.contextmanager
+def presenting(agent: Agent) -> Iterator[None]:
+    """While the agent writes the final answer, its write context paths are writable."""
+    roots = agent.toolbox.roots
+    if roots is not None:
+        roots.presenting = True
+    try:
+        yield
+    finally:
+        if roots is not None:
+            roots.presenting = False
+
+
+@dataclass(frozen=True)
+class Finale:
+    """The end of one attempt, run with the orchestrator's settings, the steps' context and the attempt's
+    scope (where its events and requests go)."""
+
+    settings: OrchestratorConfig
+    context: StepContext
+    scope: AttemptScope
+
+    async def final_answer(
+        self, agents: Sequence[Agent], question: str, result: AttemptResult, purpose: str
+    ) -> str | None:
+        """The winning answer as it is (one agent, or ``final_presentation: reuse``), else the winner's
+        presentation of it, written with ``purpose``; None without a winner."""
+        if result.winner is None:
+            return None
+        winning = result.answers[result.winner]
+        if len(agents) == 1 or self.settings.final_presentation == "reuse":
+            return winning
+        started = time.monotonic()
+        winner = next(agent for agent in agents if agent.id == result.winner)
+        presented = await self._present(winner, [agent.id for agent in agents], question, result, purpose)
+        result.timings_s["presentation"] = round(time.monotonic() - started, 3)
+        return presented or winning
+
+    async def _present(
+        self, winner: Agent, agent_ids: list[str], question: str, result: AttemptResult, purpose: str
+    ) -> str:
+        """The winner writes the final answer, with its tools when its backend calls tools: this is when
+        context paths with permission write may be written. A failure leaves the winning answer."""
+        task = prompts.presentation_message(question, result.answers, result.votes, agent_ids)
+        with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
+        system = prompts.own_system_message(
+            winner.config.system_message, winner.toolbox.instructions() if with_tools else ""
+        )
+        request = Request(self.context.plain(winner, system, task), purpose=purpose)
+        timeout = self.settings.step_timeout_seconds
+        try:
+            with presenting(winner):
+                step = await asyncio.wait_for(
+                    run_with_tools(
+                        winner if with_tools else replace(winner, toolbox=Toolbox()),
+                        request,
+                        self.scope.emit,
+                        self.scope.log,
+                        limit=self.settings.max_tool_calls_per_step,
+                        decide_now=prompts.ANSWER_NOW,
+                    ),
+                    timeout,
+                )
+        except (BackendError, TimeoutError) as error:
+            problem = str(error) or f"no answer within {timeout:g}s"
+            self.scope.emit(
+                Notice("warning", f"presentation by {winner.id} failed ({problem}); using its answer as is")
+            )
+            return ""
+        return step.completion.text.strip()
+
+    async def restart_asked(self, winner: Agent, question: str, final_answer: str) -> Verdict:
+        """Post-evaluation by the winner; a failure (or a timeout) keeps the answer."""
+        try:
+            return await asyncio.wait_for(
+                self._evaluate(winner, question, final_answer), self.settings.step_timeout_seconds
+            )
+        except (BackendError, TimeoutError) as error:
+            problem = str(error) or "it timed out"
+            self.scope.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))
+            return Verdict(restart=False)
+
+    async def _evaluate(self, agent: Agent, question: str, final_answer: str) -> Verdict:
+        """Ask the winner whether the final answer stands; anything unclear counts as ``submit``."""
+        uses_json = not agent.backend.capabilities.tool_calls
+        body = (
+            f"{EVALUATION_INSTRUCTIONS}\n\n<ORIGINAL MESSAGE>\n{question}\n</ORIGINAL MESSAGE>\n\n"
+            f"<FINAL ANSWER>\n{final_answer}\n</FINAL ANSWER>"
+        )
+        content = body + (f"\n\n{EVALUATION_JSON_INSTRUCTIONS}" if uses_json else "")
+        messages: list[Message] = [{"role": "user", "content": content}]
+        request = (
+            Request(messages, response_schema=EVALUATION_SCHEMA, purpose="post_evaluation")
+            if uses_json
+            else Request(messages, tools=EVALUATION_TOOLS, purpose="post_evaluation")
+        )
+        completion = await run_step(agent, request, self.scope.emit, self.scope.log)
+        arguments = next((call.arguments for call in completion.tool_calls if call.name == RESTART), None)
+        if arguments is None and not completion.tool_calls:
+            payload = find_json_object(completion.text) or {}
+            arguments = payload if payload.get("action") == RESTART else None
+        if arguments is None:
+            return Verdict(restart=False)
+        return Verdict(True, str(arguments.get("reason", "")), str(arguments.get("instructions", "")))
+
+
+def final_purpose(may_restart: bool) -> str:
+    """The purpose of a request for the final answer: ``FINAL_ANSWER`` (it streams to stdout) unless a
+    post-evaluation may still reject it."""
+    return "presentation" if may_restart else FINAL_ANSWER

@@ -1,0 +1,66 @@
+"""The ledger: a listener of the run's events that keeps what a turn's summary reports of them — how each
+agent's attempt went, the warnings said, the tool calls made and the tokens and cost spent."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from massgen_cli.events import AgentStatus, AgentUsage, Notice, RunEvent, ToolFinished, Usage
+from massgen_cli.text import one_line
+
+WARNING_LEVELS = ("warning", "degraded", "error")
+STATUS_DETAIL_CHARS = 300
+
+
+@dataclass
+class AttemptTally:
+    """What the events of one attempt said."""
+
+    agent_status: dict[str, dict[str, str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    tool_calls: dict[str, Counter[str]] = field(default_factory=dict)
+    usage: dict[str, Usage] = field(default_factory=dict)
+
+
+class Ledger:
+    """Tallies the events of the current attempt, and the usage of the whole turn."""
+
+    def __init__(self, agent_ids: Sequence[str]):
+        self.agent_ids = list(agent_ids)
+        self.attempt = AttemptTally()
+        self.turn_usage: dict[str, Usage] = {}
+
+    def begin_turn(self) -> None:
+        self.turn_usage = {}
+
+    def begin_attempt(self) -> None:
+        self.attempt = AttemptTally()
+
+    def __call__(self, event: RunEvent) -> None:
+        tally = self.attempt
+        if isinstance(event, AgentStatus) and event.status != "working":
+            detail = one_line(event.detail, STATUS_DETAIL_CHARS)
+            tally.agent_status[event.agent_id] = {"status": event.status, "detail": detail}
+        elif isinstance(event, Notice) and event.level in WARNING_LEVELS:
+            if event.message not in tally.warnings:
+                tally.warnings.append(event.message)
+        elif isinstance(event, ToolFinished):
+            counts = tally.tool_calls.setdefault(event.agent_id, Counter(calls=0, failed=0))
+            counts.update({"calls": 1, "failed": int(not event.ok)})
+        elif isinstance(event, AgentUsage):
+            tally.usage[event.agent_id] = tally.usage.get(event.agent_id, Usage(0, 0)) + event.usage
+            self.turn_usage[event.agent_id] = self.turn_usage.get(event.agent_id, Usage(0, 0)) + event.usage
+
+    def attempt_usage(self) -> dict[str, Usage]:
+        """Each agent's usage in this attempt (zero for an agent that made no call)."""
+        return {agent_id: self.attempt.usage.get(agent_id, Usage(0, 0)) for agent_id in self.agent_ids}
+
+    def usage_of_turn(self) -> dict[str, Usage]:
+        """Each agent's usage in this turn so far, its earlier attempts included."""
+        return {agent_id: self.turn_usage.get(agent_id, Usage(0, 0)) for agent_id in self.agent_ids}
+
+    def tool_calls(self, agent_id: str) -> dict[str, int]:
+        """``{calls, failed}`` of the agent in this attempt."""
+        return dict(self.attempt.tool_calls.get(agent_id, Counter(calls=0, failed=0)))

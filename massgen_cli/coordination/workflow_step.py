@@ -1,0 +1,205 @@
+"""One agent's coordination step: the request (the question, the answers so far under their aliases,
+the workflow tools or a JSON schema of them), the tool loop, and bounded re-asks until the reply ends
+with a valid ``new_answer`` or ``vote``. What the step decided is recorded to long-term memory by
+``record``; scoped entries the agent wrote with ``share_memory`` go to shared memory as it replies."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+
+from massgen_cli.backends.base import Completion, Request
+from massgen_cli.config.orchestrator import OrchestratorConfig
+from massgen_cli.coordination import prompts
+from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
+from massgen_cli.coordination.decisions import (
+    NEW_ANSWER,
+    SHARE_MEMORY,
+    SHARE_TOOL,
+    Decision,
+    NewAnswer,
+    VoteFor,
+    decision_schema,
+    parse_decision,
+    workflow_tools,
+)
+from massgen_cli.coordination.steps import AttemptScope, StepContext
+from massgen_cli.coordination.tally import alias_map, resolve_target
+from massgen_cli.coordination.toolloop import json_tool_instructions, run_with_tools, tool_activity
+from massgen_cli.events import Notice
+from massgen_cli.memory.shared.entries import Scope
+from massgen_cli.messages import Message
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one agent's step (with its re-asks) ended with; ``version`` is the answer set it saw."""
+
+    decision: Decision | None
+    version: int
+    note: str = ""
+    transcript: list[Message] = field(default_factory=list)
+    reasoning: str = ""
+    tools_used: str = ""
+
+
+@dataclass
+class Board:
+    """What the agents of an attempt work from: the answers so far (and how many each gave), which
+    version of that set is current, and the steps each agent took."""
+
+    order: list[str]
+    answers: dict[str, str] = field(default_factory=dict)
+    answer_counts: Counter[str] = field(default_factory=Counter)
+    version: int = 0
+    steps: Counter[str] = field(default_factory=Counter)
+
+    def add_answer(self, agent_id: str, content: str) -> None:
+        self.answers[agent_id] = content
+        self.answer_counts[agent_id] += 1
+        self.version += 1
+
+    def vote_aliases(self) -> list[str]:
+        """The aliases of the agents that have an answer (what a vote may name)."""
+        return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
+
+
+@dataclass(frozen=True)
+class Task:
+    """The question of an attempt, and what a rejected earlier attempt asks of this one."""
+
+    question: str
+    extra: str = ""
+
+
+class WorkflowStep:
+    """Runs agents' coordination steps over one attempt's ``board``."""
+
+    def __init__(
+        self,
+        settings: OrchestratorConfig,
+        context: StepContext,
+        scope: AttemptScope,
+        board: Board,
+        task: Task,
+    ):
+        self.settings = settings
+        self.context = context
+        self.scope = scope
+        self.board = board
+        self.task = task
+        self.question_recorded: set[str] = set()
+
+    async def run(self, agent: Agent) -> StepOutcome:
+        """One step plus bounded re-asks when it ends without a valid decision."""
+        board, cap = self.board, self.settings.max_steps_per_agent
+        version, messages = board.version, await self._messages(agent)
+        note = "no decision"
+        for reask in range(self.settings.max_reasks + 1):
+            if board.steps[agent.id] >= cap:
+                return StepOutcome(None, version, f"step cap ({cap}) reached")
+            board.steps[agent.id] += 1
+            write_back = self.context.thread_writer(agent.id, system_prompts=1) if reask == 0 else None
+            try:
+                step = await asyncio.wait_for(
+                    run_with_tools(
+                        agent,
+                        self._request(agent, messages),
+                        self.scope.emit,
+                        self.scope.log,
+                        limit=self.settings.max_tool_calls_per_step,
+                        decide_now=prompts.TOOL_LIMIT,
+                        on_compressed=write_back,
+                        recall=partial(self.context.recalled, agent, self.task.question),
+                    ),
+                    self.settings.step_timeout_seconds,
+                )
+            except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
+                board.steps[agent.id] -= 1
+                raise
+            completion = step.completion
+            self._share(agent.id, completion)
+            decision, problem = self._validate(agent.id, parse_decision(completion))
+            if decision is not None:
+                transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
+                used = tool_activity(step.exchange)
+                return StepOutcome(decision, version, "", transcript, completion.reasoning, used)
+            note = problem
+            reask_message: Message = {"role": "user", "content": problem}
+            messages = [*messages, *step.exchange, assistant_echo(completion), reask_message]
+        return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
+
+    def can_answer(self, agent_id: str) -> bool:
+        cap = self.settings.max_new_answers_per_agent
+        return cap is None or self.board.answer_counts[agent_id] < cap
+
+    def record(self, agent_id: str, outcome: StepOutcome) -> None:
+        """Long-term memory gets the question (once a turn), the reasoning and a new answer."""
+        memory = self.context.memory
+        if memory is None:
+            return
+        messages: list[Message] = []
+        if agent_id not in self.question_recorded:
+            self.question_recorded.add(agent_id)
+            messages.append({"role": "user", "content": self.task.question})
+        messages += outcome.transcript  # tool exchanges (the recording rules pick what to keep)
+        if isinstance(outcome.decision, NewAnswer) and not _calls(outcome.transcript, NEW_ANSWER):
+            messages.append({"role": "assistant", "content": outcome.decision.content})
+        memory.record(agent_id, messages, reasoning=outcome.reasoning)
+
+    def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
+        if decision is None:
+            return None, prompts.REASK
+        if isinstance(decision, NewAnswer):
+            if not self.can_answer(agent_id):
+                return None, "You have reached your answer limit; vote for the best existing answer."
+            return decision, ""
+        target = resolve_target(decision.target, self.board.order)
+        if target is None or target not in self.board.answers:
+            choices = ", ".join(self.board.vote_aliases()) or "none yet"
+            return None, f"'{decision.target}' is not an agent with an answer (choose from: {choices})."
+        return VoteFor(target, decision.reason), ""
+
+    async def _messages(self, agent: Agent) -> list[Message]:
+        uses_json = not agent.backend.capabilities.tool_calls
+        tool_text = json_tool_instructions(agent.toolbox.specs) if uses_json and agent.toolbox else ""
+        system = prompts.system_message(
+            agent.config.system_message, agent.toolbox.instructions(), tool_text, uses_json=uses_json
+        )
+        peers = await self.context.peers_note(agent)
+        extra = "\n\n".join(part for part in (self.task.extra, peers) if part)
+        board = self.board
+        task = prompts.task_message(self.task.question, board.answers, board.order, extra)
+        return await self.context.messages(agent, self.scope.turn, self.task.question, system, task)
+
+    def _share(self, agent_id: str, completion: Completion) -> None:
+        """Scoped entries an agent wrote with ``share_memory`` in this step."""
+        entries = self.context.shared.entries
+        for call in completion.tool_calls:
+            if call.name != SHARE_MEMORY or entries is None:
+                continue
+            kind = str(call.arguments.get("type", "")).strip()
+            content = str(call.arguments.get("content", ""))
+            scope: Scope = "conversation" if call.arguments.get("scope") == "conversation" else "round"
+            if kind and content:
+                entries.add(kind, content, scope, agent_id, self.scope.turn, self.scope.attempt)
+                self.scope.emit(Notice("info", f"[{agent_id}] shared {kind} ({scope})"))
+
+    def _request(self, agent: Agent, messages: list[Message]) -> Request:
+        can_answer, targets = self.can_answer(agent.id), self.board.vote_aliases()
+        if agent.backend.capabilities.tool_calls:
+            sharing = self.context.shared.entries is not None
+            tools = workflow_tools(can_answer, targets) + (SHARE_TOOL,) * sharing
+            return Request(messages, tools=tools, purpose="coordination")
+        return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
+
+
+def _calls(messages: list[Message], name: str) -> bool:
+    """Whether an assistant message in ``messages`` calls the tool ``name``."""
+    return any(call["function"]["name"] == name for m in messages for call in m.get("tool_calls") or ())
+
+
+def _receipt(decision: Decision) -> str:
+    return "Answer recorded." if isinstance(decision, NewAnswer) else f"Vote recorded for {decision.target}."
