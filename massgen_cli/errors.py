@@ -16,12 +16,14 @@ class UsageError(MassGenError):
 
 
 class ConfigError(MassGenError):
-    """A config could not be loaded; ``problems`` holds one readable line per problem."""
+    """A config could not be loaded; ``problems`` holds one readable line per problem, ``warnings`` what
+    loading it would have warned of besides."""
 
     exit_code = 2
 
-    def __init__(self, problems: list[str] | str):
+    def __init__(self, problems: list[str] | str, warnings: list[str] | None = None):
         self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.warnings = list(warnings or [])
         super().__init__("\n".join(self.problems))
 
 

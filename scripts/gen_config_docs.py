@@ -19,7 +19,8 @@ import annotated_types
 from pydantic.fields import FieldInfo
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES, infer_backend_type
+from massgen_cli.config.massgen_keys import KEYS, MASSGEN_RELEASE, PROGRAM_KEYS, VALUES, MassGenKey
+from massgen_cli.config.providers import PROVIDERS, infer_backend_type
 from massgen_cli.config.schema import MassGenConfig
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
@@ -33,7 +34,7 @@ INTRO = """\
 
 A config is a YAML file in the shape of MassGen's configs: `agents:` (or a single `agent:`), each with a
 `backend:`, plus optional `orchestrator:`, `timeout_settings:`, `ui:` and `memory:` blocks. A MassGen
-config loads as it is; keys that this project does not implement yet are listed per section below.
+config loads as it is; what happens to each of its keys is listed per section below.
 
 ## How a config is loaded
 
@@ -46,9 +47,12 @@ config loads as it is; keys that this project does not implement yet are listed 
 3. **Variables.** In string values, `${VAR}` is replaced by the variable's value and `${VAR:-default}` by
    the value, or by `default` when the variable is unset or empty. `${VAR}` with `VAR` unset is an error
    naming the variable and the YAML path. Keys that are ignored (see below) are not expanded.
-4. **Keys.** An unknown key is an error with the nearest valid key suggested. A MassGen key that is not
-   implemented yet loads with a warning naming it and is ignored. Keys of MassGen's old v1 format are
-   rejected. Two keys naming the same option (a key and its alias) are an error.
+4. **Keys.** An unknown key is an error with the nearest valid key suggested. Every key of MassGen's
+   current release ({release}) is known: implemented, ignored with one warning that names it and says
+   what is ignored, or refused with the reason and the fix; each section below lists them. A MassGen
+   value that runs another way here (`textual_terminal`, an agent program such as `claude_code`) says
+   so in one line. Two keys naming the same option (a key and its alias) are an error.
+   `massgen --validate FILE` loads a config without running it (`--strict` makes warnings errors).
 5. **Backend type.** `backend.type` may be left out when `backend.model` makes it clear:
 {inference}
    Otherwise set `type`; the backend types are listed below.
@@ -65,7 +69,7 @@ code 2. For example:
 ```
 agents[0].backend.temprature: unknown key 'temprature' (did you mean 'temperature'?)
 agents[1].backend.type: unknown backend 'opnai' (did you mean 'openai'?)
-ui.display_type: 'rich' is not allowed; expected 'rich_terminal', 'simple' or 'silent'
+ui.display_type: 'rich' is not allowed; expected 'rich_terminal', 'textual_terminal', 'simple' or 'silent'
 agents[0].backend.api_key: environment variable OPENAI_KEY is not set (export it or add it to .env)
 memory.compression: target_ratio (0.8) must be below trigger_threshold (0.75)
 ```
@@ -102,7 +106,8 @@ The keys of an entry are listed under `agents[].backend.responses[]` below.
 
 def render() -> str:
     """The whole of docs/config.md."""
-    parts = [INTRO.replace("{inference}", _inference_lines()), _backend_types(), SCRIPTED, "## Keys\n"]
+    intro = INTRO.replace("{inference}", _inference_lines()).replace("{release}", MASSGEN_RELEASE)
+    parts = [intro, _backend_types(), SCRIPTED, "## Keys\n"]
     paths = _section_paths(MassGenConfig)
     parts += [_section(model, paths[model], paths) for model in _render_order(MassGenConfig, paths)]
     return "\n".join(parts).rstrip() + "\n"
@@ -188,13 +193,19 @@ def _section(model: type[Section], where: list[str], paths: dict[type[Section], 
     lines += ["| Key | Type | Default | Description | MassGen alias |", "|---|---|---|---|---|"]
     for name, field in model.model_fields.items():
         lines.append(_row(name, field, paths))
-    if model.massgen_unimplemented:
-        keys = ", ".join(f"`{key}`" for key in sorted(model.massgen_unimplemented))
-        lines += ["", f"MassGen keys accepted with a warning and ignored (not implemented yet): {keys}."]
-    if model.massgen_retired:
-        lines += ["", "MassGen keys rejected:", ""]
-        lines += [f"- `{key}`: {reason}" for key, reason in model.massgen_retired.items()]
+    rules = KEYS.get(model.massgen_section or "", {})
+    if rules:
+        lines += ["", f"MassGen {MASSGEN_RELEASE} keys of this section:", ""]
+        lines += _massgen_table(sorted(rules.items()))
+    if model.massgen_section == "backend":
+        lines += ["", "When `type` names an agent program (see Backend types):", ""]
+        lines += _massgen_table(sorted(PROGRAM_KEYS.items()))
     return "\n".join(lines) + "\n"
+
+
+def _massgen_table(rules: list[tuple[str, MassGenKey]]) -> list[str]:
+    rows = ["| MassGen key | Here | What happens |", "|---|---|---|"]
+    return rows + [f"| `{key}` | {known.status} | {known.why or '—'} |" for key, known in rules]
 
 
 def _row(name: str, field: FieldInfo, paths: dict[type[Section], list[str]]) -> str:
@@ -286,8 +297,12 @@ def _backend_types() -> str:
         lines.append(
             f"| `{name}` | {provider.protocol} | {url} | {env} | {'yes' if provider.needs_key else 'no'} |"
         )
-    lines += ["", "MassGen backend types not supported yet:", ""]
-    lines += [f"- `{name}`: {advice}." for name, advice in UNSUPPORTED_TYPES.items()]
+    lines += ["", f"MassGen {MASSGEN_RELEASE} values with a rule of their own:", ""]
+    lines += ["| Key | Value | Here | What happens |", "|---|---|---|---|"]
+    lines += [
+        f"| `{section}.{key}` | `{value}` | {known.status} | {known.why} |"
+        for (section, key, value), known in VALUES.items()
+    ]
     return "\n".join(lines) + "\n"
 
 

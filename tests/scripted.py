@@ -17,12 +17,23 @@ def vote(target: str, reason: str, **entry: Any) -> dict[str, Any]:
     return {"tool": "vote", "args": {"agent_id": target, "reason": reason}, **entry}
 
 
-def scripted(agents: dict[str, list[Any]], **sections: Any) -> str:
-    """The YAML of scripted agents (``id → responses``, in registration order) and any other top-level
-    sections (``orchestrator``, ``timeout_settings``, ``memory``…)."""
+def scripted(
+    agents: dict[str, list[Any]],
+    *,
+    backends: dict[str, dict[str, Any]] | None = None,
+    agent_keys: dict[str, dict[str, Any]] | None = None,
+    **sections: Any,
+) -> str:
+    """The YAML of scripted agents (``id → responses``, in registration order), with more ``backends``
+    keys and agent-level ``agent_keys`` per agent id, and any other top-level sections (``orchestrator``,
+    ``timeout_settings``, ``memory``…)."""
     document = {
         "agents": [
-            {"id": agent_id, "backend": {"type": "scripted", "responses": responses}}
+            {
+                "id": agent_id,
+                **(agent_keys or {}).get(agent_id, {}),
+                "backend": {"type": "scripted", "responses": responses, **(backends or {}).get(agent_id, {})},
+            }
             for agent_id, responses in agents.items()
         ],
         **sections,

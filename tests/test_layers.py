@@ -27,7 +27,7 @@ LAYERS: list[list[str]] = [
     ["app"],
     ["cli.batch", "cli"],
     ["cli.batch_ray"],
-    ["cli.commands", "cli.memory_commands"],
+    ["cli.commands", "cli.memory_commands", "cli.validate"],
     ["cli.batch_command"],
     ["cli.main"],
     ["__main__"],
@@ -120,6 +120,7 @@ def test_the_front_end_is_one_package():
         "batch",
         "batch_command",
         "batch_ray",
+        "validate",
     }
 
 

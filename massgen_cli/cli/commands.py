@@ -58,13 +58,15 @@ def ask_or_chat(options: RunOptions) -> int:
     if not quiet:
         for warning in loaded.warnings:
             console.print(f"[yellow]warning:[/] {escape(warning)}")
+        for note in loaded.notes:
+            console.print(f"[dim]note: {escape(note)}[/]")
         if any(agent.backend.type == "local" for agent in loaded.config.agents):
             console.print(f"[dim]{SMALL_MODEL_NOTE}[/]")
     ui = loaded.config.ui
     view = ConsoleView(
         loaded.config.agent_ids,
         console=console,
-        live=console.is_terminal and ui.display_type == "rich_terminal",
+        live=console.is_terminal and ui.live_view,
         quiet=quiet or ui.display_type == "silent" or ui.automation_mode,
         debug=options.debug,
     )

@@ -27,6 +27,7 @@ VALUE_OPTIONS = (
     "--out",
     "--concurrency",
     "--shared-session",
+    "--validate",
 )
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -79,6 +80,17 @@ def run(
         str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
     ] = None,
     list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
+    validate: Annotated[
+        str | None,
+        typer.Option(
+            "--validate",
+            metavar="FILE",
+            help="Load a config (a path or @examples/NAME) without running it and print its errors, "
+            "warnings and notes; exit 0 if valid, 2 if not.",
+        ),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="With --validate: warnings are errors.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --validate: one JSON object.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -87,6 +99,11 @@ def run(
 
     if list_examples:
         print_examples()
+        return
+    if validate is not None:
+        from massgen_cli.cli.validate import validate_command
+
+        _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json))
         return
     options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
     _guarded(debug, lambda: ask_or_chat(options))

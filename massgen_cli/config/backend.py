@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, value_rule
 from massgen_cli.config.problems import suggest
-from massgen_cli.config.providers import (
-    AZURE_DEFAULT_API_VERSION,
-    PROVIDERS,
-    UNSUPPORTED_TYPES,
-    infer_backend_type,
-)
+from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS, infer_backend_type
 from massgen_cli.config.tools import BackendToolSettings
 
 
@@ -65,62 +61,8 @@ class PricingConfig(Section):
 class BackendConfig(BackendToolSettings):
     """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
 
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {
-            # filesystem, workspace, MCP and built-in tools
-            "context_write_access_enabled",
-            "enforce_read_before_delete",
-            "exclude_file_operation_mcps",
-            "direct_mcp_servers",
-            "disallowed_tools",
-            "custom_tools_path",
-            "auto_discover_custom_tools",
-            "exclude_custom_tools",
-            "enable_code_based_tools",
-            "shared_tools_directory",
-            "hooks",
-            "concurrent_tool_execution",
-            "max_concurrent_tools",
-            "enable_web_search",
-            "enable_code_interpreter",
-            "enable_code_execution",
-            "enable_image_generation",
-            "enable_audio_generation",
-            "enable_video_generation",
-            "enable_file_generation",
-            "enable_multimodal_tools",
-            "multimodal_config",
-            # command-line execution and Docker
-            "command_line_docker_image",
-            "command_line_docker_memory_limit",
-            "command_line_docker_cpu_limit",
-            "command_line_docker_network_mode",
-            "command_line_docker_enable_sudo",
-            "command_line_docker_credentials",
-            "command_line_docker_packages",
-            "enable_docker_isolation",
-            "docker_image",
-            "docker_network_mode",
-            "docker_memory_limit",
-            "docker_cpu_limit",
-            # provider-specific options
-            "text",
-            "reasoning",
-            "permission_mode",
-            "system_prompt",
-            "append_system_prompt",
-            "max_thinking_tokens",
-            "max_turns",
-            "safety_settings",
-            "port",
-            "separate_reasoning",
-            "agent_config",
-            "group_config",
-            "enable_rate_limit",
-            "upload_files",
-            "enable_planning_mode",
-        }
-    )
+    massgen_section: ClassVar[str] = "backend"
+    _program: str | None = PrivateAttr(default=None)
 
     type: str | None = Field(
         default=None, description="Backend type (see Backend types); inferred from model when omitted."
@@ -214,8 +156,11 @@ class BackendConfig(BackendToolSettings):
             if inferred is None:
                 raise ValueError(f"cannot tell the backend type from model '{self.model}'; set 'type'")
             self.type = inferred
-        if self.type in UNSUPPORTED_TYPES:
-            raise ValueError(f"backend '{self.type}' is not supported yet: {UNSUPPORTED_TYPES[self.type]}")
+        known = value_rule("backend", "type", self.type)
+        if known is not None and known.status == "refused":
+            raise ValueError(f"backend '{self.type}' is not supported: {known.why}")
+        if self.type in PROGRAM_BACKENDS:
+            self._as_api_backend(self.type)
         if self.type not in PROVIDERS:
             raise ValueError(f"unknown backend '{self.type}'{suggest(self.type, PROVIDERS)}")
         if self.type == "scripted" and not self.responses:
@@ -223,6 +168,18 @@ class BackendConfig(BackendToolSettings):
         if self.type == "chatcompletion" and not self.base_url:
             raise ValueError("backend 'chatcompletion' needs 'base_url' (the server's /v1 address)")
         return self
+
+    def _as_api_backend(self, program: str) -> None:
+        """An agent program (Claude Code, Codex…) runs as its provider's API backend, with the file tools
+        on its cwd (a folder of its own by default) and the command tool, as the program would have."""
+        self._program, self.type = program, PROGRAM_BACKENDS[program]
+        self.cwd = self.cwd or f"{program}_workspace"
+        self.enable_mcp_command_line = True
+
+    @property
+    def program(self) -> str | None:
+        """The MassGen agent program (claude_code, codex…) this backend runs in place of, if any."""
+        return self._program
 
     @property
     def protocol(self) -> str:

@@ -1,4 +1,5 @@
-"""The base of every config section: unknown keys are errors, MassGen keys not implemented yet warn."""
+"""The base of every config section: unknown keys are errors; what is known of MassGen's keys in each
+section (implemented, ignored with a warning, refused) is in ``massgen_keys``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
-    """A YAML mapping. ``massgen_unimplemented`` lists MassGen keys that load with a warning;
-    ``massgen_retired`` maps keys MassGen dropped to the error that explains them."""
+    """A YAML mapping; ``massgen_section`` names it in ``massgen_keys`` (None: no MassGen keys)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False)
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset()
-    massgen_retired: ClassVar[dict[str, str]] = {}
+    massgen_section: ClassVar[str | None] = None

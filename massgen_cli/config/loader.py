@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,11 +26,13 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 @dataclass
 class LoadedConfig:
-    """A validated config, the file it came from, and the warnings loading it produced."""
+    """A validated config, the file it came from, the warnings loading it produced, and notes on MassGen
+    values that run another way here (said in one line each, never a failure)."""
 
     config: MassGenConfig
     path: Path
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def load_config(source: str | Path | None = None) -> LoadedConfig:
@@ -60,18 +63,36 @@ def load_document(document: Any, path: Path) -> LoadedConfig:
     config = _validate(MassGenConfig, cleaned, "", errors)
     agent_memories = _merge_agent_memories(cleaned.get("memory"), overrides, errors)
     if errors:
-        raise ConfigError(errors)
+        raise ConfigError(errors, keys.warnings)
     assert config is not None
+    warnings = keys.warnings
     for index, agent in enumerate(config.agents):
         agent.memory = agent_memories.get(index, config.memory)
         _anchor_custom_tools(agent, path.parent)
-    return LoadedConfig(config=config, path=path, warnings=keys.warnings)
+        warnings += _massgen_tools_missing(agent, "agents" if document.get("agents") else "agent", index)
+    return LoadedConfig(config=config, path=path, warnings=warnings, notes=keys.notes)
+
+
+def _massgen_tools_missing(agent: AgentConfig, where: str, index: int) -> list[str]:
+    """A warning for each custom tool of MassGen's own (no path) while the massgen package is missing."""
+    entries = [(number, e) for number, e in enumerate(agent.backend.custom_tools) if e.from_massgen]
+    if not entries or importlib.util.find_spec("massgen") is not None:
+        return []
+    path = f"{where}[{index}]" if where == "agents" else where
+    return [
+        f"{path}.backend.custom_tools[{number}]: {', '.join(entry.name)} is one of MassGen's own tools "
+        "(no path), which come with the massgen package: it is not installed, so the agent runs without "
+        "it (pip install massgen beside massgen-cli to use it)"
+        for number, entry in entries
+    ]
 
 
 def _anchor_custom_tools(agent: AgentConfig, config_folder: Path) -> None:
     """A relative custom tool file resolves against the current directory (as in MassGen), else
     against the config's folder (so a shipped config finds the file beside it)."""
     for entry in agent.backend.custom_tools:
+        if entry.path is None or entry.from_massgen:
+            continue
         relative = Path(entry.path).expanduser()
         beside = config_folder / relative
         if not relative.is_absolute() and not relative.is_file() and beside.is_file():

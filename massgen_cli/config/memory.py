@@ -8,8 +8,9 @@ from typing import ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.massgen_keys import refused_backend_types
 from massgen_cli.config.problems import suggest
-from massgen_cli.config.providers import PROVIDERS, UNSUPPORTED_TYPES
+from massgen_cli.config.providers import PROVIDERS
 
 # The summariser is built as a backend; mem0's models also take the providers mem0 itself knows.
 BACKEND_PROVIDERS = frozenset(PROVIDERS) - {"scripted"}
@@ -47,7 +48,7 @@ class ModelEndpoint(Section):
     @classmethod
     def _known_provider(cls, value: str) -> str:
         if value in cls.unsupported:
-            raise ValueError(f"backend '{value}' is not supported yet: {cls.unsupported[value]}")
+            raise ValueError(f"backend '{value}' is not supported: {cls.unsupported[value]}")
         if value not in cls.providers:
             raise ValueError(f"unknown provider '{value}'{suggest(value, sorted(cls.providers))}")
         return value
@@ -57,7 +58,7 @@ class SummarizerEndpoint(ModelEndpoint):
     """The compression summariser, built as a backend: ``provider`` is a backend type."""
 
     providers: ClassVar[frozenset[str]] = BACKEND_PROVIDERS
-    unsupported: ClassVar[dict[str, str]] = UNSUPPORTED_TYPES
+    unsupported: ClassVar[dict[str, str]] = refused_backend_types()
 
     provider: str = Field(
         default="local",
@@ -105,7 +106,7 @@ class PgvectorConfig(Section):
 
 
 class PersistentMemoryConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"agent_name"})
+    massgen_section: ClassVar[str] = "persistent_memory"
 
     enabled: bool = Field(
         default=False, description="Keep long-term memory (mem0 over a vector store) across turns and runs."

@@ -12,39 +12,7 @@ from massgen_cli.config.tools import ContextPath
 
 
 class CoordinationConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {
-            "enable_planning_mode",
-            "planning_mode_instruction",
-            "enable_agent_task_planning",
-            "max_tasks_per_plan",
-            "task_planning_filesystem_mode",
-            "enable_memory_filesystem_mode",
-            "use_skills",
-            "massgen_skills",
-            "skills_directory",
-            "plan_depth",
-            "broadcast",
-            "broadcast_sensitivity",
-            "response_depth",
-            "broadcast_timeout",
-            "broadcast_wait_by_default",
-            "max_broadcasts_per_agent",
-            "compression_target_ratio",
-            "load_previous_session_skills",
-            "persona_generator",
-            "enable_subagents",
-            "subagent_default_timeout",
-            "subagent_min_timeout",
-            "subagent_max_timeout",
-            "subagent_max_concurrent",
-            "subagent_round_timeouts",
-            "subagent_orchestrator",
-            "async_subagents",
-            "use_two_tier_workspace",
-            "write_mode",
-        }
-    )
+    massgen_section: ClassVar[str] = "coordination"
 
     max_orchestration_restarts: int = Field(
         default=0,
@@ -71,23 +39,28 @@ class SharedMemoryConfig(Section):
     )
 
 
+VotingSensitivity = Literal[
+    "lenient",
+    "balanced",
+    "strict",
+    "roi",
+    "roi_conservative",
+    "roi_balanced",
+    "roi_aggressive",
+    "sequential",
+    "adversarial",
+    "consistency",
+    "diversity",
+    "reflective",
+    "checklist",
+    "checklist_scored",
+    "checklist_gated",
+]
+PeerUpdates = Literal["restart", "inject", "defer", "none"]
+
+
 class OrchestratorConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {
-            "session_storage",
-            "dspy",
-            "voting_sensitivity",
-            "answer_novelty_requirement",
-            "skip_coordination_rounds",
-            "debug_final_answer",
-            "timeout",
-            "voting_threshold",
-            "max_new_answers_global",
-            "coordination_mode",
-            "presenter_agent",
-            "novelty_injection",
-        }
-    )
+    massgen_section: ClassVar[str] = "orchestrator"
 
     max_new_answers_per_agent: int | None = Field(
         default=None,
@@ -146,13 +119,135 @@ class OrchestratorConfig(Section):
         default_factory=SharedMemoryConfig,
         description="Memory shared across agents, injected after the first system message.",
     )
+    voting_sensitivity: VotingSensitivity | None = Field(
+        default=None,
+        description="How agents judge the answers before they vote, as in MassGen: 'lenient' (vote when the "
+        "best answer is good enough), 'balanced' (name a weakness first, answer anew if you can fix it), "
+        "'strict' (vote only for an answer that meets every criterion), and MassGen's other styles; "
+        "null: this project's plain instructions. checklist_gated votes as balanced (its checklist tool is "
+        "not built here).",
+    )
+    voting_threshold: int | None = Field(
+        default=None,
+        ge=0,
+        description="MassGen's threshold of the roi styles (0 to 100: the lower, the higher the quality bar; "
+        "defaults 15, conservative 30, aggressive 5) and of the checklist styles (items that must hold; 5).",
+    )
+    answer_novelty_requirement: Literal["lenient", "balanced", "strict"] = Field(
+        default="lenient",
+        description="How different a new answer must be from the existing ones: 'balanced' refuses one "
+        "whose words overlap an existing answer's by more than 0.70 (Jaccard), 'strict' by more than 0.50.",
+    )
+    max_new_answers_global: int | None = Field(
+        default=None, ge=1, description="Most new answers of all agents together in an attempt; null: none."
+    )
+    fairness_enabled: bool = Field(
+        default=False,
+        description="Keep agents in step: one may lead the slowest active peer by at most "
+        "fairness_lead_cap_answers answers (MassGen has it on by default; here it is off unless set).",
+    )
+    fairness_lead_cap_answers: int = Field(
+        default=2, ge=0, description="With fairness_enabled: the most answers an agent may lead by."
+    )
+    defer_voting_until_all_answered: bool = Field(
+        default=False,
+        description="With max_new_answers_per_agent: an agent at its cap waits until every agent answered.",
+    )
+    skip_final_presentation: bool = Field(
+        default=False,
+        description="The winner's answer is the final answer as it is, with no presentation call (unless "
+        "the winner has context paths with permission write).",
+    )
+    final_answer_strategy: Literal["winner_reuse", "winner_present", "synthesize"] | None = Field(
+        default=None,
+        description="MassGen's choice of final answer: 'winner_reuse' as final_presentation 'reuse', "
+        "'winner_present' as 'present', 'synthesize': the winner presents a synthesis of every answer.",
+    )
+    peer_updates: PeerUpdates | None = Field(
+        default=None,
+        description="How a peer's new answer reaches an agent still at work: 'restart' (this project's "
+        "default: its step is cancelled and it starts again with the new answer), 'inject' (MassGen's: it "
+        "goes on, and the new answer is added to its next tool result; it starts again only at a safe "
+        "point), 'defer' (it goes on and sees the new answer when it starts again), 'none' (it goes on "
+        "and is not started again). Null: chosen by MassGen's keys below, else 'restart'.",
+    )
+    max_midstream_injections_per_round: int | None = Field(
+        default=None,
+        ge=1,
+        description="MassGen's injection cap: new answers added to one step's tool results (with "
+        "fairness_enabled, as in MassGen); past it the agent starts again at its next safe point. Setting "
+        "it selects peer_updates 'inject'.",
+    )
+    defer_peer_updates_until_restart: bool = Field(
+        default=False, description="MassGen's deferral: true selects peer_updates 'defer'."
+    )
+    allow_midstream_peer_updates_before_checklist_submit: bool | None = Field(
+        default=None,
+        description="MassGen's: with deferral, inject updates until the first checklist submission; it "
+        "matters only with voting_sensitivity checklist_gated (whose checklist is not built here).",
+    )
+    disable_injection: bool = Field(
+        default=False, description="MassGen's: true selects peer_updates 'none'."
+    )
+    max_orchestration_restarts: int | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="Restarts after post-evaluation, as coordination.max_orchestration_restarts (MassGen "
+        "reads both places; this one wins when both are set).",
+    )
+
+    @property
+    def peer_update_mode(self) -> PeerUpdates:
+        """``peer_updates``, else what MassGen's keys select, else ``restart``."""
+        if self.peer_updates is not None:
+            return self.peer_updates
+        if self.disable_injection:
+            return "none"
+        if self.defer_peer_updates_until_restart:
+            return "defer"
+        return "inject" if self.max_midstream_injections_per_round is not None else "restart"
+
+    @property
+    def restarts(self) -> int:
+        """Restarts after post-evaluation per turn."""
+        if self.max_orchestration_restarts is not None:
+            return self.max_orchestration_restarts
+        return self.coordination.max_orchestration_restarts
+
+    @property
+    def final_answer_mode(self) -> Literal["reuse", "reuse_unless_writing", "present", "synthesize"]:
+        """How the final answer is made: the winning answer as it is; the same unless the winner has
+        context paths to write (MassGen's skip_final_presentation and winner_reuse); the winner's
+        presentation; or its synthesis of every answer."""
+        strategy = self.final_answer_strategy
+        if strategy == "synthesize":
+            return "synthesize"
+        if strategy == "winner_present":
+            return "present"
+        if strategy == "winner_reuse" or self.skip_final_presentation:
+            return "reuse_unless_writing"
+        return "reuse" if self.final_presentation == "reuse" else "present"
 
 
 class TimeoutSettings(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds"}
-    )
+    massgen_section: ClassVar[str] = "timeout_settings"
 
     orchestrator_timeout_seconds: float = Field(
         default=1800.0, gt=0, description="Seconds the coordination of one turn may take in all."
+    )
+    initial_round_timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="A step's soft time limit before the agent's first answer: after a tool call past it, "
+        "the agent is told (in that tool's result) to wrap up with new_answer or vote; null: none.",
+    )
+    subsequent_round_timeout_seconds: float | None = Field(
+        default=None, gt=0, description="The same soft limit for the steps after the agent's first answer."
+    )
+    round_timeout_grace_seconds: float = Field(
+        default=120.0,
+        ge=0,
+        description="Seconds after the wrap-up notice before tools other than new_answer and vote are "
+        "refused; ten refusals in a row end the agent's part in the attempt.",
     )

@@ -67,13 +67,6 @@ PROVIDERS: dict[str, Provider] = _build_table()
 
 AZURE_DEFAULT_API_VERSION = "2024-12-01-preview"
 
-# MassGen backend types that need their own machinery (agent SDKs, sandboxes).
-UNSUPPORTED_TYPES = {
-    "claude_code": "use type 'claude' with the same model",
-    "ag2": "use one of the chat backends",
-    "inference": "use type 'chatcompletion' with the server's base_url",
-}
-
 _MODEL_PREFIXES: list[tuple[str, str]] = [
     (r"^(gpt-|o\d|chatgpt-|text-davinci)", "openai"),
     (r"^claude-", "claude"),

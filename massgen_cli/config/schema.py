@@ -11,17 +11,23 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
+from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
 
 
 class AgentConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"voting_sensitivity", "timeout"})
+    massgen_section: ClassVar[str] = "agent"
 
     id: str | None = Field(
         default=None, description="Unique agent id; null gives agent_a, agent_b, … by position."
     )
     system_message: str | None = Field(default=None, description="The agent's own system prompt.")
+    append_system_prompt: str | None = Field(
+        default=None, description="Text appended to the agent's system prompt (after system_message)."
+    )
+    voting_sensitivity: VotingSensitivity | None = Field(
+        default=None, description="This agent's voting style, over orchestrator.voting_sensitivity."
+    )
     context_window: int | None = Field(
         default=None, gt=0, description="Context window in tokens; null uses the model's known window."
     )
@@ -40,15 +46,13 @@ class AgentConfig(Section):
 
 
 class UIConfig(Section):
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {"use_orchestrator_for_single_agent", "debug"}
-    )
+    massgen_section: ClassVar[str] = "ui"
 
-    display_type: Literal["rich_terminal", "simple", "silent"] = Field(
+    display_type: Literal["rich_terminal", "textual_terminal", "simple", "silent"] = Field(
         default="rich_terminal",
         validation_alias=AliasChoices("display_type", "type"),
-        description="Progress on stderr: a Rich live view, plain lines, or nothing ('type' is MassGen's "
-        "older name).",
+        description="Progress on stderr: a Rich live view (also for MassGen's 'textual_terminal'), plain "
+        "lines, or nothing ('type' is MassGen's older name).",
     )
     logging_enabled: bool = Field(
         default=True, description="Write JSON logs and memory dumps under massgen_logs/ in the state folder."
@@ -58,6 +62,11 @@ class UIConfig(Section):
         description="Print only the final answer, as --quiet does (for scripts and other agents).",
     )
 
+    @property
+    def live_view(self) -> bool:
+        """Whether progress is the Rich live view (on a terminal)."""
+        return self.display_type in ("rich_terminal", "textual_terminal")
+
 
 def _default_agent_id(index: int) -> str:
     return f"agent_{chr(ord('a') + index)}" if index < 26 else f"agent_{index + 1}"
@@ -66,18 +75,7 @@ def _default_agent_id(index: int) -> str:
 class MassGenConfig(Section):
     """A whole config. ``agent:`` (one) is accepted and read as a one-item ``agents:`` list."""
 
-    massgen_retired: ClassVar[dict[str, str]] = {
-        key: "a MassGen v1 key; v1 configs are not supported, use 'agents:' with backends"
-        for key in (
-            "models",
-            "model_configs",
-            "num_agents",
-            "max_rounds",
-            "consensus_threshold",
-            "voting_enabled",
-            "enable_voting",
-        )
-    }
+    massgen_section: ClassVar[str] = "config"
 
     agents: list[AgentConfig] = Field(
         default_factory=list,

@@ -8,11 +8,14 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.massgen_keys import value_rule
 from massgen_cli.config.problems import repeated
 
 
 class ContextPath(Section):
     """A folder or file an agent may use besides its workspace."""
+
+    massgen_section: ClassVar[str] = "context_path"
 
     path: str = Field(description="The folder or file; relative paths resolve against the current directory.")
     permission: Literal["read", "write"] = Field(
@@ -23,11 +26,16 @@ class ContextPath(Section):
 class CustomToolConfig(Section):
     """Python functions offered as tools (``custom_tool__<name>``), loaded from a file."""
 
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset({"default_params"})
+    massgen_section: ClassVar[str] = "custom_tool"
 
     name: list[str] = Field(description="Tool name, or one name per function.")
     function: list[str] = Field(description="Function name in the file, or a list of them.")
-    path: str = Field(description="Python file defining the functions; relative to the current directory.")
+    path: str | None = Field(
+        default=None,
+        description="Python file defining the functions (relative to the current directory, else to the "
+        "config's folder). Null, or a module name without '.py': MassGen's own tools, taken from the "
+        "massgen package as MassGen does (when it is installed; otherwise the agent runs without them).",
+    )
     description: list[str] | None = Field(
         default=None,
         description="What the tool does (one for all, or one per function); null uses the docstring.",
@@ -42,6 +50,11 @@ class CustomToolConfig(Section):
     @classmethod
     def _as_list(cls, value: Any) -> Any:
         return [value] if isinstance(value, str | dict) else value
+
+    @property
+    def from_massgen(self) -> bool:
+        """Whether the functions are MassGen's own tools (no file given)."""
+        return self.path is None or not self.path.endswith(".py")
 
     def functions(self) -> list[tuple[str, str, str | None, dict[str, Any]]]:
         """``(tool name, function name, description, preset arguments)`` for each function."""
@@ -63,10 +76,9 @@ def _per_function(values: list[Any], count: int, key: str) -> list[Any]:
 class McpServerConfig(Section):
     """One MCP server: a command run over stdio, or a streamable HTTP address."""
 
+    massgen_section: ClassVar[str] = "mcp_server"
+
     keyed_by_name: ClassVar[bool] = True  # also written as a mapping of name → server
-    massgen_unimplemented: ClassVar[frozenset[str]] = frozenset(
-        {"security", "allow_private_ips", "allow_localhost", "description"}
-    )
 
     name: str = Field(description="The server's name; its tools are offered as mcp__<name>__<tool>.")
     type: Literal["stdio", "streamable-http"] = Field(
@@ -145,6 +157,14 @@ class BackendToolSettings(Section):
     @classmethod
     def _servers_by_name(cls, value: Any) -> Any:
         return _named_list(value)
+
+    @field_validator("command_line_execution_mode", mode="before")
+    @classmethod
+    def _known_mode(cls, value: Any) -> Any:
+        known = value_rule("backend", "command_line_execution_mode", value)
+        if known is not None and known.status == "refused":
+            raise ValueError(f"'{value}' is not supported: {known.why}")
+        return value
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> BackendToolSettings:

@@ -1,5 +1,6 @@
-"""A walk over the raw YAML beside the models: it finds unknown keys (errors, with a suggestion) and
-MassGen keys we do not implement yet (warnings), and removes both before pydantic sees the data."""
+"""A walk over the raw YAML beside the models: it finds unknown keys (errors, with a suggestion), MassGen
+keys that are ignored here (warnings) or refused (errors with the fix), and MassGen values with a rule of
+their own (``massgen_keys``), and removes what is not for pydantic before it sees the data."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.massgen_keys import NOT_YET, PROGRAM_BACKENDS, MassGenKey, rule, value_rule
 from massgen_cli.config.problems import join_path, suggest
 
 
@@ -18,6 +20,8 @@ from massgen_cli.config.problems import join_path, suggest
 class WalkResult:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """MassGen values that run another way here (the run says so in one line each)."""
 
 
 def check_keys(
@@ -27,15 +31,14 @@ def check_keys(
     result = result if result is not None else WalkResult()
     if not isinstance(raw, dict):
         return result
-    names = _accepted_names(model)
+    names = accepted_names(model)
     used: dict[str, str] = {}
+    program = raw.get("type") in PROGRAM_BACKENDS
     for key in list(raw):
         key_path = join_path(path, str(key))
-        if key in model.massgen_unimplemented:
-            result.warnings.append(f"{key_path}: MassGen key '{key}' is not implemented yet and is ignored")
-            del raw[key]
-        elif key in model.massgen_retired:
-            result.errors.append(f"{key_path}: {model.massgen_retired[key]}")
+        known = rule(model.massgen_section, str(key), program=program)
+        if known is not None and known.status in ("ignored", "refused"):
+            _not_taken(str(key), key_path, known, result)
             del raw[key]
         elif key not in names:
             result.errors.append(f"{key_path}: unknown key '{key}'{suggest(str(key), names)}")
@@ -49,11 +52,31 @@ def check_keys(
             del raw[key]  # an empty section (its contents commented out) means its defaults
         else:
             used[names[key][0]] = key
+            _note_value(model, str(key), raw[key], key_path, result)
             _check_value(raw[key], names[key][1], key_path, result)
     return result
 
 
-def _accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
+def _not_taken(key: str, key_path: str, known: MassGenKey, result: WalkResult) -> None:
+    """A MassGen key that is ignored (a warning saying what is ignored) or refused (the reason)."""
+    if known.status == "refused":
+        result.errors.append(f"{key_path}: {known.why}")
+        return
+    said = "is not implemented yet and is ignored" if known.why == NOT_YET else f"is ignored: {known.why}"
+    result.warnings.append(f"{key_path}: MassGen key '{key}' {said}")
+
+
+def _note_value(model: type[Section], key: str, value: Any, key_path: str, result: WalkResult) -> None:
+    """A MassGen value that runs another way here: one line saying how (a warning when it works
+    differently). A refused value is the model's error to raise, with the same reason."""
+    known = value_rule(model.massgen_section, key, value)
+    if known is not None and known.status == "implemented":
+        result.notes.append(f"{key_path}: '{value}': {known.why}")
+    elif known is not None and known.status == "substituted":
+        result.warnings.append(f"{key_path}: '{value}': {known.why}")
+
+
+def accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
     """Every key the model accepts (field names, aliases), mapped to its field name and annotation."""
     names: dict[str, tuple[str, Any]] = {}
     for name, info in model.model_fields.items():

@@ -99,23 +99,34 @@ class Finale:
         if result.winner is None:
             return None
         winning = result.answers[result.winner]
-        if len(agents) == 1 or self.settings.final_presentation == "reuse":
+        winner = next(agent for agent in agents if agent.id == result.winner)
+        if len(agents) == 1 or not self._presents(winner):
             return winning
         started = time.monotonic()
-        winner = next(agent for agent in agents if agent.id == result.winner)
         presented = await self._present(winner, [agent.id for agent in agents], question, result, purpose)
         result.timings_s["presentation"] = round(time.monotonic() - started, 3)
         return presented or winning
+
+    def _presents(self, winner: Agent) -> bool:
+        """Whether the winner writes the final answer in a call of its own."""
+        mode = self.settings.final_answer_mode
+        if mode == "reuse_unless_writing":  # as MassGen: context paths are written in the presentation
+            roots = winner.toolbox.roots
+            return roots is not None and any(root.final_only for root in roots.roots)
+        return mode != "reuse"
 
     async def _present(
         self, winner: Agent, agent_ids: list[str], question: str, result: AttemptResult, purpose: str
     ) -> str:
         """The winner writes the final answer, with its tools when its backend calls tools: this is when
         context paths with permission write may be written. A failure leaves the winning answer."""
-        task = prompts.presentation_message(question, result.answers, result.votes, agent_ids)
+        synthesis = self.settings.final_answer_mode == "synthesize"
+        task = prompts.presentation_message(question, result.answers, result.votes, agent_ids, synthesis)
         with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
         system = prompts.own_system_message(
-            winner.config.system_message, winner.toolbox.instructions() if with_tools else ""
+            winner.config.system_message,
+            winner.toolbox.instructions() if with_tools else "",
+            appended=winner.config.append_system_prompt,
         )
         request = Request(self.context.plain(winner, system, task), purpose=purpose)
         timeout = self.settings.step_timeout_seconds

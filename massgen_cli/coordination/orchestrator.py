@@ -1,9 +1,12 @@
 """One attempt of coordination: parallel steps, agent restarts on new answers, votes, a winner.
 
-Every agent works at once. A new answer invalidates all votes and restarts the other agents: their
-in-flight steps are cancelled, so no tokens go to superseded work, and their next step shows the new
-answer. An agent that votes waits; when every agent has voted (or can do no more) the tally picks
-the winner. Limits (answers per agent, steps per agent, step timeout, turn timeout) end the attempt
+Every agent works at once. A new answer invalidates all votes and, by default, restarts the other
+agents: their in-flight steps are cancelled, so no tokens go to superseded work, and their next step
+shows the new answer. MassGen's ways are there too (``peer_updates``): the others go on, and the new
+answer reaches them in their next tool result (``inject``) or when they start again (``defer``); a vote
+cast on answers an agent has not seen is not counted and it starts again. An agent that votes waits;
+when every agent has voted (or can do no more) the tally picks the winner. Limits (answers per agent and
+in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout) end the attempt
 deterministically with the best answer available and say why. One agent's step is ``WorkflowStep``'s.
 """
 
@@ -17,10 +20,12 @@ from dataclasses import dataclass, field
 from massgen_cli.attempts import Vote
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import pick_winner
-from massgen_cli.coordination.workflow_step import Board, StepOutcome, Task, WorkflowStep
+from massgen_cli.coordination.toolloop import ToolsRefused
+from massgen_cli.coordination.workflow_step import StepOutcome, Task, WorkflowStep
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice
 from massgen_cli.memory.shared.memory import SharedMemory
@@ -55,7 +60,7 @@ class Orchestrator:
         *,
         context: StepContext | None = None,
         scope: AttemptScope | None = None,
-        turn_timeout_s: float | None = None,
+        timeouts: TimeoutSettings | None = None,
     ):
         self.settings = settings or OrchestratorConfig()
         self.context = context or StepContext()
@@ -63,9 +68,14 @@ class Orchestrator:
         self.emit = self.scope.emit
         self.agents = {agent.id: agent for agent in agents}
         self.order = [agent.id for agent in agents]
-        self.turn_timeout_s = turn_timeout_s or TimeoutSettings().orchestrator_timeout_seconds
+        timeouts = timeouts or TimeoutSettings()
+        self.turn_timeout_s = timeouts.orchestrator_timeout_seconds
         self.board = Board(self.order)
-        self.workflow = WorkflowStep(self.settings, self.context, self.scope, self.board, Task(""))
+        self.workflow = WorkflowStep(self.settings, timeouts, self.context, self.scope, self.board, Task(""))
+        self.out: set[str] = set()
+        """Agents out for the rest of the attempt (their tool calls were refused too often)."""
+        self.held: dict[str, str] = {}
+        """Agents not started until peers catch up (fairness) or every agent has answered, and why."""
         self.transcripts: dict[str, list[Message]] = {}
         self.votes: dict[str, Vote] = {}
         self.tasks: dict[str, asyncio.Task[StepOutcome]] = {}
@@ -114,13 +124,17 @@ class Orchestrator:
         return "every agent finished; not all of them voted"
 
     async def _drive(self) -> None:
-        while self.tasks:
+        while self.tasks or self.held:
+            if not self.tasks:  # only held agents are left: nothing can change what they wait for
+                self._release(forced=True)
+                continue
             done, _ = await asyncio.wait(self.tasks.values(), return_when=asyncio.FIRST_COMPLETED)
             for agent_id in list(self.order):
                 task = self.tasks.get(agent_id)
                 if task is not None and task in done:
                     del self.tasks[agent_id]
                     await self._settle(agent_id, task)
+            self._release(forced=False)
 
     async def _settle(self, agent_id: str, task: asyncio.Task[StepOutcome]) -> None:
         restart_due = agent_id in self.restart_due
@@ -131,6 +145,10 @@ class Orchestrator:
             self._finish(agent_id, "failed", f"step timed out after {self.settings.step_timeout_seconds:g}s")
             return
         except BackendError as error:
+            self._finish(agent_id, "failed", str(error))
+            return
+        except ToolsRefused as error:  # MassGen's hard round timeout: out for the rest of the attempt
+            self.out.add(agent_id)
             self._finish(agent_id, "failed", str(error))
             return
         if outcome.decision is not None:
@@ -157,7 +175,17 @@ class Orchestrator:
                 Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
             )
         self.votes.clear()
-        cancelled, again = self._cancel_steps([other for other in self.order if other != agent_id])
+        self.board.resting -= set(self.order)
+        others = [other for other in self.order if other != agent_id]
+        if self.settings.peer_update_mode != "restart":
+            self._start(agent_id)
+            for other in others:  # working agents go on; idle ones start again to vote anew
+                if other not in self.tasks and other not in self.held:
+                    self._begin_again(other)
+                elif self.board.answer_counts[other] == 0 or self.settings.peer_update_mode == "none":
+                    self.board.seen[other] = self.board.version  # never interrupted (MassGen)
+            return
+        cancelled, again = self._cancel_steps(others)
         self._start(agent_id)  # its next step goes out while the others' streams are being closed
         await asyncio.gather(*cancelled, return_exceptions=True)
         for other in again:
@@ -171,6 +199,7 @@ class Orchestrator:
             return
         vote = Vote(agent_id, outcome.decision.target, outcome.decision.reason)
         self.votes[agent_id] = vote
+        self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
         await self.shared.record(
             agent_id, f"Voted for {vote.target}: {vote.reason}", self.scope.turn, self.scope.attempt
@@ -201,7 +230,9 @@ class Orchestrator:
         self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
         self._start(agent_id)
 
-    def _start(self, agent_id: str) -> None:
+    def _start(self, agent_id: str, *, hold: bool = True) -> None:
+        if agent_id in self.out:
+            return
         running = self.tasks.pop(agent_id, None)
         if running is not None and not running.done():  # never two steps of one agent at once
             running.cancel()
@@ -209,12 +240,42 @@ class Orchestrator:
         if self.board.steps[agent_id] >= self.settings.max_steps_per_agent:
             self._finish(agent_id, "done", f"step cap ({self.settings.max_steps_per_agent}) reached")
             return
+        reason = self._hold_reason(agent_id) if hold else ""
+        if reason:
+            if agent_id not in self.held:
+                self.emit(Notice("info", f"[{agent_id}] waits: {reason}"))
+            self.held[agent_id] = reason
+            return
+        self.held.pop(agent_id, None)
         self.emit(AgentStatus(agent_id, "working"))
         step = self.workflow.run(self.agents[agent_id])
         self.tasks[agent_id] = asyncio.create_task(step, name=f"step:{agent_id}")
 
+    def _hold_reason(self, agent_id: str) -> str:
+        """Why MassGen would not start ``agent_id`` now (its fairness pause, or waiting for every agent's
+        first answer), or ""."""
+        settings, board = self.settings, self.board
+        if settings.defer_voting_until_all_answered and board.waiting_for_all(
+            agent_id, settings.max_new_answers_per_agent
+        ):
+            return "at its answer cap until every agent has answered"
+        lead_cap = settings.fairness_lead_cap_answers
+        if settings.fairness_enabled and board.answer_counts[agent_id] and not board.lead_allowed(
+            agent_id, lead_cap
+        ):
+            return f"fairness: {lead_cap} answer(s) ahead of the slowest active peer until it catches up"
+        return ""
+
+    def _release(self, *, forced: bool) -> None:
+        """Start the held agents whose reason has passed (all of them when ``forced``)."""
+        for agent_id in [agent_id for agent_id in self.order if agent_id in self.held]:
+            if forced or not self._hold_reason(agent_id):  # forced: no one else can change its reason
+                del self.held[agent_id]
+                self._start(agent_id, hold=False)
+
     def _finish(self, agent_id: str, status: str, detail: str) -> None:
         """The agent does no more in this attempt (until a new answer restarts it)."""
+        self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, status, detail))
 
     async def _cancel_all(self) -> None:

@@ -58,7 +58,12 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: 
     extra = (
         [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS] if json_tools else []
     )
-    system = prompts.own_system_message(agent.config.system_message, agent.toolbox.instructions(), *extra)
+    system = prompts.own_system_message(
+        agent.config.system_message,
+        agent.toolbox.instructions(),
+        *extra,
+        appended=agent.config.append_system_prompt,
+    )
     task: Message = {"role": "user", "content": question}
     context = step.context
     messages = await context.messages(agent, step.turn, question, system, task)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from massgen_cli.coordination.tally import Vote, alias_map
+from massgen_cli.attempts import Vote
+from massgen_cli.coordination.tally import alias_map
 from massgen_cli.messages import Message
 
 COORDINATION_INSTRUCTIONS = """\
@@ -28,6 +29,11 @@ PRESENTATION = """\
 You were chosen to present the final answer. Using the original message, all answers and the votes \
 below, write the final answer for the user. Give only the answer itself, complete and polished."""
 
+SYNTHESIS = """\
+You were chosen to write the final answer as a synthesis. Combine the strengths of all the answers \
+below (and what the votes say of them) into one answer to the original message, resolving where they \
+disagree. Give only the answer itself, complete and polished."""
+
 
 TOOL_LIMIT = (
     "You have made {limit} tool calls in this step, the most allowed; the tools are withdrawn. Decide now: "
@@ -42,18 +48,24 @@ SINGLE_JSON_INSTRUCTIONS = (
 )
 
 
-def own_system_message(agent_system: str | None, *extra: str) -> Message | None:
-    """The agent's own system prompt (one agent, or the presentation) and ``extra`` parts, if any."""
-    parts = [part for part in (agent_system, *extra) if part]
+def own_system_message(
+    agent_system: str | None, *extra: str, appended: str | None = None
+) -> Message | None:
+    """The agent's own system prompt (one agent, or the presentation), ``extra`` parts, and what its
+    config appends (``append_system_prompt``), if any."""
+    parts = [part for part in (agent_system, *extra, appended) if part]
     return {"role": "system", "content": "\n\n".join(parts)} if parts else None
 
 
-def system_message(agent_system: str | None, *extra: str, uses_json: bool) -> Message:
-    """The coordination system prompt: the agent's own, the instructions, ``extra`` parts (tools)."""
+def system_message(
+    agent_system: str | None, *extra: str, uses_json: bool, appended: str | None = None
+) -> Message:
+    """The coordination system prompt: the agent's own, the instructions, ``extra`` parts (how to judge
+    answers, tools), and what its config appends."""
     parts = [part for part in (agent_system, COORDINATION_INSTRUCTIONS) if part]
     if uses_json:
         parts.append(JSON_INSTRUCTIONS)
-    parts += [part for part in extra if part]
+    parts += [part for part in (*extra, appended) if part]
     return {"role": "system", "content": "\n\n".join(parts)}
 
 
@@ -78,10 +90,16 @@ def _task_text(question: str, answers: Mapping[str, str], agent_ids: Sequence[st
 
 
 def presentation_message(
-    question: str, answers: Mapping[str, str], votes: Sequence[Vote], agent_ids: Sequence[str]
+    question: str,
+    answers: Mapping[str, str],
+    votes: Sequence[Vote],
+    agent_ids: Sequence[str],
+    synthesis: bool = False,
 ) -> Message:
+    """The winner's task: present the final answer (or a synthesis of every answer)."""
     aliases = {agent_id: alias for alias, agent_id in alias_map(agent_ids).items()}
     task = _task_text(question, answers, agent_ids, "")
     vote_lines = [f"- {aliases[v.voter]} voted for {aliases[v.target]}: {v.reason}" for v in votes]
-    body = "\n".join([PRESENTATION, "", task, "", "Votes:", *(vote_lines or ["(none)"])])
+    instructions = SYNTHESIS if synthesis else PRESENTATION
+    body = "\n".join([instructions, "", task, "", "Votes:", *(vote_lines or ["(none)"])])
     return {"role": "user", "content": body}

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step
@@ -25,6 +25,23 @@ from massgen_cli.tools.toolbox import ToolResult
 
 Recall = Callable[[list[Message]], Awaitable[list[Message]]]
 """Looks long-term memory up again for a request compressed inside a step."""
+
+
+class StepWatch(Protocol):
+    """What the orchestrator says at a step's tool-call boundaries (MassGen's hooks): a reason to refuse
+    the next tool calls (the hard round timeout), and notes for the latest tool result (a peer's new
+    answer, a wrap-up notice)."""
+
+    def refusal(self) -> str | None: ...
+
+    def notes(self) -> str: ...
+
+
+class ToolsRefused(Exception):
+    """A step whose tool calls were refused too many times in a row: the agent is out of the attempt."""
+
+
+REFUSALS_IN_A_ROW = 10
 
 CALL_TOOL = "call_tool"
 SUMMARY_CHARS = 160
@@ -57,10 +74,12 @@ async def run_with_tools(
     decide_now: str,
     on_compressed: CompressedListener | None = None,
     recall: Recall | None = None,
+    watch: StepWatch | None = None,
 ) -> ToolStep:
     """Run one step of ``agent`` with its tools (see the module docstring). A compression inside the
-    step carries over to its next calls; ``recall`` then looks long-term memory up again."""
-    step, messages = ToolStep(Completion()), list(request.messages)
+    step carries over to its next calls; ``recall`` then looks long-term memory up again; ``watch`` may
+    refuse tool calls and add notes to their results."""
+    step, messages, refused = ToolStep(Completion()), list(request.messages), 0
     while True:
         # Only the first call's request is system + thread + task, the shape the thread writer expects.
         fitted = _Fitted(on_compressed if not step.exchange else None)
@@ -72,8 +91,15 @@ async def run_with_tools(
         calls = toolbox_calls(step.completion, agent, step.calls)
         if not calls:
             return step
-        results = await _run_calls(agent, calls, limit - step.calls, emit)
-        added = exchange_messages(step.completion, calls, results)
+        refusal = watch.refusal() if watch is not None else None
+        refused = refused + len(calls) if refusal else 0
+        if refused >= REFUSALS_IN_A_ROW:
+            raise ToolsRefused(f"{refusal} ({refused} tool calls refused in a row)")
+        if refusal:
+            results = [ToolResult(f"Error: not run: {refusal}", False, 0.0) for _ in calls]
+        else:
+            results = await _run_calls(agent, calls, limit - step.calls, emit)
+        added = _with_notes(exchange_messages(step.completion, calls, results), watch)
         step.calls += min(len(calls), limit - step.calls)
         if _decided_too(step.completion, agent):
             step.exchange += added
@@ -82,7 +108,16 @@ async def run_with_tools(
         if step.calls >= limit:
             added.append({"role": "user", "content": decide_now.format(limit=limit)})
         step.exchange += added
-        messages += added
+        messages = [*messages, *added]  # each request keeps the messages it was sent with
+
+
+def _with_notes(added: list[Message], watch: StepWatch | None) -> list[Message]:
+    """The exchange with the watch's notes appended to its last tool result."""
+    notes = watch.notes() if watch is not None else ""
+    if notes:
+        last = added[-1]
+        added[-1] = {**last, "content": f"{last.get('content') or ''}\n\n{notes}"}
+    return added
 
 
 class _Fitted:

@@ -78,7 +78,7 @@ class TurnRunner:
 
     async def _attempts(self, question: str, turn: int) -> tuple[TurnResult, AttemptAt]:
         """Attempts until one is accepted (or none may follow); the last attempt's log stays open."""
-        max_attempts = self.config.orchestrator.coordination.max_orchestration_restarts + 1
+        max_attempts = self.config.orchestrator.restarts + 1
         extra = ""
         for attempt in range(1, max_attempts + 1):
             at, result = self._begin_attempt(turn, attempt), None
@@ -120,13 +120,13 @@ class TurnRunner:
     ) -> AttemptResult:
         """The attempt's answers and winner: one agent's own answer, agreement, or votes."""
         settings, context = self.config.orchestrator, self.crew.context
-        turn_timeout_s = self.config.timeout_settings.orchestrator_timeout_seconds
+        timeouts = self.config.timeout_settings
         if len(self.agents) > 1 and settings.decide_by == "votes":
             orchestrator = Orchestrator(
-                self.agents, settings, context=context, scope=scope, turn_timeout_s=turn_timeout_s
+                self.agents, settings, context=context, scope=scope, timeouts=timeouts
             )
             return await orchestrator.run(question, extra)
-        timeout_s = min(settings.step_timeout_seconds, turn_timeout_s)
+        timeout_s = min(settings.step_timeout_seconds, timeouts.orchestrator_timeout_seconds)
         tool_calls = settings.max_tool_calls_per_step
         step = AnswerStep(context, scope.turn, self.emit, scope.log, tool_calls, timeout_s)
         if len(self.agents) == 1:

@@ -6,14 +6,14 @@ with a valid ``new_answer`` or ``vote``. What the step decided is recorded to lo
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
 from massgen_cli.backends.base import Completion, Request
-from massgen_cli.config.orchestrator import OrchestratorConfig
+from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
+from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import (
     NEW_ANSWER,
     SHARE_MEMORY,
@@ -25,9 +25,11 @@ from massgen_cli.coordination.decisions import (
     parse_decision,
     workflow_tools,
 )
+from massgen_cli.coordination.step_watch import CoordinationWatch
 from massgen_cli.coordination.steps import AttemptScope, StepContext
-from massgen_cli.coordination.tally import alias_map, resolve_target
-from massgen_cli.coordination.toolloop import json_tool_instructions, run_with_tools, tool_activity
+from massgen_cli.coordination.tally import resolve_target
+from massgen_cli.coordination.toolloop import ToolStep, json_tool_instructions, run_with_tools, tool_activity
+from massgen_cli.coordination.voting_styles import novelty_instructions, too_like, voting_instructions
 from massgen_cli.events import Notice
 from massgen_cli.memory.shared.entries import Scope
 from massgen_cli.messages import Message
@@ -45,27 +47,6 @@ class StepOutcome:
     tools_used: str = ""
 
 
-@dataclass
-class Board:
-    """What the agents of an attempt work from: the answers so far (and how many each gave), which
-    version of that set is current, and the steps each agent took."""
-
-    order: list[str]
-    answers: dict[str, str] = field(default_factory=dict)
-    answer_counts: Counter[str] = field(default_factory=Counter)
-    version: int = 0
-    steps: Counter[str] = field(default_factory=Counter)
-
-    def add_answer(self, agent_id: str, content: str) -> None:
-        self.answers[agent_id] = content
-        self.answer_counts[agent_id] += 1
-        self.version += 1
-
-    def vote_aliases(self) -> list[str]:
-        """The aliases of the agents that have an answer (what a vote may name)."""
-        return [alias for alias, agent_id in alias_map(self.order).items() if agent_id in self.answers]
-
-
 @dataclass(frozen=True)
 class Task:
     """The question of an attempt, and what a rejected earlier attempt asks of this one."""
@@ -80,12 +61,14 @@ class WorkflowStep:
     def __init__(
         self,
         settings: OrchestratorConfig,
+        timeouts: TimeoutSettings,
         context: StepContext,
         scope: AttemptScope,
         board: Board,
         task: Task,
     ):
         self.settings = settings
+        self.timeouts = timeouts
         self.context = context
         self.scope = scope
         self.board = board
@@ -93,47 +76,58 @@ class WorkflowStep:
         self.question_recorded: set[str] = set()
 
     async def run(self, agent: Agent) -> StepOutcome:
-        """One step plus bounded re-asks when it ends without a valid decision."""
+        """One step plus bounded re-asks when it ends without a valid decision; the outcome's version is
+        the answer set the agent has seen (peers' answers injected on the way count as seen)."""
         board, cap = self.board, self.settings.max_steps_per_agent
-        version, messages = board.version, await self._messages(agent)
+        board.seen[agent.id], messages = board.version, await self._messages(agent)
         note = "no decision"
         for reask in range(self.settings.max_reasks + 1):
             if board.steps[agent.id] >= cap:
-                return StepOutcome(None, version, f"step cap ({cap}) reached")
-            board.steps[agent.id] += 1
-            write_back = self.context.thread_writer(agent.id, system_prompts=1) if reask == 0 else None
-            try:
-                step = await asyncio.wait_for(
-                    run_with_tools(
-                        agent,
-                        self._request(agent, messages),
-                        self.scope.emit,
-                        self.scope.log,
-                        limit=self.settings.max_tool_calls_per_step,
-                        decide_now=prompts.TOOL_LIMIT,
-                        on_compressed=write_back,
-                        recall=partial(self.context.recalled, agent, self.task.question),
-                    ),
-                    self.settings.step_timeout_seconds,
-                )
-            except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
-                board.steps[agent.id] -= 1
-                raise
+                return StepOutcome(None, board.seen[agent.id], f"step cap ({cap}) reached")
+            step = await self._step(agent, messages, first=reask == 0)
             completion = step.completion
             self._share(agent.id, completion)
             decision, problem = self._validate(agent.id, parse_decision(completion))
             if decision is not None:
                 transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
                 used = tool_activity(step.exchange)
-                return StepOutcome(decision, version, "", transcript, completion.reasoning, used)
+                return StepOutcome(decision, board.seen[agent.id], "", transcript, completion.reasoning, used)
             note = problem
             reask_message: Message = {"role": "user", "content": problem}
             messages = [*messages, *step.exchange, assistant_echo(completion), reask_message]
-        return StepOutcome(None, version, f"no valid decision after re-asks: {note}")
+        return StepOutcome(None, board.seen[agent.id], f"no valid decision after re-asks: {note}")
+
+    async def _step(self, agent: Agent, messages: list[Message], *, first: bool) -> ToolStep:
+        """One backend step with its tools, watched at its tool-call boundaries (MassGen's hooks)."""
+        self.board.steps[agent.id] += 1
+        write_back = self.context.thread_writer(agent.id, system_prompts=1) if first else None
+        watch = CoordinationWatch(self.board, agent.id, self.settings, self.timeouts)
+        try:
+            return await asyncio.wait_for(
+                run_with_tools(
+                    agent,
+                    self._request(agent, messages),
+                    self.scope.emit,
+                    self.scope.log,
+                    limit=self.settings.max_tool_calls_per_step,
+                    decide_now=prompts.TOOL_LIMIT,
+                    on_compressed=write_back,
+                    recall=partial(self.context.recalled, agent, self.task.question),
+                    watch=watch,
+                ),
+                self.settings.step_timeout_seconds,
+            )
+        except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
+            self.board.steps[agent.id] -= 1
+            raise
 
     def can_answer(self, agent_id: str) -> bool:
-        cap = self.settings.max_new_answers_per_agent
-        return cap is None or self.board.answer_counts[agent_id] < cap
+        """Under its own answer cap and the attempt's (``max_new_answers_global``)."""
+        settings, board = self.settings, self.board
+        own, total = settings.max_new_answers_per_agent, settings.max_new_answers_global
+        return (own is None or board.answer_counts[agent_id] < own) and (
+            total is None or board.total_answers() < total
+        )
 
     def record(self, agent_id: str, outcome: StepOutcome) -> None:
         """Long-term memory gets the question (once a turn), the reasoning and a new answer."""
@@ -153,26 +147,62 @@ class WorkflowStep:
         if decision is None:
             return None, prompts.REASK
         if isinstance(decision, NewAnswer):
-            if not self.can_answer(agent_id):
-                return None, "You have reached your answer limit; vote for the best existing answer."
-            return decision, ""
+            problem = self._answer_problem(agent_id, decision)
+            return (None, problem) if problem else (decision, "")
         target = resolve_target(decision.target, self.board.order)
         if target is None or target not in self.board.answers:
             choices = ", ".join(self.board.vote_aliases()) or "none yet"
             return None, f"'{decision.target}' is not an agent with an answer (choose from: {choices})."
         return VoteFor(target, decision.reason), ""
 
+    def _answer_problem(self, agent_id: str, answer: NewAnswer) -> str:
+        """Why a new answer is refused (an answer cap, MassGen's fairness cap or novelty), or ""."""
+        settings, board = self.settings, self.board
+        if not self.can_answer(agent_id):
+            return "You have reached your answer limit; vote for the best existing answer."
+        if settings.fairness_enabled and not board.lead_allowed(agent_id, settings.fairness_lead_cap_answers):
+            return (
+                "Fairness lead cap reached: you are ahead of your peers by "
+                f"{settings.fairness_lead_cap_answers} answer(s). Vote for the best answer, or wait for "
+                "your peers to catch up."
+            )
+        others = [text for peer, text in board.answers.items() if peer != agent_id]
+        if too_like(answer.content, others, settings.answer_novelty_requirement):
+            return (
+                "Your answer is too like an existing one; give a substantially different answer, or vote "
+                "for the best existing answer."
+            )
+        return ""
+
     async def _messages(self, agent: Agent) -> list[Message]:
         uses_json = not agent.backend.capabilities.tool_calls
         tool_text = json_tool_instructions(agent.toolbox.specs) if uses_json and agent.toolbox else ""
         system = prompts.system_message(
-            agent.config.system_message, agent.toolbox.instructions(), tool_text, uses_json=uses_json
+            agent.config.system_message,
+            *self._judging(agent),
+            agent.toolbox.instructions(),
+            tool_text,
+            uses_json=uses_json,
+            appended=agent.config.append_system_prompt,
         )
         peers = await self.context.peers_note(agent)
         extra = "\n\n".join(part for part in (self.task.extra, peers) if part)
         board = self.board
         task = prompts.task_message(self.task.question, board.answers, board.order, extra)
         return await self.context.messages(agent, self.scope.turn, self.task.question, system, task)
+
+    def _judging(self, agent: Agent) -> tuple[str, str]:
+        """How the agent judges answers (its voting style, else the orchestrator's) and how new an answer
+        must be."""
+        settings = self.settings
+        style = agent.config.voting_sensitivity or settings.voting_sensitivity
+        voting = voting_instructions(
+            style,
+            threshold=settings.voting_threshold,
+            answer_cap=settings.max_new_answers_per_agent,
+            step=self.board.steps[agent.id] + 1,
+        )
+        return voting, novelty_instructions(settings.answer_novelty_requirement)
 
     def _share(self, agent_id: str, completion: Completion) -> None:
         """Scoped entries an agent wrote with ``share_memory`` in this step."""

@@ -11,6 +11,7 @@ import dataclasses
 import importlib.util
 import inspect
 import json
+import pkgutil
 import re
 import sys
 from collections.abc import Callable
@@ -51,6 +52,46 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
     if not callable(found):
         raise CustomToolLoadError(f"{path} defines no function '{function}'")
     return found
+
+
+MASSGEN_TOOL_MODULES = (
+    "_basic",
+    "_code_executors",
+    "_file_handlers",
+    "_multimedia_processors",
+    "workflow_toolkits",
+)
+"""Where MassGen looks for one of its own tools first (then in ``massgen.tool`` and its other modules)."""
+
+
+def massgen_installed() -> bool:
+    return importlib.util.find_spec("massgen") is not None
+
+
+def load_massgen_function(module: str | None, function: str) -> Callable[..., Any]:
+    """MassGen's own tool ``function``, found as MassGen finds it: in ``massgen.tool.<module>`` when a
+    module is named, else in its tool modules, the ``massgen.tool`` package, then its other modules."""
+    names = [f"massgen.tool.{module}", f"massgen.tool._{module}"] if module else [
+        *(f"massgen.tool.{name}" for name in MASSGEN_TOOL_MODULES),
+        "massgen.tool",
+    ]
+    for name in [*names, *_other_massgen_modules(names)]:
+        try:
+            found = getattr(importlib.import_module(name), function, None)
+        except ImportError:
+            continue
+        if callable(found):
+            return found
+    where = f"massgen.tool.{module}" if module else "MassGen's tools"
+    raise CustomToolLoadError(f"{where} define no function '{function}'")
+
+
+def _other_massgen_modules(tried: list[str]) -> list[str]:
+    package = importlib.util.find_spec("massgen.tool")
+    if package is None or not package.submodule_search_locations:
+        return []
+    found = pkgutil.iter_modules(package.submodule_search_locations, "massgen.tool.")
+    return [info.name for info in found if info.name not in tried]
 
 
 def custom_tool(
@@ -100,9 +141,12 @@ def arguments_model(name: str, function: Callable[..., Any], hidden: set[str]) -
 
 
 def result_text(result: Any) -> str:
-    """A function's return value as the text the model reads."""
+    """A function's return value as the text the model reads (MassGen's result object as its text)."""
     if isinstance(result, str):
         return result
+    blocks = getattr(result, "output_blocks", None)
+    if isinstance(blocks, list):
+        return "\n".join(_block_text(block) for block in blocks)
     if isinstance(result, BaseModel):
         return result.model_dump_json()
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
@@ -111,6 +155,12 @@ def result_text(result: Any) -> str:
         return json.dumps(result, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(result)
+
+
+def _block_text(block: Any) -> str:
+    """A MassGen output block: its text, or what kind of content it holds."""
+    kind, data = getattr(block, "block_type", "text"), getattr(block, "data", block)
+    return str(data) if kind == "text" else f"[{kind}: {len(str(data))} characters]"
 
 
 def _summary(doc: str) -> str:

@@ -18,7 +18,13 @@ from massgen_cli.events import ToolCall
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError
 from massgen_cli.tools.commands import CommandPolicy, command_tool, require_docker
-from massgen_cli.tools.custom import CustomToolLoadError, custom_tool, load_function
+from massgen_cli.tools.custom import (
+    CustomToolLoadError,
+    custom_tool,
+    load_function,
+    load_massgen_function,
+    massgen_installed,
+)
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
 
@@ -146,10 +152,14 @@ def _command_tool(agent: AgentConfig, roots: Roots | None, where: str, timeout_s
 def _custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:
     workspace = roots.base if roots is not None and agent.backend.cwd is not None else None
     for number, entry in enumerate(agent.backend.custom_tools):
+        if entry.from_massgen and not massgen_installed():
+            continue  # said when the config loaded
         try:
-            functions = entry.functions()
-            for name, function_name, description, preset in functions:
-                function = load_function(entry.path, function_name)
+            for name, function_name, description, preset in entry.functions():
+                if entry.from_massgen:
+                    function = load_massgen_function(entry.path, function_name)
+                else:
+                    function = load_function(str(entry.path), function_name)
                 yield custom_tool(name, function, description, preset, workspace)
         except (CustomToolLoadError, ValueError) as error:
             raise ConfigError(f"{where}.custom_tools[{number}]: {error}") from None

@@ -23,4 +23,4 @@ def test_config_reference_names_every_section_and_alias():
     for heading in ("### `agents[].backend`", "### `memory`, `agents[].memory`", "### `memory.compression`"):
         assert heading in text
     assert "| `request_timeout_seconds` |" in text and "| `timeout` |" in text
-    assert "`mcp_servers`" in text and "- `num_agents`:" in text
+    assert "`mcp_servers`" in text and "| `num_agents` | refused |" in text

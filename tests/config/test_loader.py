@@ -74,8 +74,8 @@ def test_wrong_type_names_the_path_and_the_value(tmp_path: Path):
 def test_bad_enum_lists_the_choices(tmp_path: Path):
     config = write(tmp_path / "c.yaml", f"agent: {{backend: {SCRIPTED}}}\nui: {{display_type: simpel}}\n")
     assert problems(config) == [
-        "ui.display_type: 'simpel' is not allowed; expected 'rich_terminal', 'simple' or 'silent'"
-        " (did you mean 'simple'?)"
+        "ui.display_type: 'simpel' is not allowed; expected 'rich_terminal', 'textual_terminal', 'simple' "
+        "or 'silent' (did you mean 'simple'?)"
     ]
 
 
@@ -92,10 +92,10 @@ def test_unknown_backend_type_is_reported_at_type(tmp_path: Path):
 
 
 def test_unsupported_massgen_backend_says_what_to_use(tmp_path: Path):
-    config = write(tmp_path / "c.yaml", "agent: {backend: {type: claude_code, model: claude-sonnet-4-5}}\n")
+    config = write(tmp_path / "c.yaml", "agent: {backend: {type: ag2, model: gpt-4o}}\n")
     assert problems(config) == [
-        "agent.backend.type: backend 'claude_code' is not supported yet: "
-        "use type 'claude' with the same model"
+        "agent.backend.type: backend 'ag2' is not supported: AG2 (AutoGen) agents need their own runtime, "
+        "which is not built here: use a chat backend"
     ]
 
 
@@ -140,8 +140,8 @@ def test_several_problems_are_reported_at_once(tmp_path: Path):
         "agents[0].backend.temprature: unknown key 'temprature' (did you mean 'temperature'?)",
         "memory.retreival: unknown key 'retreival' (did you mean 'retrieval'?)",
         "agents[0].backend.type: unknown backend 'opnai' (did you mean 'openai'?)",
-        "ui.display_type: 'simpel' is not allowed; expected 'rich_terminal', 'simple' or 'silent'"
-        " (did you mean 'simple'?)",
+        "ui.display_type: 'simpel' is not allowed; expected 'rich_terminal', 'textual_terminal', 'simple' "
+        "or 'silent' (did you mean 'simple'?)",
         "agents[1].memory.compression: target_ratio (0.9) must be below trigger_threshold (0.75)",
     ]
 
@@ -281,12 +281,13 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
     )
     loaded = load_config(config)
     assert loaded.warnings == [
-        "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is not implemented yet and is "
-        "ignored",
+        "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is ignored: needs OpenAI's "
+        "Responses API, which is not implemented yet; requests use Chat Completions",
         "agents[0].backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored",
-        "orchestrator.session_storage: MassGen key 'session_storage' is not implemented yet and is ignored",
+        "orchestrator.session_storage: MassGen key 'session_storage' is ignored: sessions live under the "
+        "state folder here (--state-dir)",
         "orchestrator.coordination.enable_planning_mode: "
-        "MassGen key 'enable_planning_mode' is not implemented yet and is ignored",
+        "MassGen key 'enable_planning_mode' is ignored: task planning is not implemented yet",
     ]
     assert loaded.config.agents[0].backend.type == "openai"
 
@@ -406,8 +407,8 @@ def test_unknown_memory_model_provider_suggests_the_nearest(tmp_path: Path):
     [
         (
             "{provider: ag2}",
-            "memory.compression.summarizer.provider: backend 'ag2' is not supported yet: "
-            "use one of the chat backends",
+            "memory.compression.summarizer.provider: backend 'ag2' is not supported: AG2 (AutoGen) "
+            "agents need their own runtime, which is not built here: use a chat backend",
         ),
         (
             "{provider: chatcompletion}",

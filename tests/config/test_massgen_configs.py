@@ -1,0 +1,134 @@
+"""MassGen config values that run another way here: agent programs as their API backends, the Textual
+UI as the live view, MassGen's own custom tools, appended system prompts; and ``massgen --validate``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from massgen_cli.config import load_config
+from massgen_cli.tools.custom import load_massgen_function, result_text
+from tests.conftest import run_cli, write_config
+from tests.servers.fake_providers import FakeProviderServer, anthropic_stream
+
+CLAUDE_CODE = """
+agent:
+  id: coder
+  append_system_prompt: Always answer in one sentence.
+  backend:
+    type: claude_code
+    model: claude-sonnet-4-5
+    base_url: {url}
+    permission_mode: bypassPermissions
+    allowed_tools: [Read, Write, Bash]
+ui: {{display_type: textual_terminal}}
+"""
+
+
+@pytest.fixture
+def fake_server():  # type: ignore[no-untyped-def]
+    server = FakeProviderServer().start()
+    yield server
+    server.stop()
+
+
+def test_claude_code_runs_as_the_claude_api_with_file_and_command_tools(tmp_path, fake_server, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-000000")
+    fake_server.script(anthropic_stream("It is Paris."))
+    config = write_config(tmp_path, CLAUDE_CODE.format(url=fake_server.root_url))
+    loaded = load_config(config)
+    backend = loaded.config.agents[0].backend
+    assert (backend.type, backend.program, backend.cwd) == ("claude", "claude_code", "claude_code_workspace")
+    assert any("agent program is not run here" in warning for warning in loaded.warnings)
+    assert any("'permission_mode' is ignored" in warning for warning in loaded.warnings)
+    assert any("'allowed_tools' is ignored" in warning for warning in loaded.warnings)
+    assert loaded.notes == [
+        "ui.display_type: 'textual_terminal': MassGen's Textual UI shows here as the Rich live view"
+    ]
+    result = run_cli("--config", str(config), "What is the capital of France?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "It is Paris.\n"
+    assert "note: ui.display_type: 'textual_terminal'" in result.stderr
+    (sent,) = fake_server.requests
+    assert sent.path == "/v1/messages"
+    tools = {tool["name"] for tool in sent.body["tools"]}
+    assert {"read_file", "write_file", "execute_command"} <= tools
+    assert sent.body["system"].rstrip().endswith("Always answer in one sentence.")
+
+
+def test_custom_tools_without_a_path_need_massgen_and_say_so(tmp_path):
+    config = write_config(
+        tmp_path,
+        """
+        agent:
+          backend:
+            type: scripted
+            responses: ["ok"]
+            custom_tools:
+              - {name: two_num_tool, function: two_num_tool}
+        """,
+    )
+    (warning,) = load_config(config).warnings
+    assert warning.startswith("agent.backend.custom_tools[0]: two_num_tool is one of MassGen's own tools")
+    assert "pip install massgen" in warning
+    result = run_cli("--config", str(config), "Q?")
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+    strict = run_cli("--validate", str(config), "--strict")
+    assert strict.returncode == 2 and "two_num_tool" in strict.stdout
+
+
+def test_massgen_tools_are_found_as_massgen_finds_them_and_read_as_text(tmp_path, monkeypatch):
+    basic = tmp_path / "site" / "massgen" / "tool" / "_basic"
+    basic.mkdir(parents=True)
+    for folder in (basic.parent.parent, basic.parent):
+        (folder / "__init__.py").write_text("")
+    (basic / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            from dataclasses import dataclass
+
+            @dataclass
+            class TextContent:
+                data: str
+                block_type: str = "text"
+
+            @dataclass
+            class ExecutionResult:
+                output_blocks: list
+
+            async def two_num_tool(x: int, y: int) -> ExecutionResult:
+                return ExecutionResult([TextContent(f"The sum is {x + y}"), TextContent("img", "image")])
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for name in [name for name in sys.modules if name == "massgen" or name.startswith("massgen.")]:
+        monkeypatch.delitem(sys.modules, name)
+    function = load_massgen_function(None, "two_num_tool")
+    import asyncio
+
+    assert result_text(asyncio.run(function(2, 3))) == "The sum is 5\n[image: 3 characters]"
+    assert load_massgen_function("_basic", "two_num_tool") is function
+
+
+def test_validate_says_what_loading_finds_without_running(tmp_path):
+    agent = "agent: {backend: {type: scripted, responses: [ok]}}\n"
+    good = write_config(tmp_path, agent + "ui: {type: textual_terminal}\n")
+    result = run_cli("--validate", str(good))
+    assert result.returncode == 0 and "is valid" in result.stdout
+    assert "note: ui.type: 'textual_terminal'" in result.stdout
+    warned = write_config(tmp_path, agent + "orchestrator: {dspy: {enabled: true}}\n", "w.yaml")
+    assert run_cli("--validate", str(warned)).returncode == 0
+    strict = run_cli("--validate", str(warned), "--strict", "--json")
+    report = json.loads(strict.stdout)
+    assert strict.returncode == 2 and report["valid"] is False and report["errors"] == []
+    assert report["warnings"][0].startswith("orchestrator.dspy: MassGen key 'dspy' is ignored")
+    bad = write_config(tmp_path, "agent: {backend: {type: ag2}}\n", "bad.yaml")
+    refused = run_cli("--validate", str(bad), "--json")
+    assert refused.returncode == 2
+    assert "AG2 (AutoGen) agents need their own runtime" in json.loads(refused.stdout)["errors"][0]
+    assert not (Path(tmp_path) / "state").exists(), "validating runs nothing and keeps nothing"

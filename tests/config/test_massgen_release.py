@@ -1,0 +1,116 @@
+"""MassGen's current release: its example configs load here (or are refused for a reason in the key
+table), and every key its own validator accepts is in the table or implemented."""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from massgen_cli.config import load_document
+from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.base import Section
+from massgen_cli.config.massgen_keys import KEYS, PROGRAM_KEYS, VALUES, rule
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.config.orchestrator import CoordinationConfig, OrchestratorConfig, TimeoutSettings
+from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
+from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
+from massgen_cli.config.walk import accepted_names
+from massgen_cli.errors import ConfigError
+from tests.config.massgen_release import CACHE, DOWNLOAD, WHEEL, example_configs, release_key_sets
+
+SECTIONS: dict[str, type[Section]] = {
+    "config": MassGenConfig,
+    "ui": UIConfig,
+    "agent": AgentConfig,
+    "backend": BackendConfig,
+    "custom_tool": CustomToolConfig,
+    "mcp_server": McpServerConfig,
+    "context_path": ContextPath,
+    "orchestrator": OrchestratorConfig,
+    "coordination": CoordinationConfig,
+    "timeout_settings": TimeoutSettings,
+    "persistent_memory": PersistentMemoryConfig,
+}
+NOT_RUN_CONFIGS = ["massgen/configs/rate_limits/rate_limits.yaml"]
+"""Files among the release's configs that are not run configs (a table of provider rate limits)."""
+
+
+@pytest.fixture(scope="module")
+def wheel() -> Iterator[zipfile.ZipFile]:
+    if not WHEEL.is_file():
+        if os.environ.get("MASSGEN_RELEASE_REQUIRED"):
+            pytest.fail(f"MassGen's release wheel is missing from {CACHE}; .ci/run gets it with: {DOWNLOAD}")
+        pytest.skip(f"MassGen's release wheel is not in {CACHE}; get it with: {DOWNLOAD}")
+    with zipfile.ZipFile(WHEEL) as opened:
+        yield opened
+
+
+def test_the_key_table_agrees_with_the_models():
+    assert set(KEYS) == set(SECTIONS)
+    for section, model in SECTIONS.items():
+        assert model.massgen_section == section
+        names = accepted_names(model)
+        implemented = {key for key, known in KEYS[section].items() if known.status == "implemented"}
+        assert implemented <= set(names), f"{section}: implemented keys the model does not accept"
+        assert not (set(KEYS[section]) - implemented) & set(names), f"{section}: a field is also ignored"
+    assert set(PROGRAM_KEYS) <= set(accepted_names(BackendConfig))
+    assert {status for known in VALUES.values() for status in [known.status]} <= {
+        "implemented",
+        "substituted",
+        "refused",
+    }
+
+
+def test_every_key_the_release_accepts_is_known_here(wheel: zipfile.ZipFile):
+    sets = release_key_sets(wheel.read("massgen/agent_config.py").decode("utf-8"))
+    assert {section: len(keys) for section, keys in sets.items()} == {
+        "timeout_settings": 4,
+        "coordination": 77,
+        "orchestrator": 43,
+    }
+    unknown = [
+        f"{section}.{key}"
+        for section, keys in sets.items()
+        for key in sorted(keys)
+        if key not in accepted_names(SECTIONS[section]) and rule(section, key) is None
+    ]
+    assert unknown == []
+
+
+def test_the_release_configs_load_or_are_refused_for_a_reason_in_the_table(
+    wheel: zipfile.ZipFile, monkeypatch: pytest.MonkeyPatch
+):
+    configs = example_configs(wheel)
+    assert len(configs) == 276
+    loaded, refused, not_run = [], {}, []
+    for name, text in configs.items():
+        for variable in set(re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)", text)):
+            monkeypatch.setenv(variable, os.environ.get(variable) or "x")
+        document = yaml.safe_load(text)
+        if not isinstance(document, dict) or not {"agents", "agent"} & set(document):
+            not_run.append(name)
+            continue
+        try:
+            load_document(document, Path(name))
+        except ConfigError as error:
+            refused[name] = error.problems
+        else:
+            loaded.append(name)
+    assert not_run == NOT_RUN_CONFIGS
+    assert len(loaded) >= 262, refused
+    reasons = [known.why for known in VALUES.values() if known.status == "refused"]
+    reasons += [known.why for keys in KEYS.values() for known in keys.values() if known.status == "refused"]
+    unexplained = {
+        name: problem
+        for name, problems in refused.items()
+        for problem in problems
+        if not any(problem.endswith(reason) for reason in reasons)
+    }
+    assert unexplained == {}
+    print(f"\nMassGen's example configs: {len(loaded)} of {len(configs)} load; refused: {len(refused)}")
