@@ -94,7 +94,27 @@ class Finish:
     reason: str
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCall | Usage | Finish
+@dataclass(frozen=True)
+class ReasoningState:
+    """A provider's own record of the model's reasoning (OpenAI's Responses API reasoning item, with its
+    encrypted content), to be given back to that provider in the calls that follow."""
+
+    item: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ServerToolUse:
+    """A tool the provider ran itself (its web search, its code interpreter): what it was asked, and a
+    line of what came of it."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    summary: str
+    ok: bool = True
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCall | Usage | Finish | ReasoningState | ServerToolUse
 
 
 @dataclass(frozen=True)

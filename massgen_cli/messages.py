@@ -1,13 +1,15 @@
 """The chat message, as every backend, thread and memory part passes it: OpenAI's chat format.
 
 A message holds only what a provider is sent: its role, its content, and for tool use the calls an
-assistant made (``tool_calls``) or the call a tool result answers (``tool_call_id``, ``name``).
-What memory keeps beside a message (ids, timestamps, authors, reasoning) lives beside it, never in it.
+assistant made (``tool_calls``) or the call a tool result answers (``tool_call_id``, ``name``); an
+assistant message may carry a provider's own reasoning records (``reasoning_items``, OpenAI's Responses
+API), which only that API is given back. What memory keeps beside a message (ids, timestamps, authors,
+reasoning text) lives beside it, never in it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Required, TypedDict
+from typing import Any, Literal, Required, TypedDict, cast
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -36,6 +38,24 @@ class Message(TypedDict, total=False):
     tool_calls: list[ToolCallPart]
     tool_call_id: str
     name: str
+    reasoning_items: list[dict[str, Any]]
+
+
+PROVIDER_ONLY_KEYS = ("reasoning_items",)
+
+
+def for_chat_completions(messages: list[Message]) -> list[Message]:
+    """``messages`` without what only another API reads (a Chat Completions server rejects it)."""
+    return [_without_provider_keys(message) for message in messages]
+
+
+def _without_provider_keys(message: Message) -> Message:
+    if not any(key in message for key in PROVIDER_ONLY_KEYS):
+        return message
+    kept = dict(message)
+    for key in PROVIDER_ONLY_KEYS:
+        kept.pop(key, None)
+    return cast(Message, kept)
 
 
 def inject_after_first_system(messages: list[Message], extra: Message) -> list[Message]:

@@ -27,7 +27,7 @@ from massgen_cli.errors import (
     RateLimitError,
     ServerError,
 )
-from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.events import Finish, ReasoningDelta, ServerToolUse, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import FunctionCall, Message, ToolCallPart
 
 DEFAULT_MAX_TOKENS = 4096
@@ -41,6 +41,14 @@ FINISH_REASONS = {
     "model_context_window_exceeded": "length",
 }
 SERVER_ERROR_TYPES = frozenset({"api_error", "overloaded_error"})
+WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search"}
+CODE_EXECUTION_TOOL = {"type": "code_execution_20250825", "name": "code_execution"}
+CODE_EXECUTION_BETA = "code-execution-2025-08-25"
+SERVER_RESULT_BLOCKS = (
+    "web_search_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+)
 CONTEXT_ERROR_PHRASES = ("prompt is too long", "context window", "context length")
 
 
@@ -59,12 +67,13 @@ class AnthropicBackend:
             raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
         self.model = config.model
         self._config = config
+        betas = [*config.betas, *([CODE_EXECUTION_BETA] if config.code_execution else [])]
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or KEYLESS_PLACEHOLDER,
             base_url=config.base_url,
             timeout=config.request_timeout_seconds,
             max_retries=0,
-            default_headers={"anthropic-beta": ",".join(config.betas)} if config.betas else None,
+            default_headers={"anthropic-beta": ",".join(betas)} if betas else None,
         )
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
@@ -93,8 +102,9 @@ class AnthropicBackend:
         }
         if system:
             params["system"] = system
-        if request.tools:
-            params["tools"] = [_anthropic_tool(tool) for tool in request.tools]
+        tools = [_anthropic_tool(tool) for tool in request.tools] + self._server_tools()
+        if tools:
+            params["tools"] = tools
         # anthropic 2.x dropped the sampling keywords from create(); the API still reads them from the body.
         sampling = {name: getattr(self._config, name) for name in ("temperature", "top_p", "top_k")}
         extra_body = {name: value for name, value in sampling.items() if value is not None}
@@ -102,6 +112,11 @@ class AnthropicBackend:
         if extra_body:
             params["extra_body"] = extra_body
         return params
+
+    def _server_tools(self) -> list[dict[str, Any]]:
+        """Anthropic's own tools the config asks for: web search, code execution."""
+        config = self._config
+        return [WEB_SEARCH_TOOL] * config.enable_web_search + [CODE_EXECUTION_TOOL] * config.code_execution
 
     def _translate(self, error: Exception, opened: bool) -> BackendError:
         provider = self.name
@@ -153,6 +168,7 @@ class _MessageAssembly:
         self.cached_tokens = 0
         self.stop_reason: str | None = None
         self.stopped = False
+        self.server_calls: dict[str, dict[str, str]] = {}
 
     async def events(self, raw: AsyncIterator[RawMessageStreamEvent]) -> AsyncIterator[StreamEvent]:
         async for event in raw:
@@ -174,18 +190,31 @@ class _MessageAssembly:
             written = usage.cache_creation_input_tokens or 0
             self.input_tokens = usage.input_tokens + self.cached_tokens + written
             self.output_tokens = usage.output_tokens
-        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
-            block = event.content_block
-            self.tool_blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+        elif event.type == "content_block_start":
+            return self._block_start(event.index, event.content_block)
         elif event.type == "content_block_delta":
             return self._delta(event.index, event.delta)
         elif event.type == "content_block_stop" and event.index in self.tool_blocks:
-            return [self._tool_call(self.tool_blocks.pop(event.index))]
+            gathered = self.tool_blocks.pop(event.index)
+            if gathered["kind"] == "server":  # its result block reports it
+                self.server_calls[gathered["id"]] = gathered
+                return []
+            return [self._tool_call(gathered)]
         elif event.type == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             self.output_tokens = event.usage.output_tokens
         elif event.type == "message_stop":
             self.stopped = True
+        return []
+
+    def _block_start(self, index: int, block: Any) -> list[StreamEvent]:
+        """A tool call (ours, or a server tool's) starts gathering its input; a server tool's result ends
+        it."""
+        if block.type in ("tool_use", "server_tool_use"):
+            kind = "server" if block.type == "server_tool_use" else "tool"
+            self.tool_blocks[index] = {"id": block.id, "name": block.name, "json": "", "kind": kind}
+        elif block.type in SERVER_RESULT_BLOCKS:
+            return [self._server_result(block)]
         return []
 
     def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
@@ -196,6 +225,14 @@ class _MessageAssembly:
         if delta.type == "input_json_delta" and index in self.tool_blocks:
             self.tool_blocks[index]["json"] += delta.partial_json
         return []
+
+    def _server_result(self, block: Any) -> ServerToolUse:
+        """A web search's or code execution's result, reported with the call it answers."""
+        call = self.server_calls.get(block.tool_use_id, {"name": block.type, "json": ""})
+        arguments = decode_tool_arguments(self.provider, call["name"], call["json"]) if call["json"] else {}
+        content = getattr(block, "content", None)
+        failed = getattr(content, "type", "").endswith("_error")
+        return ServerToolUse(block.tool_use_id, call["name"], arguments, _result_summary(content), not failed)
 
     def _tool_call(self, block: dict[str, str]) -> ToolCall:
         arguments = decode_tool_arguments(self.provider, block["name"], block["json"])
@@ -264,6 +301,16 @@ def _text_of(content: Any) -> str:
 def _arguments(function: FunctionCall) -> dict[str, Any]:
     arguments: Any = function.get("arguments") or {}
     return json.loads(arguments) if isinstance(arguments, str) else arguments
+
+
+def _result_summary(content: Any) -> str:
+    """One line of a server tool's result: the pages a search found, or what code printed."""
+    if isinstance(content, list):
+        titles = [str(getattr(item, "title", "") or getattr(item, "url", "")) for item in content]
+        return f"{len(titles)} result(s): " + "; ".join(titles[:3]) if titles else "no results"
+    stdout = str(getattr(content, "stdout", "") or "")
+    code = getattr(content, "return_code", None)
+    return clip(stdout.strip().splitlines()[0] if stdout.strip() else f"exit code {code}")
 
 
 def _anthropic_tool(tool: ToolSpec) -> dict[str, Any]:

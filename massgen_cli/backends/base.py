@@ -6,7 +6,15 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.events import (
+    Finish,
+    ReasoningDelta,
+    ReasoningState,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from massgen_cli.messages import Message
 
 
@@ -67,6 +75,8 @@ class Completion:
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=lambda: Usage(0, 0))
     finish_reason: str = ""
+    reasoning_items: list[dict[str, Any]] = field(default_factory=list)
+    """The provider's reasoning records, given back to it with this reply in later calls."""
 
     def add(self, event: StreamEvent) -> None:
         """Fold one stream event into the result."""
@@ -80,6 +90,8 @@ class Completion:
             self.usage = self.usage + event
         elif isinstance(event, Finish):
             self.finish_reason = event.reason
+        elif isinstance(event, ReasoningState):
+            self.reasoning_items.append(event.item)
 
 
 async def complete(backend: Backend, request: Request) -> Completion:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
@@ -11,29 +10,15 @@ from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
-from massgen_cli.backends.wire import (
-    clip,
-    connection_error,
-    decode_tool_arguments,
-    retry_after_seconds,
-    timeout_error,
-)
+from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
+from massgen_cli.backends.wire import decode_tool_arguments
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
-from massgen_cli.errors import (
-    BackendError,
-    ConfigError,
-    ConnectionFailedError,
-    ContextLengthError,
-    RateLimitError,
-    ServerError,
-)
+from massgen_cli.errors import ConfigError, ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.messages import for_chat_completions
 
 # Keyless local servers ignore the key, but the SDK refuses to start without one.
 KEYLESS_PLACEHOLDER = "not-needed"
-CONTEXT_ERROR_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
-CONTEXT_ERROR_PHRASES = ("context length", "context window", "context size", "maximum context")
 
 
 class OpenAIChatBackend:
@@ -57,7 +42,8 @@ class OpenAIChatBackend:
         self.model = config.model
         self._config = config
         headers = {"Connection": "close"} if one_request_per_connection else None
-        self._client = _client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
+        self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
+        self._errors = OpenAIErrors(self.name, self.model, config, self._client)
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, usage and finish."""
@@ -68,7 +54,7 @@ class OpenAIChatBackend:
                 async for event in self._events(chunks):
                     yield event
         except openai.APIError as error:
-            raise self._translate(error, opened) from error
+            raise self._errors.translate(error, opened) from error
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -76,7 +62,7 @@ class OpenAIChatBackend:
     def _params(self, request: Request) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": request.messages,
+            "messages": for_chat_completions(request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -86,6 +72,11 @@ class OpenAIChatBackend:
             schema = {"name": "decision", "schema": request.response_schema}
             params["response_format"] = {"type": "json_schema", "json_schema": schema}
         params.update(self._sampling())
+        reasoning, text = self._config.reasoning, self._config.text
+        if reasoning is not None and reasoning.effort is not None:
+            params["reasoning_effort"] = reasoning.effort
+        if text is not None and text.verbosity is not None and self.name in ("openai", "azure_openai"):
+            params["verbosity"] = text.verbosity
         extra_body = _present(self._config, "top_k", "repetition_penalty", "chat_template_kwargs")
         extra_body.update(self._config.extra_body)
         if extra_body:
@@ -122,49 +113,6 @@ class OpenAIChatBackend:
             yield usage
         # Some compatible servers report "stop" even when the turn ends in tool calls.
         yield Finish("tool_calls" if tool_calls and finish_reason == "stop" else finish_reason)
-
-    def _translate(self, error: openai.APIError, opened: bool) -> BackendError:
-        provider = self.name
-        if isinstance(error, openai.APITimeoutError):
-            return timeout_error(provider, self._config.request_timeout_seconds)
-        if isinstance(error, openai.APIConnectionError):
-            return connection_error(provider, self._client.base_url, opened)
-        if isinstance(error, openai.APIStatusError):
-            return self._status_error(error)
-        detail = _error_text(error)
-        if _is_context_error(error, detail):
-            return ContextLengthError(
-                f"the request is too long for {self.model}: {detail}", provider=provider
-            )
-        return BackendError(f"{provider} failed during the stream: {detail}", provider=provider)
-
-    def _status_error(self, error: openai.APIStatusError) -> BackendError:
-        provider, status, detail = self.name, error.status_code, _error_text(error)
-        if status == 429:
-            retry_after = retry_after_seconds(error.response.headers)
-            return RateLimitError(
-                f"{provider} is rate limiting (HTTP 429): {detail}",
-                provider=provider,
-                retry_after=retry_after,
-            )
-        if status >= 500:
-            return ServerError(
-                f"{provider} server error (HTTP {status}): {detail}", provider=provider, status=status
-            )
-        if status == 401:
-            return BackendError(
-                f"{provider} rejected the API key (HTTP 401); check {_key_hint(provider)}",
-                provider=provider,
-                status=status,
-            )
-        if status in (400, 413) and _is_context_error(error, detail):
-            return ContextLengthError(
-                f"the request is too long for {self.model} (HTTP {status}): {detail}",
-                provider=provider,
-                status=status,
-            )
-        return BackendError(f"{provider} returned HTTP {status}: {detail}", provider=provider, status=status)
-
 
 class _ToolCallParts:
     """Collects streamed tool-call fragments by index and decodes each call's arguments at the end."""
@@ -210,36 +158,6 @@ def _delta_events(delta: ChoiceDelta) -> list[StreamEvent]:
     return events
 
 
-def _client(
-    config: BackendConfig, api_key: str, base_url: str | None, headers: dict[str, str] | None
-) -> openai.AsyncOpenAI:
-    """The SDK client: Azure's for ``azure_openai`` (endpoint, API version, deployment), else plain."""
-    if config.type != "azure_openai":
-        return openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=config.request_timeout_seconds,
-            max_retries=0,
-            default_headers=headers,
-        )
-    endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
-    if not endpoint:
-        raise ConfigError(
-            "backend 'azure_openai' needs its endpoint: set AZURE_OPENAI_ENDPOINT (in the environment or "
-            ".env) or 'backend.base_url' (https://NAME.openai.azure.com)"
-        )
-    return openai.AsyncAzureOpenAI(
-        api_key=api_key,
-        azure_endpoint=endpoint.rstrip("/"),
-        api_version=config.api_version
-        or os.environ.get("AZURE_OPENAI_API_VERSION")
-        or AZURE_DEFAULT_API_VERSION,
-        azure_deployment=config.deployment_name or config.model,
-        timeout=config.request_timeout_seconds,
-        max_retries=0,
-    )
-
-
 def _function_tool(tool: ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
@@ -249,25 +167,6 @@ def _function_tool(tool: ToolSpec) -> dict[str, Any]:
 
 def _present(config: BackendConfig, *names: str) -> dict[str, Any]:
     return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
-
-
-def _key_hint(provider: str) -> str:
-    variable = PROVIDERS[provider].api_key_env if provider in PROVIDERS else None
-    return f"{variable} or 'backend.api_key'" if variable else "'backend.api_key' in the config"
-
-
-def _error_text(error: openai.APIError) -> str:
-    body = error.body
-    message = body.get("message") if isinstance(body, dict) else None
-    return clip(str(message or error.message))
-
-
-def _is_context_error(error: openai.APIError, detail: str) -> bool:
-    body = error.body if isinstance(error.body, dict) else {}
-    labels = {str(body.get("code")), str(body.get("type"))}
-    return bool(labels & CONTEXT_ERROR_CODES) or any(
-        phrase in detail.lower() for phrase in CONTEXT_ERROR_PHRASES
-    )
 
 
 def _usage(reported: Any) -> Usage:

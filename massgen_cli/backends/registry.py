@@ -19,6 +19,12 @@ def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = No
         from massgen_cli.backends.scripted import ScriptedBackend
 
         inner = ScriptedBackend(config)
+    elif protocol == "openai" and config.api_mode == "responses":
+        from massgen_cli.backends.openai_responses import OpenAIResponsesBackend
+
+        inner = OpenAIResponsesBackend(
+            config, api_key=resolve_api_key(config), base_url=resolve_base_url(config)
+        )
     elif protocol == "openai":
         from massgen_cli.backends.openai_chat import OpenAIChatBackend
 

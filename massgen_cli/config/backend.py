@@ -58,6 +58,26 @@ class PricingConfig(Section):
     )
 
 
+class ReasoningSettings(Section):
+    """OpenAI's reasoning settings (``reasoning:`` of a backend), as MassGen writes them."""
+
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        default=None, description="How much the model reasons before it answers; null: the model's default."
+    )
+    summary: Literal["auto", "concise", "detailed"] | None = Field(
+        default=None,
+        description="A summary of the reasoning, shown live and kept (Responses API only); null: none.",
+    )
+
+
+class TextSettings(Section):
+    """OpenAI's text settings (``text:`` of a backend)."""
+
+    verbosity: Literal["low", "medium", "high"] | None = Field(
+        default=None, description="How long the model's replies are; null: the model's default."
+    )
+
+
 class BackendConfig(BackendToolSettings):
     """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
 
@@ -134,6 +154,30 @@ class BackendConfig(BackendToolSettings):
         default_factory=list,
         description="Scripted backend only: one entry per call, in order; the last one repeats.",
     )
+    api: Literal["responses", "chat_completions"] | None = Field(
+        default=None,
+        description="Which OpenAI API to call: null: the Responses API for 'openai' at OpenAI's own address "
+        "(as MassGen), Chat Completions for every other server and type; 'responses' for a server that "
+        "speaks both (azure_openai, a proxy).",
+    )
+    reasoning: ReasoningSettings | None = Field(
+        default=None,
+        description="Reasoning effort and summary (Responses API; Chat Completions sends the effort).",
+    )
+    text: TextSettings | None = Field(default=None, description="Reply verbosity (OpenAI).")
+    enable_web_search: bool = Field(
+        default=False,
+        description="The provider's own web search: OpenAI's web_search tool (Responses API), Anthropic's "
+        "web search tool (claude).",
+    )
+    enable_code_interpreter: bool = Field(
+        default=False,
+        description="The provider's own code execution: OpenAI's code_interpreter (Responses API), "
+        "Anthropic's code execution tool (claude).",
+    )
+    enable_code_execution: bool = Field(
+        default=False, description="MassGen's name of enable_code_interpreter for claude and gemini."
+    )
     scripted_tool_calls: bool = Field(
         default=True,
         description="Scripted backend only: false plays a model without tool calls, which decides and "
@@ -184,3 +228,15 @@ class BackendConfig(BackendToolSettings):
     @property
     def protocol(self) -> str:
         return PROVIDERS[self.type or ""].protocol
+
+    @property
+    def api_mode(self) -> Literal["responses", "chat_completions"]:
+        """The OpenAI API this backend calls (meaningful for protocol 'openai')."""
+        if self.api is not None:
+            return self.api
+        openai_itself = self.base_url in (None, PROVIDERS["openai"].base_url)
+        return "responses" if self.type == "openai" and openai_itself else "chat_completions"
+
+    @property
+    def code_execution(self) -> bool:
+        return self.enable_code_interpreter or self.enable_code_execution

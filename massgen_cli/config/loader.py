@@ -14,6 +14,7 @@ import yaml
 from dotenv import load_dotenv
 from pydantic import ValidationError
 
+from massgen_cli.config.features import feature_warnings
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import describe_error, error_path, join_path
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
@@ -66,10 +67,12 @@ def load_document(document: Any, path: Path) -> LoadedConfig:
         raise ConfigError(errors, keys.warnings)
     assert config is not None
     warnings = keys.warnings
+    where = "agents" if document.get("agents") else "agent"
     for index, agent in enumerate(config.agents):
         agent.memory = agent_memories.get(index, config.memory)
         _anchor_custom_tools(agent, path.parent)
-        warnings += _massgen_tools_missing(agent, "agents" if document.get("agents") else "agent", index)
+        warnings += _massgen_tools_missing(agent, where, index)
+        warnings += feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend")
     return LoadedConfig(config=config, path=path, warnings=warnings, notes=keys.notes)
 
 
@@ -78,13 +81,17 @@ def _massgen_tools_missing(agent: AgentConfig, where: str, index: int) -> list[s
     entries = [(number, e) for number, e in enumerate(agent.backend.custom_tools) if e.from_massgen]
     if not entries or importlib.util.find_spec("massgen") is not None:
         return []
-    path = f"{where}[{index}]" if where == "agents" else where
+    path = _agent_path(where, index)
     return [
         f"{path}.backend.custom_tools[{number}]: {', '.join(entry.name)} is one of MassGen's own tools "
         "(no path), which come with the massgen package: it is not installed, so the agent runs without "
         "it (pip install massgen beside massgen-cli to use it)"
         for number, entry in entries
     ]
+
+
+def _agent_path(where: str, index: int) -> str:
+    return f"{where}[{index}]" if where == "agents" else where
 
 
 def _anchor_custom_tools(agent: AgentConfig, config_folder: Path) -> None:

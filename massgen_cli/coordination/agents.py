@@ -16,7 +16,18 @@ from massgen_cli.backends.registry import create_backend
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
-from massgen_cli.events import AgentText, AgentUsage, Notice, ReasoningDelta, RunEvent, TextDelta, Usage
+from massgen_cli.events import (
+    AgentText,
+    AgentUsage,
+    Notice,
+    ReasoningDelta,
+    RunEvent,
+    ServerToolUse,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.compression import Summarizer
 from massgen_cli.memory.context.guard import (
@@ -224,6 +235,8 @@ async def _consume(agent: Agent, request: Request, result: Completion, emit: Emi
                 result.add(event)
                 if isinstance(event, ReasoningDelta):
                     emit(AgentText(agent.id, event.text, "reasoning"))
+                if isinstance(event, ServerToolUse):
+                    _report_server_tool(agent.id, event, emit)
                 if not isinstance(event, TextDelta):
                     continue
                 emit(AgentText(agent.id, event.text, kind))
@@ -235,6 +248,12 @@ async def _consume(agent: Agent, request: Request, result: Completion, emit: Emi
     finally:
         if guard is not None:
             guard.sent()
+
+
+def _report_server_tool(agent_id: str, use: ServerToolUse, emit: Emit) -> None:
+    """A tool the provider ran (its web search, its code interpreter), shown and logged like ours."""
+    emit(ToolStarted(agent_id, use.call_id, use.name, use.arguments))
+    emit(ToolFinished(agent_id, use.call_id, use.name, use.ok, 0.0, use.summary, len(use.summary)))
 
 
 def _request_record(agent: Agent, request: Request) -> dict[str, object]:
@@ -251,7 +270,14 @@ def _request_record(agent: Agent, request: Request) -> dict[str, object]:
 
 def assistant_echo(completion: Completion) -> Message:
     """The assistant message a step produced, to show the model before a re-ask."""
-    return {"role": "assistant", "content": completion.text or "(no text)"}
+    return with_reasoning({"role": "assistant", "content": completion.text or "(no text)"}, completion)
+
+
+def with_reasoning(message: Message, completion: Completion) -> Message:
+    """``message`` with the provider's reasoning records of ``completion``, to give back in later calls."""
+    if completion.reasoning_items:
+        message["reasoning_items"] = list(completion.reasoning_items)
+    return message
 
 
 def decision_transcript(completion: Completion, result_text: str) -> list[Message]:
@@ -269,4 +295,5 @@ def decision_transcript(completion: Completion, result_text: str) -> list[Messag
     results: list[Message] = [
         {"role": "tool", "tool_call_id": call.id, "content": result_text} for call in completion.tool_calls
     ]
-    return [{"role": "assistant", "content": completion.text or None, "tool_calls": calls}, *results]
+    assistant: Message = {"role": "assistant", "content": completion.text or None, "tool_calls": calls}
+    return [with_reasoning(assistant, completion), *results]

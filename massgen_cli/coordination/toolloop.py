@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from massgen_cli.backends.base import Completion, Request, ToolSpec
-from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step
+from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
 from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
 from massgen_cli.logs import AttemptLog
@@ -246,7 +246,7 @@ def exchange_messages(
         for call in calls
     ]
     text = (completion.text or None) if completion.tool_calls else None  # a JSON call's text is the call
-    assistant: Message = {"role": "assistant", "content": text, "tool_calls": parts}
+    assistant = with_reasoning({"role": "assistant", "content": text, "tool_calls": parts}, completion)
     answers: list[Message] = [
         {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.text}
         for call, result in zip(calls, results, strict=True)

@@ -161,7 +161,11 @@ class TurnRunner:
             usage=spent,
             timings_s=coordination.timings_s,
             memory_errors=self.crew.context.shared.take_errors(),
-            tool_calls={agent.id: ledger.tool_calls(agent.id) for agent in self.agents if agent.toolbox},
+            tool_calls={
+                agent.id: ledger.tool_calls(agent.id)
+                for agent in self.agents
+                if agent.toolbox or agent.id in ledger.attempt.tool_calls  # the provider's own tools too
+            },
             output_folder=self._output_folder(coordination.winner),
             agent_status=dict(ledger.attempt.agent_status),
             warnings=list(ledger.attempt.warnings),

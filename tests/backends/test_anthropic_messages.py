@@ -18,7 +18,7 @@ from massgen_cli.errors import (
     RateLimitError,
     ServerError,
 )
-from massgen_cli.events import Finish, ReasoningDelta, TextDelta, ToolCall, Usage
+from massgen_cli.events import Finish, ReasoningDelta, ServerToolUse, TextDelta, ToolCall, Usage
 from tests.servers.fake_providers import (
     Reply,
     anthropic_error,
@@ -359,3 +359,32 @@ def test_conversion_starts_a_new_turn_only_when_the_role_changes():
     assert system == ""
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert messages[0]["content"] == [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}]
+
+
+async def test_anthropic_web_search_and_code_execution_run_as_its_server_tools(fake_server, make_anthropic):
+    search = {"type": "web_search_tool_result", "content": [{"type": "web_search_result", "title": "Paris",
+              "url": "https://example.org/paris", "encrypted_content": "x"}]}  # fmt: skip
+    code = {"type": "bash_code_execution_tool_result",
+            "content": {"type": "bash_code_execution_result", "stdout": "2\n", "stderr": "", "return_code": 0,
+                        "content": []}}  # fmt: skip
+    fake_server.script(
+        anthropic_stream(
+            "Paris.",
+            server_tools=[
+                ("srv_1", "web_search", '{"query": "capital of France"}', search),
+                ("srv_2", "bash_code_execution", '{"command": "echo 2"}', code),
+            ],
+        )
+    )
+    backend = make_anthropic(enable_web_search=True, enable_code_execution=True)
+    events = await collect(backend, Request([{"role": "user", "content": "Capital of France?"}]))
+    used = [(e.name, e.arguments, e.summary, e.ok) for e in events if isinstance(e, ServerToolUse)]
+    assert used == [
+        ("web_search", {"query": "capital of France"}, "1 result(s): Paris", True),
+        ("bash_code_execution", {"command": "echo 2"}, "2", True),
+    ]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Paris."
+    (sent,) = fake_server.requests
+    assert {"type": "web_search_20250305", "name": "web_search"} in sent.body["tools"]
+    assert {"type": "code_execution_20250825", "name": "code_execution"} in sent.body["tools"]
+    assert "code-execution-2025-08-25" in sent.headers["anthropic-beta"]

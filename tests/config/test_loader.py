@@ -271,7 +271,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
           - id: researcher
             backend:
               model: gpt-4o
-              enable_web_search: true
+              enable_image_generation: true
               hooks: {pre_tool_use: []}
         orchestrator:
           session_storage: sessions
@@ -281,8 +281,8 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
     )
     loaded = load_config(config)
     assert loaded.warnings == [
-        "agents[0].backend.enable_web_search: MassGen key 'enable_web_search' is ignored: needs OpenAI's "
-        "Responses API, which is not implemented yet; requests use Chat Completions",
+        "agents[0].backend.enable_image_generation: MassGen key 'enable_image_generation' is ignored: image, "
+        "audio and video generation tools are not built here",
         "agents[0].backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored",
         "orchestrator.session_storage: MassGen key 'session_storage' is ignored: sessions live under the "
         "state folder here (--state-dir)",

@@ -132,3 +132,27 @@ def test_validate_says_what_loading_finds_without_running(tmp_path):
     assert refused.returncode == 2
     assert "AG2 (AutoGen) agents need their own runtime" in json.loads(refused.stdout)["errors"][0]
     assert not (Path(tmp_path) / "state").exists(), "validating runs nothing and keeps nothing"
+
+
+def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    config = write_config(
+        tmp_path,
+        """
+        agents:
+          - id: g
+            backend: {type: gemini, model: gemini-2.5-flash, enable_web_search: true}
+          - id: local
+            backend: {type: chatcompletion, model: m, base_url: "http://127.0.0.1:9/v1",
+                      reasoning: {effort: low, summary: auto}}
+          - id: o
+            backend: {type: openai, model: gpt-5, enable_web_search: true, reasoning: {summary: auto}}
+        """,
+    )
+    warnings = load_config(config).warnings
+    assert warnings == [
+        "agents[0].backend.enable_web_search: gemini offers its search (google_search) only through "
+        "Gemini's own API, which is not called here (its OpenAI-compatible API is); it is ignored",
+        "agents[1].backend.reasoning.summary: chatcompletion gives no reasoning summary through Chat "
+        "Completions: it needs the Responses API (api: responses, where the server offers it); it is ignored",
+    ]

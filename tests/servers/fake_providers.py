@@ -237,11 +237,14 @@ def anthropic_stream(
     *,
     thinking: str = "",
     tool_uses: Sequence[tuple[str, str, str]] = (),
+    server_tools: Sequence[tuple[str, str, str, dict[str, Any]]] = (),
     stop_reason: str | None = None,
     usage: tuple[int, int] = (12, 7),
     cache_read: int = 0,
 ) -> Reply:
-    """A streamed message; ``tool_uses`` are (id, name, raw input JSON) sent as input_json_delta pieces."""
+    """A streamed message; ``tool_uses`` are (id, name, raw input JSON) sent as input_json_delta pieces;
+    ``server_tools`` are Anthropic's own tools it ran: (id, name, raw input JSON, result block), before
+    the text."""
     message = {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": [],
         "stop_reason": None, "stop_sequence": None,
@@ -252,6 +255,10 @@ def anthropic_stream(
     if thinking:
         deltas = [{"type": "thinking_delta", "thinking": piece} for piece in text_pieces(thinking)]
         blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+    for call_id, name, arguments, result in server_tools:
+        deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _fragments(arguments)]
+        blocks.append(({"type": "server_tool_use", "id": call_id, "name": name, "input": {}}, deltas))
+        blocks.append(({**result, "tool_use_id": call_id}, []))
     if text:
         blocks.append(
             ({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in text_pieces(text)])

@@ -1,0 +1,247 @@
+"""The Responses API backend: what MassGen's ``type: openai`` speaks. Reasoning effort and summaries (the
+summary streamed as reasoning; the encrypted reasoning kept in the agent's thread and given back in later
+calls, as the API expects with ``store: false``), verbosity, function tools, and OpenAI's own
+``web_search`` and ``code_interpreter`` tools (their calls reported as server tool uses)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import openai
+
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
+from massgen_cli.backends.wire import clip, decode_tool_arguments
+from massgen_cli.config.backend import BackendConfig
+from massgen_cli.errors import (
+    BackendError,
+    ConfigError,
+    ConnectionFailedError,
+    ContextLengthError,
+    RateLimitError,
+    ServerError,
+)
+from massgen_cli.events import (
+    Finish,
+    ReasoningDelta,
+    ReasoningState,
+    ServerToolUse,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from massgen_cli.messages import Message
+from massgen_cli.text import one_line
+
+KEYLESS_PLACEHOLDER = "not-needed"
+SUMMARY_CHARS = 160
+
+
+class OpenAIResponsesBackend:
+    """Streams the Responses API through the ``openai`` SDK; nothing is stored on the server."""
+
+    capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
+
+    def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
+        self.name = config.type or "openai"
+        if not config.model:
+            raise ConfigError(f"backend '{self.name}' needs 'model', for example gpt-5-mini")
+        self.model = config.model
+        self._config = config
+        self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url)
+        self._errors = OpenAIErrors(self.name, self.model, config, self._client)
+
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
+        """Send one request and yield its text, reasoning, tool calls, server tool uses, usage, finish."""
+        opened = False
+        try:
+            async with await self._client.responses.create(**self._params(request)) as events:
+                opened = True
+                async for event in _ResponseAssembly(self.name, self.model).events(events):
+                    yield event
+        except openai.APIError as error:
+            raise self._errors.translate(error, opened) from error
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _params(self, request: Request) -> dict[str, Any]:
+        config = self._config
+        params: dict[str, Any] = {
+            "model": self.model,
+            "input": to_responses_input(request.messages),
+            "stream": True,
+            "store": False,
+        }
+        tools = [_function_tool(tool) for tool in request.tools] + self._built_in_tools()
+        if tools:
+            params["tools"] = tools
+        text = self._text(request)
+        if text:
+            params["text"] = text
+        if config.reasoning is not None:
+            params["reasoning"] = config.reasoning.model_dump(exclude_none=True)
+            params["include"] = ["reasoning.encrypted_content"]
+        sampling = {"temperature": config.temperature, "top_p": config.top_p}
+        params.update({name: value for name, value in sampling.items() if value is not None})
+        if config.max_tokens is not None:
+            params["max_output_tokens"] = config.max_tokens
+        if config.extra_body:
+            params["extra_body"] = dict(config.extra_body)
+        return params
+
+    def _built_in_tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = []
+        if self._config.enable_web_search and self.name != "azure_openai":
+            tools.append({"type": "web_search"})
+        if self._config.code_execution:
+            tools.append({"type": "code_interpreter", "container": {"type": "auto"}})
+        return tools
+
+    def _text(self, request: Request) -> dict[str, Any]:
+        text: dict[str, Any] = {}
+        if request.response_schema is not None and not request.tools:
+            schema = {"type": "json_schema", "name": "decision", "schema": request.response_schema}
+            text["format"] = {**schema, "strict": False}
+        if self._config.text is not None and self._config.text.verbosity is not None:
+            text["verbosity"] = self._config.text.verbosity
+        return text
+
+
+class _ResponseAssembly:
+    """Turns the Responses stream's events into ours."""
+
+    def __init__(self, provider: str, model: str):
+        self.provider, self.model = provider, model
+        self.calls = 0
+        self.done: Finish | None = None
+        self.usage: Usage | None = None
+
+    async def events(self, raw: AsyncIterator[Any]) -> AsyncIterator[StreamEvent]:
+        async for event in raw:
+            for ours in self._handle(event):
+                yield ours
+        if self.done is None:
+            raise ConnectionFailedError(
+                f"the stream from {self.provider} ended before the response was complete",
+                provider=self.provider,
+            )
+        if self.usage is not None:
+            yield self.usage
+        yield self.done
+
+    def _handle(self, event: Any) -> list[StreamEvent]:
+        kind = event.type
+        if kind == "response.output_text.delta":
+            return [TextDelta(event.delta)] if event.delta else []
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return [ReasoningDelta(event.delta)] if event.delta else []
+        if kind == "response.output_item.done":
+            return self._item(event.item)
+        if kind in ("response.completed", "response.incomplete"):
+            self._finish(event.response)
+        elif kind == "response.failed":
+            raise self._failure(getattr(event.response, "error", None))
+        elif kind == "error":
+            raise self._failure(event)
+        return []
+
+    def _item(self, item: Any) -> list[StreamEvent]:
+        if item.type == "function_call":
+            self.calls += 1
+            arguments = decode_tool_arguments(self.provider, item.name, item.arguments or "")
+            return [ToolCall(id=item.call_id, name=item.name, arguments=arguments)]
+        if item.type == "reasoning":
+            return [ReasoningState(item.model_dump(exclude_none=True))]
+        if item.type == "web_search_call":
+            return [_web_search(item)]
+        if item.type == "code_interpreter_call":
+            return [_code_interpreter(item)]
+        return []
+
+    def _finish(self, response: Any) -> None:
+        self.usage = _usage(getattr(response, "usage", None))
+        incomplete = getattr(response, "incomplete_details", None)
+        if getattr(response, "status", "") == "incomplete" or incomplete is not None:
+            self.done = Finish("length")
+        else:
+            self.done = Finish("tool_calls" if self.calls else "stop")
+
+    def _failure(self, error: Any) -> BackendError:
+        code = str(getattr(error, "code", "") or "")
+        detail = clip(str(getattr(error, "message", "") or "the response failed"))
+        provider = self.provider
+        if code == "rate_limit_exceeded":
+            return RateLimitError(f"{provider} is rate limiting: {detail}", provider=provider)
+        if code == "context_length_exceeded":
+            too_long = f"the request is too long for {self.model}: {detail}"
+            return ContextLengthError(too_long, provider=provider)
+        if code in ("server_error", "server_is_overloaded", ""):
+            what = code or "error"
+            return ServerError(f"{provider} failed during the response ({what}): {detail}", provider=provider)
+        return BackendError(f"{provider} failed during the response ({code}): {detail}", provider=provider)
+
+
+def to_responses_input(messages: list[Message]) -> list[dict[str, Any]]:
+    """Chat-format messages as Responses input items: messages by role; an assistant's reasoning records,
+    then its text and function calls; tool results as function call outputs."""
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        text = _text_of(message.get("content"))
+        if message["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": text})
+            continue
+        if message["role"] == "assistant":
+            items += message.get("reasoning_items") or []
+        if text or message["role"] != "assistant":
+            items.append({"role": message["role"], "content": text})
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            call_item = {"type": "function_call", "call_id": call["id"], "name": function["name"]}
+            items.append({**call_item, "arguments": function["arguments"]})
+    return items
+
+
+def _function_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": False,
+    }
+
+
+def _web_search(item: Any) -> ServerToolUse:
+    action = getattr(item, "action", None)
+    query = str(getattr(action, "query", "") or "")
+    ok = getattr(item, "status", "completed") == "completed"
+    summary = f"searched: {query}" if query else "searched"
+    return ServerToolUse(item.id, "web_search", {"query": query}, summary, ok)
+
+
+def _code_interpreter(item: Any) -> ServerToolUse:
+    code = str(getattr(item, "code", "") or "")
+    outputs = getattr(item, "outputs", None) or ()
+    logs = [str(getattr(out, "logs", "")) for out in outputs if getattr(out, "type", "") == "logs"]
+    summary = one_line("\n".join(logs), SUMMARY_CHARS) if logs else "ran code"
+    ok = getattr(item, "status", "completed") == "completed"
+    return ServerToolUse(item.id, "code_interpreter", {"code": code}, summary, ok)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+    return content or ""
+
+
+def _usage(reported: Any) -> Usage | None:
+    """Tokens with the prompt-cache reads and reasoning tokens, as the Responses API reports them."""
+    if reported is None:
+        return None
+    cached = getattr(getattr(reported, "input_tokens_details", None), "cached_tokens", None) or 0
+    thought = getattr(getattr(reported, "output_tokens_details", None), "reasoning_tokens", None) or 0
+    used = (reported.input_tokens or 0, reported.output_tokens or 0)
+    return Usage(*used, cached_tokens=cached, reasoning_tokens=thought)
