@@ -14,7 +14,7 @@ from pathlib import Path
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.schema import MassGenConfig
-from massgen_cli.coordination.agents import Agent, build_agents
+from massgen_cli.coordination.agents import Agent, Equipment, build_agents
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.steps import StepContext
@@ -28,6 +28,8 @@ from massgen_cli.memory.shared.memory import RecordingLink, SharedMemoryPlace, o
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import write_problem
 from massgen_cli.tools.mcp import McpHub
+from massgen_cli.tools.planning import PlanBook, PlanSettings
+from massgen_cli.tools.skills import Skill, discover_skills
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.ui import ConsoleView
 
@@ -95,21 +97,36 @@ class MassGenApp:
         link = RecordingLink(memory.recorder, memory.spool)
         place = SharedMemoryPlace(self.session, memory.store, link, saved)
         self.shared = open_shared_memory(config, place, emit)
-        snapshots = workspace_snapshots(config, self.session.id)
-        self.agents: list[Agent] = build_agents(config, emit, memory, snapshots)
+        equipment = self._equipment(config, saved)
+        self.agents: list[Agent] = build_agents(config, emit, memory, equipment)
         self.threads = AgentThreads.load(self.session.directory, saved=saved)
         self.mcp = McpHub(emit)
         self.mcp_connected = False
-        context = StepContext(self.threads, memory, self.shared, snapshots)
+        context = StepContext(self.threads, memory, self.shared, equipment.snapshots, equipment.plans)
         settings = config.orchestrator.shared_memory
         shared_on = settings.conversation or settings.persistent or settings.entries
         parts: list[AttemptPart | None] = [
             self.shared if shared_on else None,
-            snapshots,
+            equipment.snapshots,
+            equipment.plans,
             memory if memory.wanted else None,
         ]
         crew = Crew(config, self.agents, context)
         return TurnRunner(crew, self.session, [part for part in parts if part is not None], record)
+
+    def _equipment(self, config: MassGenConfig, saved: bool) -> Equipment:
+        """Peers' snapshots, task plans and skills, as the config turns them on."""
+        coordination = config.orchestrator.coordination
+        plans = None
+        if coordination.enable_agent_task_planning:
+            in_workspace = coordination.task_planning_filesystem_mode
+            settings = PlanSettings(coordination.max_tasks_per_plan, in_workspace)
+            labels = {agent_id: alias for alias, agent_id in alias_map(config.agent_ids).items()}
+            plans = PlanBook(settings, labels, self.events, self.session.directory if saved else None)
+        skills: tuple[Skill, ...] = ()
+        if coordination.use_skills:
+            skills = tuple(discover_skills(Path(coordination.skills_directory), coordination.massgen_skills))
+        return Equipment(workspace_snapshots(config, self.session.id), plans, skills)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""

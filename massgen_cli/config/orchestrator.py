@@ -20,6 +20,31 @@ class CoordinationConfig(Section):
         le=10,
         description="Restarts after post-evaluation per turn; each restart is a new attempt.",
     )
+    enable_agent_task_planning: bool = Field(
+        default=False,
+        description="Agents keep a task plan with the planning tools (create_task_plan, add_task, "
+        "update_task_status, add_task_note, get_task_plan); each agent sees its own plan and its peers' "
+        "before every step; a plan lasts the turn (through restarts) and is kept in the log and the session.",
+    )
+    max_tasks_per_plan: int = Field(
+        default=10, ge=1, description="Most tasks in one agent's plan (MassGen reads it, never enforces it)."
+    )
+    task_planning_filesystem_mode: bool = Field(
+        default=False, description="Also keep each agent's plan as tasks/plan.json in its workspace."
+    )
+    use_skills: bool = Field(
+        default=False,
+        description="Agents are offered skills: folders with a SKILL.md (front matter: name, description), "
+        "listed in their system prompt and loaded with load_skill (or read where they lie).",
+    )
+    skills_directory: str = Field(
+        default=".agent/skills",
+        description="The project's skills; ~/.agent/skills and the skills shipped with massgen-cli follow.",
+    )
+    massgen_skills: list[str] = Field(
+        default_factory=list,
+        description="Which shipped skills are offered; empty: all of them.",
+    )
 
 
 class SharedMemoryConfig(Section):

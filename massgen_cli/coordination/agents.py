@@ -41,8 +41,10 @@ from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
+from massgen_cli.tools.planning import PlanBook
+from massgen_cli.tools.skills import Skill
 from massgen_cli.tools.snapshots import Snapshots
-from massgen_cli.tools.toolbox import Toolbox, build_toolbox
+from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -82,16 +84,28 @@ class Agent:
         return threads.get_history(self.id) if memory is None or memory.conversation_memory.enabled else []
 
 
+@dataclass(frozen=True)
+class Equipment:
+    """What agents draw on beyond their own config: their peers' snapshots, the turn's task plans, and
+    the skills found."""
+
+    snapshots: Snapshots | None = None
+    plans: PlanBook | None = None
+    skills: tuple[Skill, ...] = ()
+
+    def sources(self, agent_id: str) -> ToolSources:
+        view = self.snapshots.view_folder(agent_id) if self.snapshots is not None else None
+        return ToolSources(view, self.plans, self.skills)
+
+
 def build_agents(
-    config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None, snapshots: Snapshots | None = None
+    config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None, equipment: Equipment | None = None
 ) -> list[Agent]:
     """Backends, guards and toolboxes for every agent, in registration order (retries are reported via
-    ``emit``); with ``snapshots``, each agent reads its peers' snapshots."""
-    agents = []
+    ``emit``), with what ``equipment`` gives them (peers' snapshots, planning, skills)."""
+    agents, equipment = [], equipment or Equipment()
     toolboxes = [
-        build_toolbox(
-            agent, index, config.orchestrator, snapshots.view_folder(agent.id or "") if snapshots else None
-        )
+        build_toolbox(agent, index, config.orchestrator, equipment.sources(agent.id or ""))
         for index, agent in enumerate(config.agents)
     ]
     for agent_config, toolbox in zip(config.agents, toolboxes, strict=True):

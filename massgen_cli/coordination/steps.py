@@ -1,6 +1,6 @@
-"""Step assembly, one path for every agent step: its system prompt, its thread, the task, and the memory
-blocks (retrieved long-term memories and the shared block) right after the system prompt; a compression
-of the request is written back to the agent's thread so it is not redone."""
+"""Step assembly, one path for every agent step: its system prompt, its thread, the task, and the blocks
+(retrieved long-term memories, the shared block, the task plans) right after the system prompt; a
+compression of the request is written back to the agent's thread so it is not redone."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
 from massgen_cli.memory.shared.memory import SharedMemory
 from massgen_cli.messages import Message, inject_after_first_system
+from massgen_cli.tools.planning import PlanBook
 from massgen_cli.tools.snapshots import Snapshots
 
 Emit = Callable[[RunEvent], None]
@@ -48,6 +49,7 @@ class StepContext:
     memory: MemoryRuntime | None = None
     shared: SharedMemory = field(default_factory=lambda: SharedMemory(SharedMemoryConfig()))
     snapshots: Snapshots | None = None
+    plans: PlanBook | None = None
 
     async def peers_note(self, agent: Agent) -> str:
         """The agent's view of its peers' snapshots, rebuilt; the line that tells it where they are."""
@@ -72,13 +74,15 @@ class StepContext:
     async def messages(
         self, agent: Agent, turn: int, question: str, system: Message | None, task: Message
     ) -> list[Message]:
-        """``plain`` with the retrieved memories and the shared block after the system prompt."""
+        """``plain`` with the retrieved memories, the shared block and the task plans after the system
+        prompt."""
         history = agent.history(self.threads)
         retrieved = None
         if self.memory is not None:
             retrieved = await self.memory.retrieved_block(agent.id, question, history)
         shared = await self.shared.block(agent.id, turn, question)
-        return with_blocks(_in_order(system, history, task), retrieved, shared)
+        plans = self.plans.block(agent.id) if self.plans is not None else None
+        return with_blocks(_in_order(system, history, task), retrieved, shared, plans)
 
     async def recalled(self, agent: Agent, question: str, messages: list[Message]) -> list[Message]:
         """``messages`` (a request compressed inside a step) with its retrieved memories looked up again,

@@ -27,6 +27,9 @@ from massgen_cli.tools.custom import (
 )
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
+from massgen_cli.tools.planning import GUIDANCE as PLANNING_GUIDANCE
+from massgen_cli.tools.planning import PlanBook
+from massgen_cli.tools.skills import Skill, skill_tool, skills_instructions
 
 
 @dataclass(frozen=True)
@@ -38,13 +41,25 @@ class ToolResult:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ToolSources:
+    """What tools come from beyond an agent's own config: its view of its peers' snapshots, the turn's
+    task plans, and the skills found."""
+
+    peers_view: Path | None = None
+    plans: PlanBook | None = None
+    skills: tuple[Skill, ...] = ()
+
+
 @dataclass
 class Toolbox:
-    """Tools by name, run with a per-call timeout. ``roots`` is where the file tools may go."""
+    """Tools by name, run with a per-call timeout. ``roots`` is where the file tools may go; ``guidance``
+    is what the system prompt says of the tools besides the roots (skills, planning)."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
     call_timeout_s: float = 120.0
     roots: Roots | None = None
+    guidance: tuple[str, ...] = ()
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -57,13 +72,15 @@ class Toolbox:
         return tuple(tool.spec for tool in self.tools.values())
 
     def instructions(self) -> str:
-        """What the system prompt says about the tools: where the agent's files are."""
-        if self.roots is None:
-            return ""
-        return (
-            f"Your workspace is {self.roots.base}; relative paths in tool calls start there. The file "
-            f"tools reach only these places: {self.roots.describe()}."
-        )
+        """What the system prompt says about the tools: where the agent's files are, skills, planning."""
+        parts = list(self.guidance)
+        if self.roots is not None:
+            parts.insert(
+                0,
+                f"Your workspace is {self.roots.base}; relative paths in tool calls start there. The file "
+                f"tools reach only these places: {self.roots.describe()}.",
+            )
+        return "\n\n".join(parts)
 
     async def run(self, call: ToolCall) -> ToolResult:
         """Run one call; an unknown tool, bad arguments, a failure or a timeout come back as text."""
@@ -88,19 +105,30 @@ def _failed(message: str, started: float) -> ToolResult:
 
 
 def build_toolbox(
-    agent: AgentConfig, index: int, orchestrator: OrchestratorConfig, peers_view: Path | None = None
+    agent: AgentConfig, index: int, orchestrator: OrchestratorConfig, sources: ToolSources | None = None
 ) -> Toolbox:
-    """The tools ``agent`` (the ``index``-th of ``agents:``) is given, with ``peers_view`` (its peers'
-    snapshots) read-only; a problem is a ``ConfigError`` naming the YAML path."""
-    backend, where = agent.backend, f"agents[{index}].backend"
+    """The tools ``agent`` (the ``index``-th of ``agents:``) is given, with its peers' snapshots
+    read-only, its planning tools and the skills (``sources``); a problem is a ``ConfigError`` naming the
+    YAML path."""
+    backend, where, sources = agent.backend, f"agents[{index}].backend", sources or ToolSources()
     _require_existing("orchestrator.context_paths", orchestrator.context_paths)
     _require_existing(f"{where}.context_paths", backend.context_paths)
-    roots = agent_roots(backend.cwd, [*orchestrator.context_paths, *backend.context_paths], peers_view)
+    context_paths = [*orchestrator.context_paths, *backend.context_paths]
+    roots = agent_roots(backend.cwd, context_paths, sources.peers_view, [s.folder for s in sources.skills])
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         tools.append(_command_tool(agent, roots, where, orchestrator.tool_call_timeout_seconds))
     tools += _custom_tools(agent, roots, where)
-    return Toolbox({tool.name: tool for tool in tools}, orchestrator.tool_call_timeout_seconds, roots)
+    guidance: list[str] = []
+    if sources.skills:
+        tools.append(skill_tool(list(sources.skills)))
+        guidance.append(skills_instructions(list(sources.skills)))
+    if sources.plans is not None:
+        workspace = roots.base if roots is not None and backend.cwd is not None else None
+        tools += sources.plans.tools(agent.id or "", workspace)
+        guidance.append(PLANNING_GUIDANCE)
+    timeout_s = orchestrator.tool_call_timeout_seconds
+    return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots, tuple(guidance))
 
 
 def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
@@ -115,10 +143,14 @@ def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
 
 
 def agent_roots(
-    cwd: str | None, context_paths: Sequence[ContextPath], peers_view: Path | None = None
+    cwd: str | None,
+    context_paths: Sequence[ContextPath],
+    peers_view: Path | None = None,
+    readable: Sequence[Path] = (),
 ) -> Roots | None:
-    """The workspace (created if missing), the context paths (written in the final presentation only)
-    and the peers' view, or None when there are none of them."""
+    """The workspace (created if missing), the context paths (written in the final presentation only),
+    the peers' view and other ``readable`` folders (skills), or None without a workspace, context path
+    or peers' view."""
     if cwd is None and not context_paths and peers_view is None:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
@@ -128,6 +160,7 @@ def agent_roots(
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
     roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
     roots += [Root.of(peers_view, writable=False)] if peers_view is not None else []
+    roots += [Root.of(folder, writable=False) for folder in readable]
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
     return Roots(base, tuple(roots))
 
