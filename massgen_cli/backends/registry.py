@@ -61,7 +61,13 @@ def resolve_api_key(config: BackendConfig) -> str | None:
 
 
 def resolve_base_url(config: BackendConfig) -> str | None:
-    return config.base_url or PROVIDERS[config.type or ""].base_url
+    """The configured server, else (for type openai) ``OPENAI_BASE_URL`` as the OpenAI SDK reads it (a
+    proxy in front of OpenAI), else the type's own address."""
+    if config.base_url:
+        return config.base_url
+    if config.type == "openai" and os.environ.get("OPENAI_BASE_URL"):
+        return os.environ["OPENAI_BASE_URL"]
+    return PROVIDERS[config.type or ""].base_url
 
 
 def _is_default_server(config: BackendConfig) -> bool:

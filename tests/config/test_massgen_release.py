@@ -3,6 +3,7 @@ table), and every key its own validator accepts is in the table or implemented."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -23,6 +24,7 @@ from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerCon
 from massgen_cli.config.walk import accepted_names
 from massgen_cli.errors import ConfigError
 from tests.config.massgen_release import CACHE, DOWNLOAD, WHEEL, example_configs, release_key_sets
+from tests.scripted import answer, vote
 
 SECTIONS: dict[str, type[Section]] = {
     "config": MassGenConfig,
@@ -114,3 +116,35 @@ def test_the_release_configs_load_or_are_refused_for_a_reason_in_the_table(
     }
     assert unexplained == {}
     print(f"\nMassGen's example configs: {len(loaded)} of {len(configs)} load; refused: {len(refused)}")
+
+
+def test_the_release_skills_and_planning_config_runs_with_both(
+    wheel: zipfile.ZipFile, in_process, tmp_path: Path
+):
+    """``configs/skills/skills_basic.yaml`` as shipped, its two backends' provider and model replaced by
+    scripted replies and its commands run locally: each agent plans in its workspace, loads a skill,
+    answers, and the turn is won."""
+    document = yaml.safe_load(wheel.read("massgen/configs/skills/skills_basic.yaml"))
+    skill = tmp_path / ".agent" / "skills" / "algorithmic-art"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: algorithmic-art\ndescription: Draw with code.\n---\nUse p5.js.\n"
+    )
+    plan = {"calls": [{"tool": "create_task_plan", "args": {"tasks": [{"description": "sketch"}]}}]}
+    load = {"calls": [{"tool": "load_skill", "args": {"name": "algorithmic-art"}}]}
+    replies = {
+        "agent_a": [plan, load, answer("A p5.js flow field"), vote("agent1", "mine")],
+        "agent_b": [vote("agent1", "good", delay=0.3)],
+    }
+    for agent in document["agents"]:
+        backend = agent["backend"]
+        del backend["model"]
+        backend.update(type="scripted", responses=replies[agent["id"]])
+        backend["command_line_execution_mode"] = "local"  # its comment's choice where Docker is not running
+    run = in_process(yaml.safe_dump(document))
+    result = run.app.ask("Create cool algorithmic art we can use in GitHub repo")
+    assert result.winner == "agent_a" and result.final_answer == "A p5.js flow field"
+    assert {"create_task_plan", "load_skill"} <= {tool.name for tool in run.requests("agent_b")[0].tools}
+    assert "Use p5.js." in json.dumps(run.requests("agent_a")[2].messages), "the skill was loaded"
+    mirrored = json.loads((tmp_path / "workspace1" / "tasks" / "plan.json").read_text())
+    assert mirrored["tasks"][0]["description"] == "sketch"
