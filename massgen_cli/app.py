@@ -73,6 +73,7 @@ class MassGenApp:
         self.loaded, self.view, self.closed = loaded, view, False
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
         self.runner = asyncio.Runner()
+        self.state_dir = state_dir
         unwritable = write_problem(state_dir)
         saved = unwritable is None
         chosen = choose_session_id(loaded, session_id)
@@ -126,7 +127,20 @@ class MassGenApp:
         skills: tuple[Skill, ...] = ()
         if coordination.use_skills:
             skills = tuple(discover_skills(Path(coordination.skills_directory), coordination.massgen_skills))
-        return Equipment(workspace_snapshots(config, self.session.id), plans, skills)
+        workspaces = {
+            agent.id or "": Path(agent.backend.cwd).expanduser().resolve()
+            for agent in config.agents
+            if agent.backend.cwd is not None
+        }
+        snapshots = workspace_snapshots(config, self.session.id)
+        return Equipment(snapshots, plans, skills, self._private_paths(), workspaces)
+
+    def _private_paths(self) -> tuple[Path, ...]:
+        """What no agent's command may see: the runner's folder, its state, the config and the .env files
+        that hold keys (the agents' own folders inside are shown again)."""
+        config_path = Path(str(self.loaded.path)).expanduser().resolve()
+        env_files = (Path.cwd() / ".env", config_path.parent / ".env")
+        return (Path.cwd(), self.state_dir, config_path, *env_files)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -52,13 +53,27 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
     )
 
 
-SPAWN_WAITING_CHILD = (
-    f'{sys.executable} -c "import subprocess, sys; '
-    "p = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()']); "
-    "open('child.pid', 'w').write(str(p.pid)); p.wait()\""
-)
-"""A shell command that starts a child which waits (without end) until it is killed, writes the child's
-pid to ./child.pid, and waits for it: what a command's process-group kill must reach."""
+def spawn_waiting_child() -> tuple[str, str]:
+    """A shell command that starts a child sleeping for days in the background, writes ./child.pid once
+    it has, and waits for it: what a kill of all a command started must reach. Also the child's marker
+    (its sleep argument), which finds it in /proc from outside a sandbox's PID namespace."""
+    marker = f"{86400 + secrets.randbelow(10**6)}.5"
+    return f"sleep {marker} & echo $! > child.pid; wait", marker
+
+
+def processes_with(argument: str) -> list[int]:
+    """The ids of the live processes that have ``argument`` among their arguments."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argument.encode() in arguments and process_gone(int(entry.name), within_s=0) is False:
+            found.append(int(entry.name))
+    return found
 
 
 def state_folder() -> Path:
@@ -89,15 +104,16 @@ def wait_until(condition, within_s: float = 60.0) -> None:  # type: ignore[no-un
 def process_gone(pid: int, within_s: float = 30.0) -> bool:
     """Whether process ``pid`` is gone (or a zombie) before ``within_s`` seconds pass."""
     deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
+    while True:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
         except (FileNotFoundError, ProcessLookupError):
             return True
         if state in "ZX":
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.02)
-    return False
 
 
 class InProcessRun:

@@ -73,7 +73,19 @@ def load_document(document: Any, path: Path) -> LoadedConfig:
         _anchor_custom_tools(agent, path.parent)
         warnings += _massgen_tools_missing(agent, where, index)
         warnings += feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend")
+        warnings += _unconfined_commands(agent, f"{_agent_path(where, index)}.backend")
     return LoadedConfig(config=config, path=path, warnings=warnings, notes=keys.notes)
+
+
+def _unconfined_commands(agent: AgentConfig, path: str) -> list[str]:
+    """The one warning of a run whose agent runs commands outside the sandbox, as its config asks."""
+    backend = agent.backend
+    if not backend.enable_mcp_command_line or backend.command_line_execution_mode != "local_unsandboxed":
+        return []
+    return [
+        f"{path}.command_line_execution_mode: 'local_unsandboxed': {agent.id}'s commands run unconfined, "
+        "able to read and write anything you can and to reach the network"
+    ]
 
 
 def _massgen_tools_missing(agent: AgentConfig, where: str, index: int) -> list[str]:

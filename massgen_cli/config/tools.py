@@ -97,6 +97,14 @@ class McpServerConfig(Section):
     startup_timeout_seconds: float = Field(
         default=30.0, gt=0, description="Seconds the server may take to start and list its tools."
     )
+    sandbox: bool = Field(
+        default=False,
+        description="stdio: run the server in the commands' sandbox, writing only in its cwd (default "
+        "mcp_workspaces/<name>), reading the system, its virtualenv and the files named in its args.",
+    )
+    sandbox_network: bool = Field(
+        default=False, description="stdio, sandboxed: the server reaches the network."
+    )
 
     @model_validator(mode="after")
     def _where(self) -> McpServerConfig:
@@ -114,6 +122,15 @@ def _named_list(value: Any) -> Any:
     return value
 
 
+class CommandLimits(Section):
+    """Resource limits of every process of a sandboxed command (the kernel's rlimits)."""
+
+    processes: int = Field(default=256, gt=0, description="Processes at once (a fork loop stops here).")
+    cpu_seconds: int = Field(default=600, gt=0, description="CPU seconds of each process.")
+    memory_mb: int = Field(default=4096, gt=0, description="Data memory of each process, in MB.")
+    file_size_mb: int = Field(default=1024, gt=0, description="Largest file a process may write, in MB.")
+
+
 class BackendToolSettings(Section):
     """The tool keys of ``backend:`` (MassGen's names)."""
 
@@ -129,14 +146,34 @@ class BackendToolSettings(Section):
     enable_mcp_command_line: bool = Field(
         default=False, description="Offer execute_command: shell commands run in the agent's workspace."
     )
-    command_line_execution_mode: Literal["local", "docker"] = Field(
-        default="local", description="'local' runs commands here; 'docker' needs a Docker daemon."
+    command_line_execution_mode: Literal["local", "local_unsandboxed", "docker"] = Field(
+        default="local",
+        description="'local' runs commands here in a sandbox (only the agent's folders visible, no network "
+        "unless allowed); 'local_unsandboxed' runs them unconfined (one warning per run); 'docker' needs a "
+        "Docker daemon.",
+    )
+    command_line_allow_network: bool | None = Field(
+        default=None,
+        description="Sandboxed commands reach the network (and this machine's own servers on 127.0.0.1); "
+        "null: as command_line_docker_network_mode says, else no network.",
+    )
+    command_line_docker_network_mode: str | None = Field(
+        default=None,
+        description="MassGen's: 'none' keeps sandboxed commands off the network, another mode ('bridge', "
+        "'host') lets them on.",
+    )
+    command_line_limits: CommandLimits = Field(
+        default_factory=lambda: CommandLimits(),
+        description="Resource limits of each sandboxed command's processes.",
     )
     command_line_allowed_commands: list[str] | None = Field(
-        default=None, description="Regular expressions; when set, a command must match one (from its start)."
+        default=None,
+        description="Regular expressions; when set, every command of a line (pipelines, lists, $(…), sh -c…) "
+        "must match one from its start.",
     )
     command_line_blocked_commands: list[str] | None = Field(
-        default=None, description="Regular expressions; a command matching one (from its start) is refused."
+        default=None,
+        description="Regular expressions; a line with any command matching one from its start is refused.",
     )
     custom_tools: list[CustomToolConfig] = Field(
         default_factory=list, description="Python functions offered as tools."
@@ -164,7 +201,15 @@ class BackendToolSettings(Section):
         known = value_rule("backend", "command_line_execution_mode", value)
         if known is not None and known.status == "refused":
             raise ValueError(f"'{value}' is not supported: {known.why}")
-        return value
+        return "local" if value == "srt" else value  # the same confinement, by our own sandbox
+
+    @property
+    def command_network(self) -> bool:
+        """Whether sandboxed commands reach the network (our key, else MassGen's network mode)."""
+        if self.command_line_allow_network is not None:
+            return self.command_line_allow_network
+        mode = self.command_line_docker_network_mode
+        return mode is not None and mode.strip().lower() != "none"
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> BackendToolSettings:

@@ -86,16 +86,20 @@ class Agent:
 
 @dataclass(frozen=True)
 class Equipment:
-    """What agents draw on beyond their own config: their peers' snapshots, the turn's task plans, and
-    the skills found."""
+    """What agents draw on beyond their own config: their peers' snapshots, the turn's task plans, the
+    skills found; and what their commands must not see: the runner's own folders and files (``private``)
+    and each agent's workspace (``workspaces``), hidden from the others."""
 
     snapshots: Snapshots | None = None
     plans: PlanBook | None = None
     skills: tuple[Skill, ...] = ()
+    private: tuple[Path, ...] = ()
+    workspaces: dict[str, Path] = field(default_factory=dict)
 
     def sources(self, agent_id: str) -> ToolSources:
         view = self.snapshots.view_folder(agent_id) if self.snapshots is not None else None
-        return ToolSources(view, self.plans, self.skills)
+        others = tuple(path for owner, path in self.workspaces.items() if owner != agent_id)
+        return ToolSources(view, self.plans, self.skills, (*self.private, *others))
 
 
 def build_agents(

@@ -1,7 +1,8 @@
-"""execute_command: a shell command run in the agent's workspace as its own process group, with a
-timeout that kills the whole group, bounded output and the exit code in the result. Allowed and
-blocked command patterns are regular expressions matched from the command's start. The command's
-environment has no variable that looks like a secret (keys, tokens, passwords)."""
+"""execute_command: a shell command run in the agent's workspace, in the sandbox by default
+(tools/sandbox.py; unconfined only when the config says ``local_unsandboxed``), as its own process group,
+with a timeout that kills all it started, bounded output and the exit code in the result. The allowed and
+blocked patterns apply to every command of the line (tools/command_policy.py). The command's environment
+has no variable that looks like a secret (keys, tokens, passwords)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,18 @@ import contextlib
 import os
 import re
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
+from massgen_cli.tools.command_policy import CommandPolicy
+from massgen_cli.tools.paths import Roots
+from massgen_cli.tools.process_watch import watch_process_count
+from massgen_cli.tools.sandbox import Limits, Mount, SandboxSpec
+from massgen_cli.tools.sandbox_launch import pids_cgroup
 
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_CHARS = 8_000
@@ -25,38 +31,52 @@ SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IG
 
 
 @dataclass(frozen=True)
-class CommandPolicy:
-    """Which commands may run: all but the blocked ones, or only the allowed ones when given."""
+class Confinement:
+    """How a command runs: in the sandbox made from the agent's roots at each call (what it may write
+    can change when it presents), or unconfined (``sandbox`` None)."""
 
-    allowed: tuple[re.Pattern[str], ...] = ()
-    blocked: tuple[re.Pattern[str], ...] = ()
+    roots: Roots
+    sandbox: SandboxSettings | None
 
-    @classmethod
-    def of(cls, allowed: list[str] | None, blocked: list[str] | None) -> CommandPolicy:
-        return cls(tuple(map(re.compile, allowed or ())), tuple(map(re.compile, blocked or ())))
-
-    def check(self, command: str) -> None:
-        stripped = command.strip()
-        for pattern in self.blocked:
-            if pattern.match(stripped):
-                raise ToolError(f"command refused: it matches the blocked pattern {pattern.pattern!r}")
-        if self.allowed and not any(pattern.match(stripped) for pattern in self.allowed):
-            patterns = ", ".join(repr(p.pattern) for p in self.allowed)
-            raise ToolError(f"command refused: it matches none of the allowed patterns ({patterns})")
+    def argv(self, command: str) -> list[str]:
+        shell = ["/bin/sh", "-c", command]
+        if self.sandbox is None:
+            return shell
+        return self.sandbox.spec(self.roots).command(shell)
 
 
-def command_tool(workspace: Path, policy: CommandPolicy, max_timeout_s: float) -> Tool:
-    """The ``execute_command`` tool, run in ``workspace``; no call may last over ``max_timeout_s``."""
+@dataclass(frozen=True)
+class SandboxSettings:
+    """The sandbox of one agent's commands: folders hidden besides the usual ones, network, limits."""
+
+    hidden: tuple[Path, ...] = ()
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+    def spec(self, roots: Roots) -> SandboxSpec:
+        mounts = tuple(
+            Mount(root.path, root.writable or (root.final_only and roots.presenting)) for root in roots.roots
+        )
+        return SandboxSpec(mounts, roots.base, self.hidden, self.network, self.limits)
+
+
+def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s: float) -> Tool:
+    """The ``execute_command`` tool, run in the agent's workspace as ``confinement`` says; no call may
+    last over ``max_timeout_s``."""
 
     async def run(arguments: dict[str, Any]) -> str:
         command = argument(arguments, "command", str)
         timeout = float(argument(arguments, "timeout_seconds", (int, float), DEFAULT_TIMEOUT_S))
         policy.check(command)
-        return await run_command(command, workspace, min(max(timeout, 1.0), max_timeout_s))
+        return await run_command(confinement, command, min(max(timeout, 1.0), max_timeout_s))
 
+    where = "in a sandbox: only your folders are visible, writable where you may write" if (
+        confinement.sandbox is not None
+    ) else "unconfined"
     spec = ToolSpec(
         "execute_command",
-        "Run a shell command in your workspace; returns its exit code and output (stdout and stderr).",
+        f"Run a shell command in your workspace ({where}); returns its exit code and output (stdout and "
+        "stderr).",
         schema(
             {
                 "command": {"type": "string"},
@@ -68,11 +88,11 @@ def command_tool(workspace: Path, policy: CommandPolicy, max_timeout_s: float) -
     return Tool(spec, run)
 
 
-async def run_command(command: str, cwd: Path, timeout_s: float) -> str:
-    """Run ``command``; on timeout or cancellation its whole process group is killed."""
-    process = await asyncio.create_subprocess_shell(
-        command,
-        cwd=cwd,
+async def run_command(confinement: Confinement, command: str, timeout_s: float) -> str:
+    """Run ``command``; on timeout or cancellation its whole process group (and sandbox) is killed."""
+    process = await asyncio.create_subprocess_exec(
+        *confinement.argv(command),
+        cwd=confinement.roots.base,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -80,15 +100,30 @@ async def run_command(command: str, cwd: Path, timeout_s: float) -> str:
         env=_clean_environment(),
         umask=user_umask(),  # what a command creates is the user's, with the user's usual mode
     )
+    reading = asyncio.ensure_future(_read_all(process))
+    watching = _process_watch(confinement, process)
     try:
-        output = await asyncio.wait_for(_read_all(process), timeout_s)
-    except TimeoutError:
+        done, _ = await asyncio.wait({reading, *watching}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        if not done:
+            raise ToolError(f"timed out after {timeout_s:g}s; the command and its children were killed")
+        if reading not in done:
+            raise ToolError(next(iter(done)).result())
+        output = reading.result()
+    finally:
+        for task in (reading, *watching):
+            task.cancel()
         await _kill_group(process)
-        raise ToolError(f"timed out after {timeout_s:g}s; the command and its children were killed") from None
-    except BaseException:
-        await _kill_group(process)
-        raise
+        await _remove_pids_cgroup(process.pid)
     return f"exit code: {process.returncode}\n{_head_and_tail(output)}"
+
+
+def _process_watch(confinement: Confinement, process: asyncio.subprocess.Process) -> list[asyncio.Task[str]]:
+    """The kernel does not hold root to the process limit, so a root runner counts the sandbox's
+    processes itself and stops the command past the limit."""
+    if confinement.sandbox is None or os.geteuid() != 0:
+        return []
+    limit = confinement.sandbox.limits.processes
+    return [asyncio.create_task(watch_process_count(process.pid, limit))]
 
 
 async def _read_all(process: asyncio.subprocess.Process) -> str:
@@ -101,8 +136,21 @@ async def _read_all(process: asyncio.subprocess.Process) -> str:
 async def _kill_group(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        await process.wait()
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            await process.wait()
+
+
+async def _remove_pids_cgroup(launcher_pid: int) -> None:
+    """The pids cgroup a root launcher joined, removed once its processes are gone (they die with the
+    sandbox; the kernel may take a moment to reap them)."""
+    group = pids_cgroup(launcher_pid) if os.geteuid() == 0 else None
+    for _ in range(100):
+        if group is None or not group.exists():
+            return
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        await asyncio.sleep(0.02)
 
 
 def _head_and_tail(output: str) -> str:

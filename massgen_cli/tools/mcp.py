@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import re
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import McpServerConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.tools.base import Tool, ToolError
+from massgen_cli.tools.sandbox import Mount, SandboxSpec
 
 PREFIX = "mcp__"
 STDERR_TAIL_CHARS = 1500
@@ -123,11 +125,12 @@ class McpServer:
         if config.type == "stdio":
             from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
+            args = [arg.replace(WORKSPACE_PLACEHOLDER, str(self.workspace)) for arg in config.args]
+            program, cwd = [str(config.command), *args], config.cwd
+            if config.sandbox:
+                program, cwd = sandboxed_server(config, program)
             parameters = StdioServerParameters(
-                command=str(config.command),
-                args=[arg.replace(WORKSPACE_PLACEHOLDER, str(self.workspace)) for arg in config.args],
-                env={**get_default_environment(), **config.env},
-                cwd=config.cwd,
+                command=program[0], args=program[1:], env={**get_default_environment(), **config.env}, cwd=cwd
             )
             async with stdio_client(parameters, errlog=self.stderr) as streams:
                 yield streams
@@ -152,6 +155,41 @@ class McpServer:
         if self._task is not None and self._task.done():
             return f" ({self._failure()}){self.stderr_tail()}"
         return ""
+
+
+def sandboxed_server(config: McpServerConfig, program: list[str]) -> tuple[list[str], str]:
+    """``program`` wrapped in the sandbox: its folder (``cwd``, default mcp_workspaces/<name>, created)
+    writable; its program's install (a virtualenv and the interpreter behind it) and the paths named in
+    its arguments (made absolute) readable; the runner's folder hidden."""
+    folder = Path(config.cwd or Path("mcp_workspaces") / config.name).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    arguments = [_absolute_if_present(arg) for arg in program[1:]]
+    readable = {Path(arg) for arg in arguments if Path(arg).is_absolute() and Path(arg).exists()}
+    readable |= _install_of(program[0])
+    mounts = (*(Mount(path, False) for path in readable if path != folder), Mount(folder, True))
+    spec = SandboxSpec(mounts, folder, (Path.cwd(),), config.sandbox_network)
+    return spec.command([program[0], *arguments]), str(folder)
+
+
+def _absolute_if_present(argument: str) -> str:
+    """An argument naming an existing path, relative to the runner's folder, made absolute (the server
+    runs in its own folder)."""
+    path = Path(argument).expanduser()
+    if argument.startswith("-") or path.is_absolute() or not path.exists():
+        return argument
+    return str(path.resolve())
+
+
+def _install_of(command: str) -> set[Path]:
+    """The folders a program needs to run: its virtualenv (beside pyvenv.cfg) and the prefix of the
+    program its name resolves to."""
+    found = shutil.which(command)
+    if found is None:
+        return set()
+    folders = {Path(found).resolve().parent.parent}
+    if (Path(found).parent.parent / "pyvenv.cfg").exists():
+        folders.add(Path(found).parent.parent.resolve())
+    return {folder for folder in folders if folder != Path("/")}
 
 
 def _connection_closed(error: Exception) -> bool:

@@ -17,7 +17,8 @@ from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError
-from massgen_cli.tools.commands import CommandPolicy, command_tool, require_docker
+from massgen_cli.tools.command_policy import CommandPolicy
+from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool, require_docker
 from massgen_cli.tools.custom import (
     CustomToolLoadError,
     custom_tool,
@@ -29,6 +30,7 @@ from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.planning import GUIDANCE as PLANNING_GUIDANCE
 from massgen_cli.tools.planning import PlanBook
+from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, Limits, SandboxUnavailable, require_sandbox
 from massgen_cli.tools.skills import Skill, skill_tool, skills_instructions
 
 
@@ -44,11 +46,13 @@ class ToolResult:
 @dataclass(frozen=True)
 class ToolSources:
     """What tools come from beyond an agent's own config: its view of its peers' snapshots, the turn's
-    task plans, and the skills found."""
+    task plans, the skills found, and the folders and files its commands must not see (the runner's
+    folder, state and config, other agents' workspaces)."""
 
     peers_view: Path | None = None
     plans: PlanBook | None = None
     skills: tuple[Skill, ...] = ()
+    private: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -117,7 +121,8 @@ def build_toolbox(
     roots = agent_roots(backend.cwd, context_paths, sources.peers_view, [s.folder for s in sources.skills])
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
-        tools.append(_command_tool(agent, roots, where, orchestrator.tool_call_timeout_seconds))
+        timeout_s = orchestrator.tool_call_timeout_seconds
+        tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
     tools += _custom_tools(agent, roots, where)
     guidance: list[str] = []
     if sources.skills:
@@ -165,21 +170,40 @@ def agent_roots(
     return Roots(base, tuple(roots))
 
 
-def _command_tool(agent: AgentConfig, roots: Roots | None, where: str, timeout_s: float) -> Tool:
+def _command_tool(
+    agent: AgentConfig, roots: Roots | None, where: str, timeout_s: float, private: tuple[Path, ...]
+) -> Tool:
     backend = agent.backend
-    if backend.command_line_execution_mode == "docker":
-        try:
-            require_docker()
-        except ToolError as error:
-            raise ConfigError(f"{where}.command_line_execution_mode: {error}") from None
-    workspace = roots.base if roots is not None else Path.cwd().resolve()
     try:
         policy = CommandPolicy.of(
             backend.command_line_allowed_commands, backend.command_line_blocked_commands
         )
     except Exception as error:  # re.error: an invalid pattern
         raise ConfigError(f"{where}: invalid command pattern: {error}") from None
-    return command_tool(workspace, policy, timeout_s)
+    roots = roots or Roots(Path.cwd().resolve(), (Root.of(Path.cwd(), writable=True),))
+    return command_tool(Confinement(roots, _sandbox(agent, where, private)), policy, timeout_s)
+
+
+def _sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> SandboxSettings | None:
+    """The sandbox of the agent's commands (None: unconfined, as the config asks); a mode that cannot
+    run here is a ``ConfigError`` saying why and what to do."""
+    backend, mode_path = agent.backend, f"{where}.command_line_execution_mode"
+    if backend.command_line_execution_mode == "local_unsandboxed":
+        return None
+    if backend.command_line_execution_mode == "docker":
+        try:
+            require_docker()
+        except ToolError as error:
+            raise ConfigError(f"{mode_path}: {error}") from None
+    try:
+        require_sandbox()
+    except SandboxUnavailable as error:
+        raise ConfigError(
+            f"{mode_path}: commands run in a sandbox, which cannot start here ({error}); "
+            f"{UNAVAILABLE_CHOICES}"
+        ) from None
+    limits = Limits(**backend.command_line_limits.model_dump())
+    return SandboxSettings(private, backend.command_network, limits)
 
 
 def _custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:

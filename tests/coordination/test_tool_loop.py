@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.coordination import prompts
-from tests.conftest import SPAWN_WAITING_CHILD, process_gone
+from tests.conftest import processes_with, spawn_waiting_child, wait_until
 from tests.servers.fake_providers import FakeProviderServer, anthropic_stream, openai_stream
 
 FUNCTIONS = str(Path(__file__).resolve().parents[1] / "tools" / "custom_functions.py")
@@ -101,6 +101,7 @@ def test_the_cap_withdraws_the_tools_and_asks_for_a_decision(in_process, workspa
 
 def test_coordinating_agents_use_tools_and_a_restart_cancels_a_running_command(in_process, tmp_path: Path):
     pid_file = tmp_path / "a_ws" / "child.pid"
+    waiting_child, marker = spawn_waiting_child()
     run = in_process(
         f"""
         agents:
@@ -111,7 +112,7 @@ def test_coordinating_agents_use_tools_and_a_restart_cancels_a_running_command(i
               enable_mcp_command_line: true
               responses:
                 - tool: execute_command
-                  args: {{command: {json.dumps(SPAWN_WAITING_CHILD)}}}
+                  args: {{command: {json.dumps(waiting_child)}}}
                 - {{tool: vote, args: {{agent_id: agent2, reason: "it is complete"}}}}
           - id: b
             backend:
@@ -128,7 +129,8 @@ def test_coordinating_agents_use_tools_and_a_restart_cancels_a_running_command(i
     )
     result = run.app.ask("Go")
     assert result.winner == "b" and result.final_answer == "B's answer"
-    assert process_gone(int(pid_file.read_text()))
+    assert pid_file.read_text().strip(), "the child was started"
+    wait_until(lambda: not processes_with(marker))
     finished = {(e["agent_id"], e["name"]) for e in events_of(run, "ToolFinished")}
     assert ("b", "custom_tool__wait_for_file") in finished
     assert ("a", "execute_command") not in finished  # cancelled, never finished

@@ -1,10 +1,10 @@
-"""execute_command runs real processes: exit codes and output, a timeout that kills the whole process
-group, cancellation that does too, command patterns, and no secrets in the command's environment."""
+"""execute_command runs real processes (in the sandbox, and unconfined where the config says so): exit
+codes and output, a timeout that kills all the command started, cancellation that does too, command
+patterns, and no secrets in the command's environment."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,9 +13,14 @@ from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
-from massgen_cli.tools.commands import CommandPolicy, command_tool
+from massgen_cli.tools.command_policy import CommandPolicy
+from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
+from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
-from tests.conftest import SPAWN_WAITING_CHILD, process_gone, wait_until
+from tests.conftest import processes_with, spawn_waiting_child, wait_until
+
+MODES = [SandboxSettings(), None]
+"""Each test runs in the sandbox and unconfined (``local_unsandboxed``)."""
 
 
 def toolbox(
@@ -23,8 +28,10 @@ def toolbox(
     timeout_s: float = 30.0,
     allowed: list[str] | None = None,
     blocked: list[str] | None = None,
+    sandbox: SandboxSettings | None = MODES[0],
 ) -> Toolbox:
-    tool = command_tool(workspace, CommandPolicy.of(allowed, blocked), timeout_s)
+    confinement = Confinement(Roots(workspace, (Root.of(workspace, writable=True),)), sandbox)
+    tool = command_tool(confinement, CommandPolicy.of(allowed, blocked), timeout_s)
     return Toolbox({tool.name: tool}, call_timeout_s=timeout_s + 5)
 
 
@@ -32,27 +39,30 @@ def run(box: Toolbox, **arguments: object):  # type: ignore[no-untyped-def]
     return asyncio.run(box.run(ToolCall("c", "execute_command", dict(arguments))))
 
 
-def test_runs_in_the_workspace_with_exit_code_and_output(tmp_path: Path):
+@pytest.mark.parametrize("sandbox", MODES, ids=["sandbox", "unsandboxed"])
+def test_runs_in_the_workspace_with_exit_code_and_output(tmp_path: Path, sandbox: SandboxSettings | None):
     (tmp_path / "data.txt").write_text("hello\n")
-    result = run(toolbox(tmp_path), command="cat data.txt; echo oops >&2; exit 3")
+    result = run(toolbox(tmp_path, sandbox=sandbox), command="cat data.txt; echo oops >&2; exit 3")
     assert result.ok
     assert result.text.splitlines() == ["exit code: 3", "hello", "oops"]
 
 
-def test_timeout_kills_the_command_and_its_children(tmp_path: Path):
-    result = run(toolbox(tmp_path), command=SPAWN_WAITING_CHILD, timeout_seconds=1.5)
+@pytest.mark.parametrize("sandbox", MODES, ids=["sandbox", "unsandboxed"])
+def test_timeout_kills_the_command_and_its_children(tmp_path: Path, sandbox: SandboxSettings | None):
+    command, marker = spawn_waiting_child()
+    result = run(toolbox(tmp_path, sandbox=sandbox), command=command, timeout_seconds=1.5)
     assert not result.ok and "timed out after 1.5s" in result.text
-    child = int((tmp_path / "child.pid").read_text())
-    assert process_gone(child)
+    assert (tmp_path / "child.pid").read_text().strip(), "the child was started"
+    wait_until(lambda: not processes_with(marker))
 
 
-def test_cancelling_the_call_kills_the_process_group(tmp_path: Path):
-    box = toolbox(tmp_path)
+@pytest.mark.parametrize("sandbox", MODES, ids=["sandbox", "unsandboxed"])
+def test_cancelling_the_call_kills_the_process_group(tmp_path: Path, sandbox: SandboxSettings | None):
+    box = toolbox(tmp_path, sandbox=sandbox)
+    command, marker = spawn_waiting_child()
 
     async def cancel_midway() -> None:
-        task = asyncio.create_task(
-            box.run(ToolCall("c", "execute_command", {"command": SPAWN_WAITING_CHILD}))
-        )
+        task = asyncio.create_task(box.run(ToolCall("c", "execute_command", {"command": command})))
         pid_file = tmp_path / "child.pid"
         await asyncio.to_thread(wait_until, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
         task.cancel()
@@ -60,11 +70,11 @@ def test_cancelling_the_call_kills_the_process_group(tmp_path: Path):
             await task
 
     asyncio.run(cancel_midway())
-    assert process_gone(int((tmp_path / "child.pid").read_text()))
+    wait_until(lambda: not processes_with(marker))
 
 
 def test_output_is_bounded(tmp_path: Path):
-    result = run(toolbox(tmp_path), command=f"{sys.executable} -c \"print('y' * 100000)\"")
+    result = run(toolbox(tmp_path), command="yes y | head -c 100000")
     assert "characters of output not shown" in result.text and len(result.text) < 13_000
 
 
@@ -77,10 +87,13 @@ def test_allowed_and_blocked_patterns(tmp_path: Path):
     assert not refused.ok and "none of the allowed patterns" in refused.text
 
 
-def test_secrets_are_not_in_the_command_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize("sandbox", MODES, ids=["sandbox", "unsandboxed"])
+def test_secrets_are_not_in_the_command_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxSettings | None
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-secret")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-planted")
-    result = run(toolbox(tmp_path), command="env")
+    result = run(toolbox(tmp_path, sandbox=sandbox), command="env")
     assert "sk-planted-secret" not in result.text and "tok-planted" not in result.text
     assert "PATH=" in result.text
 

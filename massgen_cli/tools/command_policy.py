@@ -1,0 +1,248 @@
+"""Allowed and blocked command patterns, applied to every simple command of a shell line.
+
+A small parser on ``shlex`` finds the simple commands of pipelines and lists, subshells, ``{ …; }``
+groups, ``$( … )``, backquotes and ``<( … )`` (in double quotes and heredocs too), scripts given to
+``sh -c`` or ``eval``, and those behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``…), each as
+its words joined by single spaces; a program given by path also meets blocked patterns by its base name.
+The patterns are policy on top of the sandbox, which is the security boundary: commands a shell builds
+(variables, globs, scripts read from stdin or files) no parser sees. With patterns, unparsable is refused.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import dropwhile
+
+from massgen_cli.tools.base import ToolError
+
+OPERATOR_CHARS = "();<>|&\n"  # quoted, they are protected while parsing (private-use ones): ';' is a word
+SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", ";;&"})
+REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<<", "<&", ">&", "&>", "&>>", "<>", ">|"})
+OPERATORS = SEPARATORS | REDIRECTIONS | {"(", ")"}
+OPERATOR = re.compile("|".join(map(re.escape, sorted(OPERATORS, key=len, reverse=True))))
+_PROTECT = str.maketrans({char: chr(0xE000 + ord(char)) for char in OPERATOR_CHARS + "{}"})
+_UNPROTECT = str.maketrans({ord(code): chr(char) for char, code in _PROTECT.items()})
+
+KEYWORDS = {"!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "esac", "coproc"}
+QUOTED = {"'": "'", '"': '"\\$`', "<<": "\\$`"}  # the characters special in quotes, in a heredoc
+HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([\w.+-]+)\2(?=[\s;&|<>)]|$)")
+BACKQUOTED = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
+SHELL_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `name=` a long option's value
+    "env": "u:C:S: unset= chdir= split-string=",
+    "exec": "a:",
+    **dict.fromkeys(("command", "builtin", "nohup", "setsid", "busybox"), ""),
+    "nice": "n: adjustment=",
+    "timeout": "s:k: signal= kill-after=",
+    "time": "f:o: format= output=",
+    "stdbuf": "i:o:e: input= output= error=",
+    "xargs": "I:L:n:P:d:s:a:i::l::e:: max-args= max-procs= delimiter= max-chars= arg-file= process-slot-var=",
+    "sudo": "u:g:h:p:C:D:r:t:T:U:R: user= group= host= prompt= close-from= chdir= role= type= other-user= "
+    "command-timeout= chroot=",
+}
+
+
+class UnparsableCommand(ValueError):
+    """A line whose commands cannot be told apart (unbalanced quotes or parentheses)."""
+
+
+@dataclass(frozen=True)
+class CommandPolicy:
+    """Which commands may run: all but the blocked ones, or only the allowed ones when given."""
+
+    allowed: tuple[re.Pattern[str], ...] = ()
+    blocked: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def of(cls, allowed: list[str] | None, blocked: list[str] | None) -> CommandPolicy:
+        """The policy of these patterns; an invalid one raises ``re.error``."""
+        return cls(tuple(map(re.compile, allowed or ())), tuple(map(re.compile, blocked or ())))
+
+    def check(self, command: str) -> None:
+        """Raise ``ToolError`` unless every simple command of ``command`` may run."""
+        if not self.allowed and not self.blocked:
+            return
+        try:
+            commands = list(simple_commands(command))
+        except (ValueError, RecursionError) as error:  # shlex's errors are ValueErrors too
+            reason = "it is nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ToolError(f"command refused: patterns are set and it cannot be parsed ({reason})") from None
+        for words in commands:
+            self._check_simple(words)
+
+    def _check_simple(self, words: list[str]) -> None:
+        written, by_base_name = " ".join(words), " ".join([posixpath.basename(words[0]), *words[1:]])
+        refused = f"command refused: `{written}` matches"
+        for pattern in self.blocked:
+            if pattern.match(written) or pattern.match(by_base_name):
+                raise ToolError(f"{refused} the blocked pattern `{pattern.pattern}`")
+        if self.allowed and not any(pattern.match(written) for pattern in self.allowed):
+            patterns = ", ".join(f"`{pattern.pattern}`" for pattern in self.allowed)
+            raise ToolError(f"{refused} none of the allowed patterns ({patterns})")
+
+
+def simple_commands(script: str) -> Iterator[list[str]]:
+    """The words of every simple command ``script`` runs, wrappers and the commands they run alike."""
+    text, substitutions, _ = _scan(script)
+    for inner in substitutions:
+        yield from simple_commands(inner)
+    for words in _split_commands(_tokens(text)):
+        yield from _layers(words)
+
+
+def _scan(text: str, start: int = 0, nested: bool = False, quote: str = "") -> tuple[str, list[str], int]:
+    """``text`` from ``start`` without comments and heredoc bodies (``quote`` ``<<`` scans one), quoted
+    operator characters protected, substitutions as placeholders; their scripts; where ``nested`` ends."""
+    out, scripts, heredocs, depth, i = [], [], [], 0, start
+    while i < len(text):
+        char, pair, end = text[i], text[i : i + 2], i + 1
+        if quote and char not in QUOTED[quote]:
+            out.append(char.translate(_PROTECT))
+        elif char == "\\":
+            out += [] if pair == "\\\n" else ["\\" + pair[1:].translate(_PROTECT)]  # no line continuation
+            end = i + 2
+        elif pair == "$(" or char == "`" or (not quote and pair in ("<(", ">(")):
+            script, placeholder, end = _substitution(text, i)
+            scripts.append(script)
+            out.append(placeholder.translate(_PROTECT))
+        elif not quote and pair in ("$'", '$"'):
+            pass  # `$'…'` and `$"…"` quote as `'…'` and `"…"` do (escapes in `$'…'` are not decoded)
+        elif char in "'\"":
+            quote = "" if quote else char
+            out.append(char)
+        elif not quote and depth == 0 and (heredoc := HEREDOC.match(text, i)):
+            heredocs.append(heredoc)
+            out.append(f"<< {heredoc[3]}")
+            end = heredoc.end()
+        elif char == "\n" and heredocs:
+            out.append(char)
+            end = _after_heredocs(text, i + 1, heredocs, scripts)
+            heredocs = []
+        elif char == "#" and (not out or out[-1][-1] in " \t\r" + OPERATOR_CHARS):  # a word's start
+            newline = text.find("\n", i)  # a comment runs to the line's end
+            end = newline if newline >= 0 else len(text)
+        elif nested and char == ")" and depth == 0:
+            return "".join(out), scripts, i
+        else:
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+            out.append(char)
+        i = end
+    if quote.strip("<") or nested:
+        raise UnparsableCommand("a quote is not closed" if quote else "a '$(' or '<(' is not closed")
+    return "".join(out), scripts, i
+
+
+def _after_heredocs(text: str, start: int, heredocs: list[re.Match[str]], scripts: list[str]) -> int:
+    """Where the bodies of ``heredocs`` from ``start`` end; unquoted ones' substitutions go to ``scripts``."""
+    for heredoc in heredocs:
+        closing = re.compile("^" + "\t*" * len(heredoc[1]) + re.escape(heredoc[3]) + "$", re.MULTILINE)
+        found = closing.search(text, start)
+        if found is None:
+            raise UnparsableCommand(f"the heredoc {heredoc[3]!r} is not closed")
+        scripts += [] if heredoc[2] else _scan(text[start : found.start()], quote="<<")[1]
+        start = found.end() + 1
+    return start
+
+
+def _substitution(text: str, start: int) -> tuple[str, str, int]:
+    """The script of the substitution at ``start``, its placeholder word, and where it ends."""
+    if text[start] == "`":
+        backquoted = BACKQUOTED.match(text, start)
+        if backquoted is None:
+            raise UnparsableCommand("a backquote is not closed")
+        return re.sub(r"\\([\\`$\"])", r"\1", backquoted[1]), "$(…)", backquoted.end()
+    end = _scan(text, start + 2, nested=True)[2]
+    return text[start + 2 : end], text[start : start + 2] + "…)", end + 1
+
+
+def _tokens(text: str) -> list[str]:
+    """The words (quoted operator characters still protected) and the operators of ``text``."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=OPERATOR_CHARS)
+    lexer.whitespace, lexer.whitespace_split, lexer.commenters = " \t\r", True, ""
+    return [piece for token in lexer for piece in OPERATOR.findall(token) or [token]]
+
+
+def _split_commands(tokens: list[str]) -> Iterator[list[str]]:
+    """The words of each simple command of ``tokens``, without redirections."""
+    words: list[str] = []
+    groups, remaining = [], iter(tokens)
+    for token in remaining:
+        at_start = token in ("(", "{") and (all(word in KEYWORDS for word in words) or words[0] == "function")
+        if token in REDIRECTIONS:  # its target, the next token, is no word of the command
+            if next(remaining, None) in (None, *OPERATORS):
+                raise UnparsableCommand(f"'{token}' is not followed by a word")
+        elif token == "(" and not at_start:  # after words, only `name ()` may come
+            if next(remaining, None) != ")":
+                raise UnparsableCommand("a '(' follows a word")
+            words = []
+        elif at_start:
+            words = []
+            groups.append(token)
+        elif token in SEPARATORS or token == ")" or (token == "}" and not words):
+            yield words
+            words = []
+            if token in (")", "}") and (not groups or groups.pop() != {")": "(", "}": "{"}[token]):
+                raise UnparsableCommand(f"a '{token}' closes nothing")
+        else:
+            words.append(token.translate(_UNPROTECT))
+    yield words
+    if groups:
+        raise UnparsableCommand(f"a '{groups[-1]}' is not closed")
+
+
+def _layers(words: list[str]) -> Iterator[list[str]]:
+    """The command, without leading keywords and assignments, and those it runs (wrappers, ``sh -c``)."""
+    words = list(dropwhile(lambda word: word in KEYWORDS or ASSIGNMENT.match(word) is not None, words))
+    if not words or words[0] in ("for", "select", "function"):  # these only name a variable, a function
+        return
+    if words[0] == "case":
+        raise UnparsableCommand("`case` is not supported")
+    yield words
+    program = posixpath.basename(words[0])
+    script = " ".join(words[1:]) if program == "eval" else _shell_script(words[1:], program)
+    if script is not None:
+        yield from simple_commands(script)
+    elif program in WRAPPERS:
+        yield from _layers(_wrapped(words[1:], program))
+
+
+def _shell_script(args: list[str], program: str) -> str | None:
+    """The script of ``sh -c SCRIPT``, given the shell's arguments; None for no shell or no ``-c``."""
+    i, dash_c = 0, False
+    while program in SHELLS and i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
+        dash_c |= not args[i].startswith("--") and "c" in args[i]
+        i += 2 if args[i] in SHELL_OPTIONS_WITH_VALUE else 1
+    i += args[i : i + 1] in (["-"], ["--"])  # the end of the options
+    return args[i] if dash_c and i < len(args) else None
+
+
+def _wrapped(args: list[str], program: str) -> list[str]:
+    """The command the wrapper ``program`` given ``args`` runs: its options (and ``timeout``'s duration)
+    left out; ``env -S``'s value is a command line."""
+    split, i = [], 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+        name, value, takes_next = _option(args[i], "".join(args[i + 1 : i + 2]), WRAPPERS[program])
+        split += shlex.split(value) if program == "env" and name in ("S", "split-string") else []
+        i += 2 if takes_next else 1
+    i += args[i : i + 1] == ["--"]  # the end of the options
+    return split + args[i + (program == "timeout") :]
+
+
+def _option(word: str, following: str, spec: str) -> tuple[str, str, bool]:
+    """The name and value of a wrapper's option ``word``, and whether its value is the ``following`` word."""
+    shorts, *longs = spec.split(" ")
+    if word.startswith("--"):
+        name, equals, value = word[2:].partition("=")
+        takes_next = not equals and name + "=" in longs
+        return name, following if takes_next else value, takes_next
+    for k, char in enumerate(word[1:], start=2):
+        if char + ":" in shorts:
+            takes_next = char + "::" not in shorts and not word[k:]
+            return char, following if takes_next else word[k:], takes_next
+    return "", "", False

