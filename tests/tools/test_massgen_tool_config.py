@@ -70,7 +70,7 @@ def test_a_massgen_config_with_tools_runs_them(tmp_path: Path):
     firsts = [m["content"].splitlines()[0] for m in results]
     assert firsts[:2] == ["exit code: 0", "3"]
     assert firsts[2].endswith("docs/guide.md: lines 1-1 of 1")
-    assert firsts[3] == "Error: command refused: it matches the blocked pattern 'rm\\\\s'"
+    assert firsts[3] == "Error: command refused: `rm -r ../docs` matches the blocked pattern `rm\\s`"
     assert "To build, run make." in results[2]["content"]
     shown = [
         json.loads(path.read_text())["messages"]
