@@ -2,10 +2,10 @@
 
 A small parser on ``shlex`` finds the simple commands of pipelines and lists, subshells, ``{ …; }``
 groups, ``$( … )``, backquotes and ``<( … )`` (in double quotes and heredocs too), scripts given to
-``sh -c`` or ``eval``, and those behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``…), each as
-its words joined by single spaces; a program given by path also meets blocked patterns by its base name.
-The patterns are policy on top of the sandbox, which is the security boundary: commands a shell builds
-(variables, globs, scripts read from stdin or files) no parser sees. With patterns, unparsable is refused.
+``sh -c`` or ``eval``, and behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``…); each is its words
+joined by single spaces, and a program given by path meets blocked patterns by its base name too. The
+patterns are policy on top of the sandbox, the security boundary: no parser sees commands a shell builds
+(``$CMD``, globs, scripts read from stdin or files). With patterns set, an unparsable line is refused.
 """
 
 from __future__ import annotations
@@ -15,25 +15,28 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import dropwhile
+from itertools import chain, dropwhile
 
 from massgen_cli.tools.base import ToolError
 
-OPERATOR_CHARS = "();<>|&\n"  # quoted, they are protected while parsing (private-use ones): ';' is a word
+OPERATOR_CHARS = "();<>|&\n"  # quoted, they are protected (private-use characters) while parsing
 SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", ";;&"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<<", "<&", ">&", "&>", "&>>", "<>", ">|"})
 OPERATORS = SEPARATORS | REDIRECTIONS | {"(", ")"}
 OPERATOR = re.compile("|".join(map(re.escape, sorted(OPERATORS, key=len, reverse=True))))
-_PROTECT = str.maketrans({char: chr(0xE000 + ord(char)) for char in OPERATOR_CHARS + "{}"})
+_PROTECT = str.maketrans({char: chr(0xE000 + ord(char)) for char in OPERATOR_CHARS + "{} \t"})
 _UNPROTECT = str.maketrans({ord(code): chr(char) for char, code in _PROTECT.items()})
-
 KEYWORDS = {"!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "esac", "coproc"}
-QUOTED = {"'": "'", '"': '"\\$`', "<<": "\\$`"}  # the characters special in quotes, in a heredoc
+QUOTED = {"'": "'", '"': '"\\$`', "<<": "\\$`"}  # the characters still special in quotes, in heredocs
 HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([\w.+-]+)\2(?=[\s;&|<>)]|$)")
-BACKQUOTED = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
+QUOTED_SUBSTITUTION = re.compile(  # `…`, or ${…} with one level of nested braces
+    r"(?s)`(?P<backquoted>(?:[^`\\]|\\.)*)`"
+    r"""|\$\{(?P<parameter>(?:[^{}\\'"]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|\$\{[^{}]*\})*)\}"""
+)
+IGNORED = re.compile(r"(?<![^\s;&|()<>])(\d+|\{\w+\})(?=[<>])|\$(?=['\"])")  # "2" of 2>, "$" of $'…'
+EXPANSION = re.compile(r"\$(?:\{[^}]*\}|\(…\)|\w+|[^\w\s])")  # $x, ${x}, $(…) (as placeholder), $@
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
-SHELL_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `name=` a long option's value
     "env": "u:C:S: unset= chdir= split-string=",
     "exec": "a:",
@@ -49,7 +52,7 @@ WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `n
 
 
 class UnparsableCommand(ValueError):
-    """A line whose commands cannot be told apart (unbalanced quotes or parentheses)."""
+    """A line whose commands cannot be told apart (an unclosed quote, parenthesis or heredoc; ``case``)."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,10 @@ class CommandPolicy:
 
     def check(self, command: str) -> None:
         """Raise ``ToolError`` unless every simple command of ``command`` may run."""
-        if not self.allowed and not self.blocked:
-            return
-        try:
-            commands = list(simple_commands(command))
+        try:  # with no patterns, nothing is parsed
+            commands = list(simple_commands(command)) if self.allowed or self.blocked else []
         except (ValueError, RecursionError) as error:  # shlex's errors are ValueErrors too
-            reason = "it is nested too deeply" if isinstance(error, RecursionError) else str(error)
-            raise ToolError(f"command refused: patterns are set and it cannot be parsed ({reason})") from None
+            raise ToolError(f"command refused: patterns are set and it cannot be parsed ({error})") from None
         for words in commands:
             self._check_simple(words)
 
@@ -89,11 +89,9 @@ class CommandPolicy:
 
 def simple_commands(script: str) -> Iterator[list[str]]:
     """The words of every simple command ``script`` runs, wrappers and the commands they run alike."""
-    text, substitutions, _ = _scan(script)
-    for inner in substitutions:
-        yield from simple_commands(inner)
-    for words in _split_commands(_tokens(text)):
-        yield from _layers(words)
+    text, substitutions, _ = _scan(IGNORED.sub("", script))
+    yield from chain.from_iterable(map(simple_commands, substitutions))
+    yield from chain.from_iterable(map(_layers, _split_commands(_tokens(text))))
 
 
 def _scan(text: str, start: int = 0, nested: bool = False, quote: str = "") -> tuple[str, list[str], int]:
@@ -107,23 +105,20 @@ def _scan(text: str, start: int = 0, nested: bool = False, quote: str = "") -> t
         elif char == "\\":
             out += [] if pair == "\\\n" else ["\\" + pair[1:].translate(_PROTECT)]  # no line continuation
             end = i + 2
-        elif pair == "$(" or char == "`" or (not quote and pair in ("<(", ">(")):
-            script, placeholder, end = _substitution(text, i)
-            scripts.append(script)
-            out.append(placeholder.translate(_PROTECT))
-        elif not quote and pair in ("$'", '$"'):
-            pass  # `$'…'` and `$"…"` quote as `'…'` and `"…"` do (escapes in `$'…'` are not decoded)
+        elif pair in ("$(", "${") or char == "`" or (not quote and pair in ("<(", ">(")):
+            found, word, end = _substitution(text, i)
+            scripts += found
+            out.append(word.translate(_PROTECT))
         elif char in "'\"":
             quote = "" if quote else char
             out.append(char)
-        elif not quote and depth == 0 and (heredoc := HEREDOC.match(text, i)):
+        elif not quote and depth == 0 and (heredoc := HEREDOC.match(text, i)):  # not in (( )), $[ ]
             heredocs.append(heredoc)
             out.append(f"<< {heredoc[3]}")
             end = heredoc.end()
         elif char == "\n" and heredocs:
             out.append(char)
-            end = _after_heredocs(text, i + 1, heredocs, scripts)
-            heredocs = []
+            end, heredocs = _after_heredocs(text, i + 1, heredocs, scripts), []
         elif char == "#" and (not out or out[-1][-1] in " \t\r" + OPERATOR_CHARS):  # a word's start
             newline = text.find("\n", i)  # a comment runs to the line's end
             end = newline if newline >= 0 else len(text)
@@ -140,25 +135,26 @@ def _scan(text: str, start: int = 0, nested: bool = False, quote: str = "") -> t
 
 def _after_heredocs(text: str, start: int, heredocs: list[re.Match[str]], scripts: list[str]) -> int:
     """Where the bodies of ``heredocs`` from ``start`` end; unquoted ones' substitutions go to ``scripts``."""
-    for heredoc in heredocs:
-        closing = re.compile("^" + "\t*" * len(heredoc[1]) + re.escape(heredoc[3]) + "$", re.MULTILINE)
-        found = closing.search(text, start)
+    for doc in heredocs:
+        found = re.compile("^" + "\t*" * len(doc[1]) + re.escape(doc[3]) + "$", re.M).search(text, start)
         if found is None:
-            raise UnparsableCommand(f"the heredoc {heredoc[3]!r} is not closed")
-        scripts += [] if heredoc[2] else _scan(text[start : found.start()], quote="<<")[1]
+            raise UnparsableCommand(f"the heredoc {doc[3]!r} is not closed")
+        scripts += [] if doc[2] else _scan(text[start : found.start()], quote="<<")[1]
         start = found.end() + 1
     return start
 
 
-def _substitution(text: str, start: int) -> tuple[str, str, int]:
-    """The script of the substitution at ``start``, its placeholder word, and where it ends."""
-    if text[start] == "`":
-        backquoted = BACKQUOTED.match(text, start)
-        if backquoted is None:
-            raise UnparsableCommand("a backquote is not closed")
-        return re.sub(r"\\([\\`$\"])", r"\1", backquoted[1]), "$(…)", backquoted.end()
+def _substitution(text: str, start: int) -> tuple[list[str], str, int]:
+    """The scripts of the substitution at ``start``, the word standing for it, and where it ends."""
+    if text[start + 1 : start + 2] != "(":
+        found = QUOTED_SUBSTITUTION.match(text, start)
+        if found is None:
+            raise UnparsableCommand("a backquote or '${' is not closed (or its braces nest too deeply)")
+        if found["backquoted"] is not None:
+            return [re.sub(r"\\([\\`$\"])", r"\1", found["backquoted"])], "$(…)", found.end()
+        return _scan(found["parameter"], quote="<<")[1], found[0], found.end()  # ${…}: a word
     end = _scan(text, start + 2, nested=True)[2]
-    return text[start + 2 : end], text[start : start + 2] + "…)", end + 1
+    return [text[start + 2 : end]], text[start : start + 2] + "…)", end + 1
 
 
 def _tokens(text: str) -> list[str]:
@@ -204,12 +200,15 @@ def _layers(words: list[str]) -> Iterator[list[str]]:
     if words[0] == "case":
         raise UnparsableCommand("`case` is not supported")
     yield words
-    program = posixpath.basename(words[0])
-    script = " ".join(words[1:]) if program == "eval" else _shell_script(words[1:], program)
+    unexpanded = EXPANSION.sub("", words[0])  # unquoted expansions may be empty: `$x rm`, `${x}rm`
+    if unexpanded != words[0]:
+        yield from _layers([unexpanded, *words[1:]] if unexpanded else words[1:])
+    name = posixpath.basename(words[0])
+    script = " ".join(words[1:]).removeprefix("-- ") if name == "eval" else _shell_script(words[1:], name)
     if script is not None:
         yield from simple_commands(script)
-    elif program in WRAPPERS:
-        yield from _layers(_wrapped(words[1:], program))
+    elif name in WRAPPERS:
+        yield from _layers(_wrapped(words[1:], name))
 
 
 def _shell_script(args: list[str], program: str) -> str | None:
@@ -217,7 +216,7 @@ def _shell_script(args: list[str], program: str) -> str | None:
     i, dash_c = 0, False
     while program in SHELLS and i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
         dash_c |= not args[i].startswith("--") and "c" in args[i]
-        i += 2 if args[i] in SHELL_OPTIONS_WITH_VALUE else 1
+        i += 2 if args[i] in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file") else 1
     i += args[i : i + 1] in (["-"], ["--"])  # the end of the options
     return args[i] if dash_c and i < len(args) else None
 
@@ -225,13 +224,14 @@ def _shell_script(args: list[str], program: str) -> str | None:
 def _wrapped(args: list[str], program: str) -> list[str]:
     """The command the wrapper ``program`` given ``args`` runs: its options (and ``timeout``'s duration)
     left out; ``env -S``'s value is a command line."""
-    split, i = [], 0
+    i = 0
     while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
         name, value, takes_next = _option(args[i], "".join(args[i + 1 : i + 2]), WRAPPERS[program])
-        split += shlex.split(value) if program == "env" and name in ("S", "split-string") else []
         i += 2 if takes_next else 1
+        if program == "env" and name in ("S", "split-string"):  # its words come before the others
+            return _wrapped(shlex.split(value) + args[i:], program)
     i += args[i : i + 1] == ["--"]  # the end of the options
-    return split + args[i + (program == "timeout") :]
+    return args[i + (program == "timeout") :]
 
 
 def _option(word: str, following: str, spec: str) -> tuple[str, str, bool]:

@@ -78,6 +78,16 @@ BYPASSES = [
     "x=$(rm -rf y) ls",
     "echo ${x:-$(rm -rf y)}",
     "cat <<EOF\n$(rm -rf x)\nEOF",
+    'echo "$(cat <<EOF\n)\nEOF\nrm -rf x\n)"',
+    "cat <<<x\nrm -rf x\nx",
+    "((x = 1 << 2))\nrm -rf x\n2",
+    "2>/dev/null rm -rf x",
+    "${x}rm -rf x",
+    "$(true) rm -rf x",
+    "eval`true` 'rm -rf x'",
+    "eval -- rm -rf x",
+    "env -S rm -rf x",
+    "echo $(ls)#; rm -rf x",
 ]
 
 
@@ -101,7 +111,9 @@ def test_a_blocked_command_is_refused_wherever_it_is_in_the_line(command: str):
         "ls # ; rm -rf x",
         "# rm -rf x\nls",
         "rmdir -rf x",
-        "echo $((1 + 2))",
+        "echo ${HOME:-/tmp} $((1 + 2))",
+        "cat > notes.py <<'EOF'\nprint('rm -rf x')\nrm -rf x\nEOF\npython notes.py",
+        "cat <<-EOF | sort\n\tprint(1)\n\tEOF",
         'echo "it\'s" \'a "quote"\' > out.txt 2>&1',
         "",
     ],
@@ -130,7 +142,20 @@ def test_with_allowed_patterns_wrappers_substitutions_and_paths_must_be_allowed_
         ONLY_LS_CAT_ECHO.check(command)
 
 
-UNPARSABLE = ["echo 'oops", 'echo "oops', "(ls", "ls )", "echo $(ls", "echo `ls", "{ ls;", "ls >", "echo (x)"]
+UNPARSABLE = [
+    "echo 'oops",
+    'echo "oops',
+    "(ls",
+    "ls )",
+    "echo $(ls",
+    "echo `ls",
+    "echo ${x",
+    "{ ls;",
+    "ls >",
+    "echo (x)",
+    "cat <<EOF\nno end",
+    "case $x in a) ls;; esac",
+]
 
 
 @pytest.mark.parametrize("command", UNPARSABLE)
@@ -160,4 +185,12 @@ def test_simple_commands_are_normalised_to_their_words():
         ["ls", "-l", "my file"],
         ["sudo", "-n", "wc", "-l"],
         ["wc", "-l"],
+    ]
+
+
+def test_quoted_operators_are_words_and_heredoc_bodies_are_no_commands():
+    assert list(simple_commands("echo ';' \"a | b\" \\&")) == [["echo", ";", "a | b", "&"]]
+    assert list(simple_commands("cat <<'EOF' > out\n(rm -rf x\nEOF\nwc -l out")) == [
+        ["cat"],
+        ["wc", "-l", "out"],
     ]
