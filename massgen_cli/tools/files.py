@@ -1,5 +1,6 @@
 """The built-in file tools over an agent's roots: read_file, list_directory, search_files, write_file,
-edit_file. Every path goes through ``Roots.confine``; every result is bounded."""
+edit_file. Every path goes through ``Roots.confine`` (a relative path is in the workspace); every result
+and error names the absolute paths it touched; every result is bounded."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +23,18 @@ SEARCH_MATCHES = 100
 SEARCH_FILE_BYTES = 2_000_000
 MATCH_LINE_CHARS = 300
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
-PATH = {"type": "string", "description": "A path; relative paths start at your workspace."}
 
 
 def file_tools(roots: Roots) -> list[Tool]:
-    """The file tools for ``roots``; the writing ones only when some root is writable."""
+    """The file tools for ``roots``; the writing ones only when some root is writable. Each description
+    says what a relative path means (the workspace)."""
+    path = _path_parameter(roots)
     tools = [
         _tool(
             "read_file",
             "Read a text file: numbered lines from line `offset` (1-based), at most `limit` lines.",
             {
-                "path": PATH,
+                "path": path,
                 "offset": {"type": "integer", "minimum": 1},
                 "limit": {"type": "integer", "minimum": 1},
             },
@@ -41,15 +44,15 @@ def file_tools(roots: Roots) -> list[Tool]:
         _tool(
             "list_directory",
             "List a folder: sub-folders end with '/', files show their size in bytes.",
-            {"path": PATH},
+            {"path": path},
             ["path"],
             lambda a: list_directory(roots, a),
         ),
         _tool(
             "search_files",
-            "Search file contents with a regular expression (Python syntax) under `path` (default: your "
-            "workspace); returns `path:line: text` for each match.",
-            {"pattern": {"type": "string"}, "path": PATH},
+            "Search file contents with a regular expression (Python syntax) under `path` (default: `.`); "
+            "returns `path:line: text` for each match.",
+            {"pattern": {"type": "string"}, "path": path},
             ["pattern"],
             lambda a: search_files(roots, a),
         ),
@@ -59,19 +62,37 @@ def file_tools(roots: Roots) -> list[Tool]:
             _tool(
                 "write_file",
                 "Create or replace a text file (folders are created as needed).",
-                {"path": PATH, "content": {"type": "string"}},
+                {"path": path, "content": {"type": "string"}},
                 ["path", "content"],
                 lambda a: write_file(roots, a),
             ),
             _tool(
                 "edit_file",
                 "Replace the one occurrence of `old` in a text file with `new`.",
-                {"path": PATH, "old": {"type": "string"}, "new": {"type": "string"}},
+                {"path": path, "old": {"type": "string"}, "new": {"type": "string"}},
                 ["path", "old", "new"],
                 lambda a: edit_file(roots, a),
             ),
         ]
-    return tools
+    return [_with_path_rule(tool, roots) for tool in tools]
+
+
+def _path_rule(roots: Roots) -> str:
+    """The sentence every file tool's description ends with: what a relative path means."""
+    return f"{roots.relative_rule()} The result names the absolute path used."
+
+
+def _path_parameter(roots: Roots) -> dict[str, str]:
+    where = "your workspace" if roots.has_workspace else "the current folder"
+    return {
+        "type": "string",
+        "description": f"An absolute path, or a path relative to {where} ({roots.base}).",
+    }
+
+
+def _with_path_rule(tool: Tool, roots: Roots) -> Tool:
+    """``tool`` with its description ending on what a relative path means."""
+    return replace(tool, spec=replace(tool.spec, description=f"{tool.spec.description} {_path_rule(roots)}"))
 
 
 def _tool(
@@ -91,7 +112,7 @@ def read_file(roots: Roots, arguments: dict[str, Any]) -> str:
     shown = lines[offset - 1 : offset - 1 + limit]
     body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(shown, start=offset))
     end = offset - 1 + len(shown)
-    header = f"{roots.shown(path)}: lines {offset}-{end} of {len(lines)}"
+    header = f"{path}: lines {offset}-{end} of {len(lines)}"
     if end < len(lines):
         header += f" (more: offset={end + 1})"
     return bounded(f"{header}\n{body}", RESULT_CHARS, "read a smaller range with offset and limit")
@@ -100,12 +121,12 @@ def read_file(roots: Roots, arguments: dict[str, Any]) -> str:
 def list_directory(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str, "."))
     if not path.is_dir():
-        raise ToolError(f"{roots.shown(path)} is not a folder")
+        raise ToolError(f"{path} is not a folder; use read_file")
     entries = sorted(os.scandir(path), key=lambda entry: (not entry.is_dir(), entry.name))
     lines = [_entry_line(entry) for entry in entries[:LIST_ENTRIES]]
     if len(entries) > LIST_ENTRIES:
         lines.append(f"[cut: {len(entries) - LIST_ENTRIES} more entries not shown]")
-    return bounded(f"{roots.shown(path)}: {len(entries)} entries\n" + "\n".join(lines))
+    return bounded(f"{path}: {len(entries)} entries\n" + "\n".join(lines))
 
 
 def _entry_line(entry: os.DirEntry[str]) -> str:
@@ -127,13 +148,13 @@ def search_files(roots: Roots, arguments: dict[str, Any]) -> str:
     for file in _files_under(roots, top):
         for number, line in enumerate(_lines_or_empty(file), start=1):
             if pattern.search(line):
-                matches.append(f"{roots.shown(file)}:{number}: {line[:MATCH_LINE_CHARS]}")
+                matches.append(f"{file}:{number}: {line[:MATCH_LINE_CHARS]}")
                 if len(matches) > SEARCH_MATCHES:
                     break
         if len(matches) > SEARCH_MATCHES:
             break
     if not matches:
-        return f"no match for {pattern.pattern!r} under {roots.shown(top)}"
+        return f"no match for {pattern.pattern!r} under {top}"
     if len(matches) > SEARCH_MATCHES:
         matches[SEARCH_MATCHES:] = [
             f"[cut: stopped after {SEARCH_MATCHES} matches; narrow the pattern or path]"
@@ -168,13 +189,14 @@ def write_file(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str), write=True)
     content = argument(arguments, "content", str)
     if path.is_dir():
-        raise ToolError(f"{roots.shown(path)} is a folder")
+        raise ToolError(f"{path} is a folder")
     _make_folders(path.parent)
     created = not path.exists()
     path.write_text(content, encoding="utf-8")
     if created:  # the user's file, with the user's usual mode (the process keeps its own files private)
         path.chmod(0o666 & ~user_umask())
-    return f"wrote {len(content.encode())} bytes to {roots.shown(path)}"
+    what = "a new file" if created else "the old content replaced"
+    return f"wrote {len(content)} characters to {path} ({what})"
 
 
 def _make_folders(folder: Path) -> None:
@@ -190,9 +212,9 @@ def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:
     text = _text(path)
     count = text.count(old) if old else 0
     if count != 1:
-        raise ToolError(f"`old` occurs {count} times in {roots.shown(path)}; it must occur exactly once")
+        raise ToolError(f"`old` occurs {count} times in {path}; it must occur exactly once")
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    return f"edited {roots.shown(path)}: replaced {len(old)} characters with {len(new)}"
+    return f"edited {path}: replaced {len(old)} characters with {len(new)}"
 
 
 def _text(path: Path) -> str:

@@ -30,6 +30,12 @@ STOP_TIMEOUT_S = 10.0
 TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64
 WORKSPACE_PLACEHOLDER = "${cwd}"
+SDK_FAILURE_PREFIX = "Error executing tool"
+"""How a server written with the ``mcp`` SDK starts the text of a failed call (``<prefix> <tool>: <why>``)."""
+WITHHELD_REASON = (
+    "a server written with the mcp SDK sends the message of its ToolError but keeps that of any other "
+    "exception to itself"
+)
 
 
 class McpServer:
@@ -82,14 +88,10 @@ class McpServer:
         try:
             result = await self._session.call_tool(tool, arguments)
         except Exception as error:  # the SDK's errors, or a connection lost mid-call
-            if _connection_closed(error):
-                self.lost = str(error)  # the server is gone: no call reaches it any more
-                self._stop.set()
-            raise ToolError(f"MCP server '{self.name}' failed: {error}{self._why()}") from None
-        text = result_text(result)
+            raise ToolError(self._call_failure(tool, error)) from None
         if getattr(result, "is_error", False):
-            raise ToolError(text or f"{tool} failed")
-        return text
+            raise ToolError(failure_text(tool, result_text(result)))
+        return result_text(result)
 
     async def stop(self) -> None:
         """Leave the session and stop the server process (its whole process tree, by the SDK)."""
@@ -142,6 +144,16 @@ class McpServer:
                 streamable_http_client(str(config.url), http_client=client) as streams,
             ):
                 yield streams
+
+    def _call_failure(self, tool: str, error: Exception) -> str:
+        """What the model reads of an exception from a call: the server's own error (a JSON-RPC error
+        the tool raised, in full), or the server gone or failing, with why."""
+        if _connection_closed(error):
+            self.lost = str(error)  # the server is gone: no call reaches it any more
+            self._stop.set()
+        elif _error_from_server(error):
+            return failure_text(tool, str(error))
+        return f"MCP server '{self.name}' failed: {str(error) or type(error).__name__}{self._why()}"
 
     def _failure(self) -> str:
         error = self._task.exception() if self._task is not None and not self._task.cancelled() else None
@@ -197,6 +209,22 @@ def _connection_closed(error: Exception) -> bool:
     from mcp.types import CONNECTION_CLOSED
 
     return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+
+
+def _error_from_server(error: Exception) -> bool:
+    from mcp import MCPError
+
+    return isinstance(error, MCPError)
+
+
+def failure_text(tool: str, text: str) -> str:
+    """A failed call as the model reads it: ``<tool> failed: <the server's error text>``, in full, less
+    the ``Error executing tool <tool>: `` the SDK's servers put before it; a word on a missing reason."""
+    generic = f"{SDK_FAILURE_PREFIX} {tool}"
+    reason = text.strip().removeprefix(f"{generic}:").strip()
+    if reason == generic:
+        return f"{tool} failed; the server gave no reason, only '{generic}' ({WITHHELD_REASON})"
+    return f"{tool} failed: {reason}" if reason else f"{tool} failed; the server gave no reason"
 
 
 async def _all_tools(session: Any) -> list[Any]:

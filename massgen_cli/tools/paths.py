@@ -39,29 +39,57 @@ class Roots:
     presenting: bool = False
 
     def confine(self, raw: str, *, write: bool = False) -> Path:
-        """The resolved path of ``raw``, or a ``ToolError`` saying why the agent may not use it."""
+        """The resolved path of ``raw``, or a ``ToolError`` saying why the agent may not use it (naming
+        the absolute path ``raw`` came to)."""
         if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
             raise ToolError(f"invalid path {raw!r}")
         candidate = Path(raw).expanduser()
         resolved = Path(os.path.realpath(candidate if candidate.is_absolute() else self.base / candidate))
-        root = self._innermost(resolved)
+        root, named = self._innermost(resolved), _named(raw, resolved)
         if root is None:
-            raise ToolError(f"{raw} is outside the folders this agent may use ({self.describe()})")
+            raise ToolError(f"{named} is outside the folders this agent may use ({self.describe()})")
         if write and not (root.writable or (root.final_only and self.presenting)):
-            raise ToolError(f"{raw} is read-only for this agent now (inside {root.path}: {root.permission})")
+            where = f"inside {root.path}: {root.permission}"
+            raise ToolError(f"{named} is read-only for this agent now ({where})")
         return resolved
 
-    def shown(self, path: Path) -> str:
-        """``path`` as the model should write it: relative to the workspace when inside it."""
+    @property
+    def has_workspace(self) -> bool:
+        """Whether ``base`` is the agent's own workspace (not the current folder, for want of one)."""
+        return any(root.path == self.base and root.writable for root in self.roots)
+
+    def relative_rule(self) -> str:
+        """What a relative path in a file tool call means, in one sentence for the model."""
+        if self.has_workspace:
+            return f"A relative path starts at your workspace, {self.base}."
+        return f"A relative path starts at the current folder, {self.base} (you have no workspace)."
+
+    def explained(self) -> str:
+        """What the system prompt says of the roots: the rule for relative paths, with an example, and
+        the roots one per line with their permission."""
+        example = Path("notes", "plan.md")
         return (
-            str(path.relative_to(self.base))
-            if path.is_relative_to(self.base) and path != self.base
-            else str(path)
+            f"{self.relative_rule()} In file tool calls `{example}` means {self.base / example}; each "
+            f"result names the absolute path it used. The file tools reach only these places:\n"
+            f"{self.listing()}"
         )
 
     def describe(self) -> str:
-        return ", ".join(f"{root.path} ({root.permission})" for root in self.roots)
+        return ", ".join(_root_line(root) for root in self.roots)
+
+    def listing(self) -> str:
+        """The roots one per line, each with its permission."""
+        return "\n".join(f"- {_root_line(root)}" for root in self.roots)
 
     def _innermost(self, path: Path) -> Root | None:
         inside = [root for root in self.roots if path.is_relative_to(root.path)]
         return max(inside, key=lambda root: len(root.path.parts), default=None)
+
+
+def _root_line(root: Root) -> str:
+    return f"{root.path} ({root.permission})"
+
+
+def _named(raw: str, resolved: Path) -> str:
+    """A path as the model wrote it and, when that differs, the absolute path it came to."""
+    return str(resolved) if raw == str(resolved) else f"{raw} (= {resolved})"

@@ -76,14 +76,11 @@ class Toolbox:
         return tuple(tool.spec for tool in self.tools.values())
 
     def instructions(self) -> str:
-        """What the system prompt says about the tools: where the agent's files are, skills, planning."""
+        """What the system prompt says about the tools: where the agent's files are (the workspace, what
+        a relative path means, the roots one per line with their permission), skills, planning."""
         parts = list(self.guidance)
         if self.roots is not None:
-            parts.insert(
-                0,
-                f"Your workspace is {self.roots.base}; relative paths in tool calls start there. The file "
-                f"tools reach only these places: {self.roots.describe()}.",
-            )
+            parts.insert(0, self.roots.explained())
         return "\n\n".join(parts)
 
     async def run(self, call: ToolCall) -> ToolResult:

@@ -5,6 +5,7 @@ start and one that dies mid-run, filters, names across servers, sharing, and shu
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from massgen_cli.events import Notice, ToolCall
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox
 from tests.conftest import process_gone
+from tests.scripted import scripted
 
 SERVER = str(Path(__file__).with_name("servers") / "mcp_test_server.py")
 
@@ -69,11 +71,49 @@ def test_tools_are_listed_with_their_schemas_and_called():
         assert add.parameters["required"] == ["a", "b"]
         assert (await call(box, "mcp__notes__add", a=2, b=3)).text == "5"
         assert (await call(box, "mcp__notes__greeting")).text == "hello from the config"
-        refused = await call(box, "mcp__notes__refuse", reason="no")
-        assert not refused.ok and refused.text.startswith("Error: ")
+        bad = await call(box, "mcp__notes__add", a="two", b=3)
+        assert not bad.ok and bad.text.startswith("Error: add failed: 1 validation error for addArguments")
         assert any("MCP server 'notes' started" in notice for notice in run.notices)
 
     with_hub(scenario)
+
+
+def test_a_tool_error_reaches_the_model_with_the_servers_text():
+    """The SDK's ToolError and a JSON-RPC error come back in full and fail the call; an exception the SDK
+    keeps to itself is said to have been kept; the server goes on serving."""
+
+    async def scenario(run: Run) -> None:
+        box = await run.box(stdio())
+        missing = await call(box, "mcp__notes__count_defs", path="x")
+        assert (missing.ok, missing.text) == (False, "Error: count_defs failed: no such file: x")
+        protocol = await call(box, "mcp__notes__lookup", key="k")
+        assert (protocol.ok, protocol.text) == (False, "Error: lookup failed: unknown key: k")
+        crash = await call(box, "mcp__notes__refuse", reason="no such file: x")
+        assert not crash.ok
+        assert crash.text.startswith("Error: refuse failed; the server gave no reason, only ")
+        assert "'Error executing tool refuse'" in crash.text and "ToolError" in crash.text
+        assert (await call(box, "mcp__notes__add", a=1, b=1)).text == "2"
+
+    with_hub(scenario)
+
+
+def test_the_next_request_carries_the_servers_error_text(in_process):
+    """In a turn, the failed call's result (with the server's text) is what the agent's next request
+    gives the model."""
+    config = scripted(
+        {"a": [{"tool": "mcp__notes__count_defs", "args": {"path": "x"}}, "There is no file x."]},
+        backends={"a": {"mcp_servers": [stdio().model_dump(include={"name", "command", "args"})]}},
+    )
+    run = in_process(config)
+    assert run.app.ask("How many functions does x define?").final_answer == "There is no file x."
+    first, second = run.requests("a")[:2]
+    assert first.offers_tool("mcp__notes__count_defs")
+    (result,) = [message for message in second.messages if message["role"] == "tool"]
+    assert result["content"] == "Error: count_defs failed: no such file: x"
+    summary = json.loads(
+        (Path(run.app.run_log.directory) / "turn_1" / "attempt_1" / "summary.json").read_text()
+    )
+    assert summary["tool_calls"] == {"a": {"calls": 1, "failed": 1}}, "the call is counted as failed"
 
 
 def test_a_slow_call_times_out_and_the_server_keeps_working():

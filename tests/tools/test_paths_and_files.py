@@ -1,5 +1,6 @@
 """File tools on real files: every path confined to the agent's roots (``..``, absolute paths, symlinks,
-read-only roots), failures as tool results, results bounded."""
+read-only roots), a relative path in the workspace and every result and error naming the absolute path,
+failures as tool results, results bounded."""
 
 from __future__ import annotations
 
@@ -108,6 +109,72 @@ def test_writes_only_where_permitted(layout):
     assert not edit.ok and "read-only" in edit.text
 
 
+def test_a_relative_path_lands_in_the_workspace_and_every_result_names_the_absolute_path(layout):
+    toolbox = toolbox_for(layout)
+    workspace = layout["workspace"].resolve()
+    target = workspace / "proj_src" / "x.py"
+    texts = [
+        call(toolbox, "write_file", path="proj_src/x.py", content="def f(): ...").text,
+        call(toolbox, "write_file", path="proj_src/x.py", content="def g(): ...").text,
+        call(toolbox, "edit_file", path="proj_src/x.py", old="g", new="h").text,
+        call(toolbox, "read_file", path="proj_src/x.py").text.splitlines()[0],
+        call(toolbox, "list_directory", path="proj_src").text,
+        call(toolbox, "search_files", pattern="def", path="proj_src").text,
+        call(toolbox, "search_files", pattern="absent", path="proj_src").text,
+    ]
+    assert texts == [
+        f"wrote 12 characters to {target} (a new file)",
+        f"wrote 12 characters to {target} (the old content replaced)",
+        f"edited {target}: replaced 1 characters with 1",
+        f"{target}: lines 1-1 of 1",
+        f"{workspace / 'proj_src'}: 1 entries\nx.py  12",
+        f"{target}:1: def h(): ...",
+        f"no match for 'absent' under {workspace / 'proj_src'}",
+    ]
+    assert target.read_text() == "def h(): ..."
+
+
+def test_errors_name_the_absolute_path(layout):
+    toolbox = toolbox_for(layout)
+    workspace, docs = layout["workspace"].resolve(), layout["docs"].resolve()
+    secret = layout["secret"].resolve() / "key.txt"
+    assert call(toolbox, "read_file", path="gone.py").text == f"Error: {workspace / 'gone.py'} does not exist"
+    outside = call(toolbox, "read_file", path="../secret/key.txt").text
+    assert outside.startswith(f"Error: ../secret/key.txt (= {secret}) is outside the folders")
+    read_only = call(toolbox, "write_file", path=str(docs / "guide.md"), content="x").text
+    assert read_only == f"Error: {docs / 'guide.md'} is read-only for this agent now (inside {docs}: read)"
+    (workspace / "a.txt").write_text("same same")
+    twice = call(toolbox, "edit_file", path="a.txt", old="same", new="other").text
+    assert twice == f"Error: `old` occurs 2 times in {workspace / 'a.txt'}; it must occur exactly once"
+
+
+def test_the_tool_descriptions_say_a_relative_path_is_in_the_workspace(layout):
+    workspace = layout["workspace"].resolve()
+    for spec in toolbox_for(layout).specs:
+        assert f"A relative path starts at your workspace, {workspace}." in spec.description, spec.name
+        path = spec.parameters["properties"]["path"]["description"]
+        assert path == f"An absolute path, or a path relative to your workspace ({workspace}).", spec.name
+
+
+def test_the_instructions_give_the_rule_and_the_roots_one_per_line(layout):
+    workspace, docs, shared = (layout[name].resolve() for name in ("workspace", "docs", "shared"))
+    instructions = toolbox_for(layout).instructions()
+    assert f"A relative path starts at your workspace, {workspace}." in instructions
+    assert f"`notes/plan.md` means {workspace}/notes/plan.md" in instructions
+    assert instructions.endswith(
+        f"reach only these places:\n- {workspace} (write)\n- {docs} (read)\n"
+        f"- {shared} (write in the final presentation)"
+    )
+
+
+def test_without_a_workspace_relative_paths_start_at_the_current_folder(tmp_path: Path, layout):
+    roots = agent_roots(None, [ContextPath(path=str(layout["docs"]))])
+    assert roots is not None and not roots.has_workspace
+    assert roots.relative_rule() == (
+        f"A relative path starts at the current folder, {tmp_path.resolve()} (you have no workspace)."
+    )
+
+
 def test_edit_replaces_exactly_one_occurrence(layout):
     toolbox = toolbox_for(layout)
     (layout["workspace"] / "app.py").write_text("x = 1\ny = 1\n")
@@ -121,7 +188,7 @@ def test_reads_in_ranges_lists_and_searches(layout):
     (layout["workspace"] / "long.txt").write_text("".join(f"row {n}\n" for n in range(1, 1001)))
     part = call(toolbox, "read_file", path="long.txt", offset=10, limit=3)
     assert part.text.splitlines() == [
-        "long.txt: lines 10-12 of 1000 (more: offset=13)",
+        f"{layout['workspace'].resolve()}/long.txt: lines 10-12 of 1000 (more: offset=13)",
         "    10\trow 10",
         "    11\trow 11",
         "    12\trow 12",

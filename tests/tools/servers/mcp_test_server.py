@@ -7,8 +7,12 @@ import argparse
 import os
 import sys
 import threading
+from pathlib import Path
 
+from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import INVALID_PARAMS
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--http", type=int, default=None)
@@ -37,8 +41,24 @@ def process_id() -> int:
 
 @server.tool()
 def refuse(reason: str) -> str:
-    """Always fails."""
+    """Always fails with an exception the SDK treats as a crash: it keeps the message to itself."""
     raise ValueError(reason)
+
+
+@server.tool()
+def count_defs(path: str) -> int:
+    """How many lines of a Python file define a function. A missing file is reported as a tool should
+    report a failure, by the SDK's ToolError, whose text the client receives."""
+    file = Path(path)
+    if not file.is_file():
+        raise ToolError(f"no such file: {path}")
+    return sum(line.lstrip().startswith(("def ", "async def ")) for line in file.read_text().splitlines())
+
+
+@server.tool()
+def lookup(key: str) -> str:
+    """Always fails with a protocol (JSON-RPC) error, which the client session raises."""
+    raise MCPError(INVALID_PARAMS, f"unknown key: {key}")
 
 
 @server.tool()
