@@ -138,7 +138,7 @@ class MassGenApp:
     def _private_paths(self) -> tuple[Path, ...]:
         """What no agent's command may see: the runner's folder, its state, the config and the .env files
         that hold keys (the agents' own folders inside are shown again)."""
-        config_path = Path(str(self.loaded.path)).expanduser().resolve()
+        config_path = self.loaded.path.expanduser().resolve()
         env_files = (Path.cwd() / ".env", config_path.parent / ".env")
         return (Path.cwd(), self.state_dir, config_path, *env_files)
 

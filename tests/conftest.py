@@ -71,7 +71,7 @@ def processes_with(argument: str) -> list[int]:
             arguments = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argument.encode() in arguments and process_gone(int(entry.name), within_s=0) is False:
+        if argument.encode() in arguments and not process_gone(int(entry.name), within_s=0):
             found.append(int(entry.name))
     return found
 

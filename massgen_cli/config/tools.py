@@ -163,7 +163,7 @@ class BackendToolSettings(Section):
         "'host') lets them on.",
     )
     command_line_limits: CommandLimits = Field(
-        default_factory=lambda: CommandLimits(),
+        default_factory=CommandLimits,
         description="Resource limits of each sandboxed command's processes.",
     )
     command_line_allowed_commands: list[str] | None = Field(

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.config.tools import CommandLimits
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
-from massgen_cli.tools.sandbox import Limits, Mount, SandboxSpec
+from massgen_cli.tools.sandbox import Mount, SandboxSpec
 from massgen_cli.tools.sandbox_launch import pids_cgroup
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -51,7 +52,7 @@ class SandboxSettings:
 
     hidden: tuple[Path, ...] = ()
     network: bool = False
-    limits: Limits = field(default_factory=Limits)
+    limits: CommandLimits = field(default_factory=CommandLimits)
 
     def spec(self, roots: Roots) -> SandboxSpec:
         mounts = tuple(
@@ -113,7 +114,8 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         for task in (reading, *watching):
             task.cancel()
         await _kill_group(process)
-        await _remove_pids_cgroup(process.pid)
+        if confinement.sandbox is not None:
+            await _remove_pids_cgroup(process.pid)
     return f"exit code: {process.returncode}\n{_head_and_tail(output)}"
 
 

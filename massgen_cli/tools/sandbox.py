@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from massgen_cli.config.tools import CommandLimits
+
 BWRAP_ENV = "MASSGEN_BWRAP"
 """Names the bubblewrap program to use (the tests point it at nothing to stand for a machine without)."""
 
@@ -36,20 +38,11 @@ class SandboxUnavailable(RuntimeError):
     """The sandbox cannot start on this machine; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of every process of a sandboxed command (the kernel's rlimits)."""
-
-    processes: int = 256
-    cpu_seconds: int = 600
-    memory_mb: int = 4096
-    file_size_mb: int = 1024
-
-    def launcher(self) -> list[str]:
-        """The prefix that sets the limits and then runs the rest of its arguments (the sandbox); set
-        before the sandbox starts, they hold for everything inside."""
-        values = (self.processes, self.cpu_seconds, self.memory_mb * 2**20, self.file_size_mb * 2**20)
-        return [sys.executable, "-I", "-S", str(LAUNCHER), *map(str, values)]
+def launcher(limits: CommandLimits) -> list[str]:
+    """The prefix that sets ``limits`` and then runs the rest of its arguments (the sandbox); set before
+    the sandbox starts, they hold for everything inside."""
+    values = (limits.processes, limits.cpu_seconds, limits.memory_mb * 2**20, limits.file_size_mb * 2**20)
+    return [sys.executable, "-I", "-S", str(LAUNCHER), *map(str, values)]
 
 
 @dataclass(frozen=True)
@@ -69,36 +62,33 @@ class SandboxSpec:
     cwd: Path
     hidden: tuple[Path, ...] = ()
     network: bool = False
-    limits: Limits = field(default_factory=Limits)
+    limits: CommandLimits = field(default_factory=CommandLimits)
 
     def command(self, program: Sequence[str]) -> list[str]:
         """The full argument list that runs ``program`` in this sandbox."""
-        return [*self.limits.launcher(), *self.bwrap_arguments(), "--", *program]
+        return [*launcher(self.limits), *self.bwrap_arguments(), "--", *program]
 
     def bwrap_arguments(self) -> list[str]:
         arguments = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all"]
         arguments += ["--share-net"] if self.network else []
         arguments += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for path, how in self._layers():
-            if how == "--tmpfs":
-                arguments += [how, str(path)]
-            elif how == "--ro-bind-null":
-                arguments += ["--ro-bind", "/dev/null", str(path)]
-            else:
-                arguments += [how, str(path), str(path)]
+        for _, layer in sorted(self._layers(), key=lambda pair: len(pair[0].parts)):
+            arguments += layer
         return [*arguments, "--setenv", "HOME", SANDBOX_HOME, "--chdir", str(self.cwd)]
 
-    def _layers(self) -> list[tuple[Path, str]]:
-        """Hidden folders (an empty in-memory folder; /dev/null over a file) and bound roots, outermost
-        first, so a root inside a hidden folder shows and a hidden folder inside a root stays hidden."""
+    def _layers(self) -> list[tuple[Path, list[str]]]:
+        """Hidden folders (an empty in-memory folder; /dev/null over a file) and bound roots, each with
+        its arguments; laid outermost first, a root inside a hidden folder shows and a hidden folder
+        inside a root stays hidden."""
         shown = {mount.path for mount in self.mounts}
         layers = [
-            (path, "--tmpfs" if path.is_dir() else "--ro-bind-null")
+            (path, ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)])
             for path in hidden_paths(self.hidden)
             if path not in shown
         ]
-        layers += [(m.path, "--bind" if m.writable else "--ro-bind") for m in self.mounts]
-        return sorted(layers, key=lambda layer: len(layer[0].parts))
+        return layers + [
+            (m.path, ["--bind" if m.writable else "--ro-bind", str(m.path), str(m.path)]) for m in self.mounts
+        ]
 
 
 def hidden_paths(extra: Iterable[Path]) -> set[Path]:

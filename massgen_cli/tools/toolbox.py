@@ -30,7 +30,7 @@ from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.planning import GUIDANCE as PLANNING_GUIDANCE
 from massgen_cli.tools.planning import PlanBook
-from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, Limits, SandboxUnavailable, require_sandbox
+from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
 from massgen_cli.tools.skills import Skill, skill_tool, skills_instructions
 
 
@@ -199,8 +199,7 @@ def _sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> Sandb
             f"{mode_path}: commands run in a sandbox, which cannot start here ({error}); "
             f"{UNAVAILABLE_CHOICES}"
         ) from None
-    limits = Limits(**backend.command_line_limits.model_dump())
-    return SandboxSettings(private, backend.command_network, limits)
+    return SandboxSettings(private, backend.command_network, backend.command_line_limits)
 
 
 def _custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:

@@ -21,14 +21,14 @@ import pytest
 
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
-from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.config.tools import CommandLimits, McpServerConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.paths import Root, Roots
-from massgen_cli.tools.sandbox import BWRAP_ENV, Limits
+from massgen_cli.tools.sandbox import BWRAP_ENV
 from massgen_cli.tools.toolbox import Toolbox, ToolResult, build_toolbox
 from tests.conftest import process_gone, processes_with, wait_until
 from tests.scripted import answer, scripted, vote
@@ -64,7 +64,7 @@ def test_an_agents_commands_stay_inside_its_folders(in_process, tmp_path: Path, 
     commands = {
         "read outside": f"cat {secret}",
         "write outside": f"echo x > {secret.parent / 'new.txt'}",
-        "runner environment": "cat /proc/$PPID/environ /proc/1/environ; ls /proc",
+        "runner environment": f"cat /proc/{os.getpid()}/environ /proc/$PPID/environ",
         "config": f"cat {tmp_path / 'config.yaml'}",
         "read-only context": f"rm {docs / 'keep.txt'}",
         "other workspace": "cat ../b_ws/b.txt",
@@ -93,6 +93,7 @@ def test_an_agents_commands_stay_inside_its_folders(in_process, tmp_path: Path, 
     seen = dict(zip(commands, results, strict=True))
     assert "No such file" in seen["read outside"] and "top secret" not in json.dumps(seen)
     assert not (secret.parent / "new.txt").exists() and "exit code: 2" in seen["write outside"]
+    assert f"/proc/{os.getpid()}/environ: No such file" in seen["runner environment"], "own PID namespace"
     assert "sk-planted-runner-secret" not in seen["runner environment"]
     assert "agents:" not in seen["config"] and "exit code: 1" in seen["config"]
     assert "Read-only file system" in seen["read-only context"] and (docs / "keep.txt").exists()
@@ -187,7 +188,7 @@ def test_the_network_is_off_unless_allowed(tmp_path: Path, local_server: int):
 
 def test_a_fork_loop_is_held_by_the_process_limit_and_the_next_command_runs(tmp_path: Path):
     loop = "i=0; while [ $i -lt 500 ]; do sleep 30 & i=$((i+1)); done; echo the loop ended"
-    held = run_in_sandbox(tmp_path, loop, timeout_s=60, limits=Limits(processes=64))
+    held = run_in_sandbox(tmp_path, loop, timeout_s=60, limits=CommandLimits(processes=64))
     assert "Cannot fork" in held.text or "more than 64 processes" in held.text
     assert run_in_sandbox(tmp_path, "echo still here").text.endswith("still here\n")
 

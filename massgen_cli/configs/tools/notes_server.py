@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 MAX_CHARS = 20_000
 MAX_MATCHES = 50
@@ -24,7 +25,7 @@ def build(folder: Path) -> MCPServer:
     def note(name: str) -> Path:
         path = (root / name).resolve()
         if not path.is_relative_to(root) or not path.is_file():
-            raise ValueError(f"no note named {name!r} (list_notes shows them)")
+            raise ToolError(f"no note named {name!r} (list_notes shows them)")
         return path
 
     @server.tool()
