@@ -32,6 +32,7 @@ from massgen_cli.tools.planning import PlanBook, PlanSettings
 from massgen_cli.tools.skills import Skill, discover_skills
 from massgen_cli.tools.snapshots import Snapshots
 from massgen_cli.ui import ConsoleView
+from massgen_cli.worker_threads import new_event_loop
 
 
 def choose_session_id(loaded: LoadedConfig, flag: str | None) -> str | None:
@@ -72,7 +73,7 @@ class MassGenApp:
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view, False
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
-        self.runner = asyncio.Runner()
+        self.runner = asyncio.Runner(loop_factory=new_event_loop)  # blocking calls never hold the exit
         self.state_dir = state_dir
         unwritable = write_problem(state_dir)
         saved = unwritable is None

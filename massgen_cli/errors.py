@@ -78,3 +78,24 @@ class ContextLengthError(BackendError):
 
 class MemoryStoreError(MassGenError):
     """Long-term memory failed. Logged and shown; it never ends a turn."""
+
+
+def outside_failure(error: BaseException) -> str | None:
+    """The one line for an error that comes from outside the process (the disk, a file, a child process,
+    a damaged database file), or None for one that does not: that one is a bug of ours.
+
+    Providers' errors are ``BackendError`` already (``backends.outside``); MCP servers' and tools' errors
+    are the tool call's result; these are what is left to reach the command line."""
+    import sqlite3
+    import subprocess
+
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        return f"the system refused an operation{where}: {error.strerror or error}"
+    if isinstance(error, sqlite3.DatabaseError):
+        return f"a database file of the state folder is damaged or unreadable: {error}"
+    if isinstance(error, subprocess.SubprocessError):
+        return f"a child process failed: {error}"
+    if isinstance(error, UnicodeDecodeError):
+        return f"a file or input is not UTF-8 text ({error.reason} at byte {error.start})"
+    return None

@@ -209,21 +209,29 @@ class ConsoleView:
 
 
 class _AnswerOut:
-    """The final answer on stdout: what streamed of it, and the rest once it is known."""
+    """The final answer on stdout: what streamed of it, and the rest once it is known. Only a terminal
+    sees it stream; a pipe or a file gets the answer once it is final, so a turn that fails or is
+    cancelled midway leaves nothing there (stdout is for the final answer alone)."""
 
     def __init__(self, out: TextIO):
         self.out = out
+        self.live = _is_terminal(out)
         self.started = False
         self.streamed = ""
         self.line_open = False
 
     def stream(self, text: str) -> None:
-        self._write(text)
+        if self.live:
+            self._write(text)
         self.streamed += text
 
     def finish(self, final: str) -> None:
         """Write what ``final`` adds to the streamed text (all of it, on a new line, when a stream broke
         off and the answer is another text), and end the line."""
+        if not self.live:
+            self._write(final)
+            self.end_line()
+            return
         streamed = self.streamed.strip()
         if final.strip() != streamed:
             if streamed and final.startswith(self.streamed):
@@ -244,3 +252,10 @@ class _AnswerOut:
         self.out.write(text)
         self.out.flush()
         self.line_open = not text.endswith("\n")
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream: treated as a file
+        return False

@@ -11,6 +11,7 @@ import httpx2
 from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.bounded_http import bounded_client
 from massgen_cli.backends.wire import (
     clip,
     connection_error,
@@ -74,6 +75,7 @@ class AnthropicBackend:
             timeout=config.request_timeout_seconds,
             max_retries=0,
             default_headers={"anthropic-beta": ",".join(betas)} if betas else None,
+            http_client=bounded_client("anthropic", config.request_timeout_seconds),
         )
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:

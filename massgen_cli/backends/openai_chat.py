@@ -6,11 +6,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletionChunk
+import pydantic
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
+from massgen_cli.backends.outside import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.backends.wire import decode_tool_arguments
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import ConfigError, ConnectionFailedError
@@ -51,7 +53,9 @@ class OpenAIChatBackend:
         try:
             async with await self._client.chat.completions.create(**self._params(request)) as chunks:
                 opened = True
-                async for event in self._events(chunks):
+                content_type = chunks.response.headers.get("content-type", "")
+                events = self._events(chunks) if "event-stream" in content_type else self._whole(chunks)
+                async for event in events:
                     yield event
         except openai.APIError as error:
             raise self._errors.translate(error, opened) from error
@@ -113,6 +117,38 @@ class OpenAIChatBackend:
             yield usage
         # Some compatible servers report "stop" even when the turn ends in tool calls.
         yield Finish("tool_calls" if tool_calls and finish_reason == "stop" else finish_reason)
+
+    async def _whole(self, chunks: openai.AsyncStream[ChatCompletionChunk]) -> AsyncIterator[StreamEvent]:
+        """The events of a server that answered a streamed request with one whole completion."""
+        body = await whole_body(self.name, chunks.response)
+        try:
+            completion = ChatCompletion.model_validate(body)
+        except pydantic.ValidationError as error:
+            raise stream_failure(self.name, error) from None
+        if not completion.choices:
+            raise MalformedResponseError(f"{self.name} sent a completion without choices", provider=self.name)
+        choice = completion.choices[0]
+        message = choice.message
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            yield ReasoningDelta(reasoning)
+        if message.content:
+            yield TextDelta(message.content)
+        calls = [
+            ToolCall(
+                call.id,
+                call.function.name,
+                decode_tool_arguments(self.name, call.function.name, call.function.arguments),
+            )
+            for call in message.tool_calls or ()
+            if call.type == "function"
+        ]
+        for call in calls:
+            yield call
+        if completion.usage is not None:
+            yield _usage(completion.usage)
+        yield Finish("tool_calls" if calls and choice.finish_reason == "stop" else choice.finish_reason)
+
 
 class _ToolCallParts:
     """Collects streamed tool-call fragments by index and decodes each call's arguments at the end."""

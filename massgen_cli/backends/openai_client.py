@@ -7,6 +7,7 @@ import os
 
 import openai
 
+from massgen_cli.backends.bounded_http import bounded_client
 from massgen_cli.backends.wire import clip, connection_error, retry_after_seconds, timeout_error
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
@@ -31,6 +32,7 @@ def openai_client(
             timeout=config.request_timeout_seconds,
             max_retries=0,
             default_headers=headers,
+            http_client=bounded_client(config.type or "openai", config.request_timeout_seconds),
         )
     endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
     if not endpoint:
@@ -47,6 +49,7 @@ def openai_client(
         azure_deployment=config.deployment_name or config.model,
         timeout=config.request_timeout_seconds,
         max_retries=0,
+        http_client=bounded_client(config.type, config.request_timeout_seconds),
     )
 
 

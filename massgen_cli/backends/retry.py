@@ -12,6 +12,7 @@ import random
 from collections.abc import AsyncGenerator, Callable
 
 from massgen_cli.backends.base import Backend, Request
+from massgen_cli.backends.outside import stream_failure
 from massgen_cli.errors import BackendError, RateLimitError
 from massgen_cli.events import StreamEvent
 
@@ -43,9 +44,12 @@ class RetryingBackend:
                         yielded = True
                         yield event
                 return
-            except BackendError as error:
+            except Exception as raised:  # whatever the provider's stream raised is this agent's failure
+                error = raised if isinstance(raised, BackendError) else stream_failure(self.name, raised)
                 if yielded or not error.retryable or attempt == self.max_retries:
-                    raise
+                    if error is raised:
+                        raise
+                    raise error from raised
                 delay = retry_delay(error, attempt, self.base_delay)
                 if self.on_retry:
                     self.on_retry(error, attempt + 1, delay)

@@ -3,7 +3,6 @@ the cost so far on stderr)."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ class BatchOptions:
 
 
 def run_batch(options: BatchOptions) -> int:
-    from massgen_cli.cli.commands import terminate_like_ctrl_c
+    from massgen_cli.cli.signals import ending_on_signals
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
 
@@ -68,21 +67,20 @@ def run_batch(options: BatchOptions) -> int:
     run = _runner(options, loaded, resolve_state_dir(options.state_dir))
     progress, count = batch_progress(len(todo) + len(broken))
     writer = ResultWriter(options.out)
-    previous = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
-    try:
-        for result in broken:
-            writer.write(result)
-            count(result)
-        _with_progress(console, progress, lambda on_result: run.run(todo, writer, on_result), count)
-    except KeyboardInterrupt:
-        console.print(
-            f"[yellow]stopped: {progress.done} result(s) written to {options.out}; the running questions "
-            "were cancelled and are not in it: add --resume to go on[/]"
-        )
-        raise
-    finally:
-        writer.close()
-        signal.signal(signal.SIGTERM, previous)
+    with ending_on_signals():
+        try:
+            for result in broken:
+                writer.write(result)
+                count(result)
+            _with_progress(console, progress, lambda on_result: run.run(todo, writer, on_result), count)
+        except KeyboardInterrupt:
+            console.print(
+                f"[yellow]stopped: {progress.done} result(s) written to {options.out}; the running "
+                "questions were cancelled and are not in it: add --resume to go on[/]"
+            )
+            raise
+        finally:
+            writer.close()
     console.print(_summary(progress, options.out))
     return 1 if progress.failed else 0
 

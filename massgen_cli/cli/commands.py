@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.cli.signals import TERMINATED, ending_on_signals
+from massgen_cli.errors import MassGenError, UsageError, outside_failure
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
@@ -77,16 +76,15 @@ def ask_or_chat(options: RunOptions) -> int:
         session_id=options.session,
         interactive=question is None,
     )
-    previous = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
-    try:
-        return _answer(app, question) if question is not None else _chat(app, console)
-    except KeyboardInterrupt:
-        app.close()  # backends, the embedded server, MCP servers, queued memory records
-        console.print(f"[yellow]{_what_was_kept(app)}[/]")
-        raise
-    finally:
-        app.close()
-        signal.signal(signal.SIGTERM, previous)
+    with ending_on_signals():
+        try:
+            return _answer(app, question) if question is not None else _chat(app, console)
+        except KeyboardInterrupt:
+            app.close()  # backends, the embedded server, MCP servers, queued memory records
+            console.print(f"[yellow]{_what_was_kept(app)}[/]")
+            raise
+        finally:
+            app.close()
 
 
 def _what_was_kept(app: Any) -> str:
@@ -97,15 +95,6 @@ def _what_was_kept(app: Any) -> str:
         f"{how}: the running turn was cancelled; session {session} is kept with its answered turns "
         f"(continue with --session {session}) and queued memory records were written"
     )
-
-
-TERMINATED = threading.Event()
-"""Set by SIGTERM: the run ends as after Ctrl-C (the turn cancelled, everything closed), exit 143."""
-
-
-def terminate_like_ctrl_c(signum: int, frame: Any) -> None:
-    TERMINATED.set()
-    signal.raise_signal(signal.SIGINT)
 
 
 def _override_memory_scope(config: Any, domain: str | None, task_type: str | None) -> None:
@@ -144,8 +133,9 @@ def _chat(app: MassGenApp, console: Console) -> int:
         except MassGenError as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             failures += 1
-        except Exception as error:  # one turn's bug does not end the session
-            console.print(f"[red]error:[/] unexpected {type(error).__name__}: {escape(str(error))}")
+        except Exception as error:  # one turn's failure (from outside, or a bug) does not end the session
+            line = outside_failure(error) or f"unexpected {type(error).__name__}: {error}"
+            console.print(f"[red]error:[/] {escape(line)}")
             failures += 1
         except KeyboardInterrupt:
             if TERMINATED.is_set():

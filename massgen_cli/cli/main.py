@@ -275,18 +275,26 @@ def _guarded(debug: bool, action: Callable[[], int | None]) -> None:
         _print_error(error)
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:
-        from massgen_cli.cli.commands import TERMINATED
+        from massgen_cli.cli.signals import TERMINATED
 
         raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
-    except Exception as error:  # a bug of ours: one line, the traceback with --debug
+    except Exception as error:  # from outside (the disk, a child process), or a bug of ours
         if debug:
             raise
-        _print_error(
-            RuntimeError(f"unexpected {type(error).__name__}: {error} (run with --debug for details)")
-        )
+        _print_error(RuntimeError(_failure_line(error)))
         raise typer.Exit(1) from None
     if code:
         raise typer.Exit(code)
+
+
+def _failure_line(error: Exception) -> str:
+    """What went wrong, in one line: plainly for what came from outside, as a bug otherwise."""
+    from massgen_cli.errors import outside_failure
+
+    outside = outside_failure(error)
+    if outside is not None:
+        return outside
+    return f"unexpected {type(error).__name__}: {error} (a bug; run with --debug for details)"
 
 
 def _print_error(error: Exception) -> None:
@@ -337,4 +345,20 @@ def main(argv: list[str] | None = None) -> None:
     first = _first_positional(args)
     app = admin_app if first in SUBCOMMANDS else run_app
     args = _ray_value(args) if first == "batch" else args
-    app(args=args, prog_name="massgen")
+    try:
+        app(args=args, prog_name="massgen")
+    except SystemExit as ended:
+        _leave_without_waiting(ended)
+        raise
+
+
+def _leave_without_waiting(ended: SystemExit) -> None:
+    """The answer is out: a thread still running (a library's, or a call abandoned at its timeout) must
+    not keep the process alive, so the process ends now when one is left."""
+    import threading
+
+    from massgen_cli.cli.signals import exit_now
+
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if others and isinstance(ended.code, int | None):
+        exit_now(ended.code or 0)

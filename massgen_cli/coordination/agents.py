@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Request
+from massgen_cli.backends.outside import MalformedResponseError
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.config.backend import BackendConfig
@@ -23,6 +24,7 @@ from massgen_cli.events import (
     ReasoningDelta,
     RunEvent,
     ServerToolUse,
+    StreamEvent,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -250,6 +252,7 @@ async def _consume(agent: Agent, request: Request, result: Completion, emit: Emi
             async for event in events:
                 if guard is not None:
                     guard.sent()
+                _refuse_oversized(agent, result, event)
                 result.add(event)
                 if isinstance(event, ReasoningDelta):
                     emit(AgentText(agent.id, event.text, "reasoning"))
@@ -266,6 +269,22 @@ async def _consume(agent: Agent, request: Request, result: Completion, emit: Emi
     finally:
         if guard is not None:
             guard.sent()
+
+
+MAX_RESPONSE_CHARS = 2_000_000
+"""The most text and reasoning one response may bring (about half a million tokens, beyond any model's
+output limit): a provider that sends more is failing, and holding it would cost the run its memory."""
+
+
+def _refuse_oversized(agent: Agent, result: Completion, event: StreamEvent) -> None:
+    """A ``MalformedResponseError`` before ``event`` would take the response over its bound."""
+    adds = len(event.text) if isinstance(event, TextDelta | ReasoningDelta) else 0
+    if adds and len(result.text) + len(result.reasoning) + adds > MAX_RESPONSE_CHARS:
+        name = agent.backend.name
+        raise MalformedResponseError(
+            f"{name} sent over {MAX_RESPONSE_CHARS:,} characters in one response; the rest was not read",
+            provider=name,
+        )
 
 
 def _report_server_tool(agent_id: str, use: ServerToolUse, emit: Emit) -> None:

@@ -86,9 +86,9 @@ class TurnRunner:
             try:
                 result = await self._attempt(question, at, extra, final_purpose(may_restart))
                 restart = await self._restart_asked(result, at) if may_restart else None
-            except BaseException:
+            except BaseException as error:
                 self._roll_back(at, whole_turn=True)
-                self._close_attempt(result)
+                self._close_attempt(result or self._unfinished(question, at, error))
                 raise
             if restart is None:
                 return result, at
@@ -167,6 +167,34 @@ class TurnRunner:
                 if agent.toolbox or agent.id in ledger.attempt.tool_calls  # the provider's own tools too
             },
             output_folder=self._output_folder(coordination.winner),
+            agent_status=dict(ledger.attempt.agent_status),
+            warnings=list(ledger.attempt.warnings),
+            total_usage=Usage.total(spent.values()),
+            turn_usage=Usage.total(ledger.usage_of_turn().values()),
+        )
+
+    def _unfinished(self, question: str, at: AttemptAt, error: BaseException) -> TurnResult:
+        """What is known of an attempt that ended by an exception (a cancel, a signal, a failure), for its
+        ``summary.json``: how it ended, each agent's status, the warnings, tool calls and usage so far."""
+        ledger = self.record.ledger
+        if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
+            reason = "cancelled (interrupted or terminated)"
+        else:
+            reason = f"failed: {type(error).__name__}: {error}"
+        spent = ledger.attempt_usage()
+        return TurnResult(
+            session_id=self.session.id,
+            turn=at.turn,
+            attempt=at.attempt,
+            question=question,
+            answers={},
+            votes=[],
+            winner=None,
+            final_answer=None,
+            end_reason=reason,
+            usage=spent,
+            timings_s={},
+            tool_calls={agent.id: ledger.tool_calls(agent.id) for agent in self.agents},
             agent_status=dict(ledger.attempt.agent_status),
             warnings=list(ledger.attempt.warnings),
             total_usage=Usage.total(spent.values()),

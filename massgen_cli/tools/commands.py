@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,11 @@ from massgen_cli.tools.process_watch import watch_process_count
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
 from massgen_cli.tools.sandbox_launch import pids_cgroup
 
+REAPER = Path(__file__).with_name("reaper.py")
+REAPER_PARENT = "MASSGEN_REAPER_PARENT"
 DEFAULT_TIMEOUT_S = 60.0
-OUTPUT_HEAD_CHARS = 8_000
-OUTPUT_TAIL_CHARS = 4_000
+OUTPUT_HEAD_BYTES = 8_000
+OUTPUT_TAIL_BYTES = 4_000
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 
 
@@ -40,9 +43,11 @@ class Confinement:
     sandbox: SandboxSettings | None
 
     def argv(self, command: str) -> list[str]:
+        """The command line: the shell in the sandbox, or behind the reaper that ends all it started
+        with the runner (the sandbox does that itself)."""
         shell = ["/bin/sh", "-c", command]
         if self.sandbox is None:
-            return shell
+            return [sys.executable, "-I", "-S", str(REAPER), *shell]
         return self.sandbox.spec(self.roots).command(shell)
 
 
@@ -71,9 +76,11 @@ def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s:
         policy.check(command)
         return await run_command(confinement, command, min(max(timeout, 1.0), max_timeout_s))
 
-    where = "in a sandbox: only your folders are visible, writable where you may write" if (
-        confinement.sandbox is not None
-    ) else "unconfined"
+    where = (
+        "in a sandbox: only your folders are visible, writable where you may write"
+        if (confinement.sandbox is not None)
+        else "unconfined"
+    )
     spec = ToolSpec(
         "execute_command",
         f"Run a shell command in your workspace ({where}); returns its exit code and output (stdout and "
@@ -98,7 +105,7 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env=_clean_environment(),
+        env={**_clean_environment(), REAPER_PARENT: str(os.getpid())},
         umask=user_umask(),  # what a command creates is the user's, with the user's usual mode
     )
     reading = asyncio.ensure_future(_read_all(process))
@@ -116,7 +123,7 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         await _kill_group(process)
         if confinement.sandbox is not None:
             await _remove_pids_cgroup(process.pid)
-    return f"exit code: {process.returncode}\n{_head_and_tail(output)}"
+    return f"exit code: {process.returncode}\n{output}"
 
 
 def _process_watch(confinement: Confinement, process: asyncio.subprocess.Process) -> list[asyncio.Task[str]]:
@@ -129,10 +136,20 @@ def _process_watch(confinement: Confinement, process: asyncio.subprocess.Process
 
 
 async def _read_all(process: asyncio.subprocess.Process) -> str:
+    """The command's output as it comes, holding only its head and its tail (a command may print
+    without end)."""
     assert process.stdout is not None
-    data = await process.stdout.read()
+    head, tail, total = bytearray(), bytearray(), 0
+    while chunk := await process.stdout.read(1 << 16):
+        total += len(chunk)
+        room = OUTPUT_HEAD_BYTES - len(head)
+        head += chunk[:room]
+        tail = (tail + chunk[max(room, 0) :])[-OUTPUT_TAIL_BYTES:]
     await process.wait()
-    return data.decode("utf-8", errors="replace")
+    if total <= len(head) + len(tail):
+        return (head + tail).decode("utf-8", errors="replace")
+    note = f"[cut: {total - len(head) - len(tail):,} bytes of output not shown]"
+    return f"{head.decode('utf-8', errors='replace')}\n{note}\n{tail.decode('utf-8', errors='replace')}"
 
 
 async def _kill_group(process: asyncio.subprocess.Process) -> None:
@@ -153,14 +170,6 @@ async def _remove_pids_cgroup(launcher_pid: int) -> None:
         with contextlib.suppress(OSError):
             group.rmdir()
         await asyncio.sleep(0.02)
-
-
-def _head_and_tail(output: str) -> str:
-    if len(output) <= OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS:
-        return output
-    cut = len(output) - OUTPUT_HEAD_CHARS - OUTPUT_TAIL_CHARS
-    note = f"[cut: {cut:,} characters of output not shown]"
-    return f"{output[:OUTPUT_HEAD_CHARS]}\n{note}\n{output[-OUTPUT_TAIL_CHARS:]}"
 
 
 def _clean_environment() -> dict[str, str]:

@@ -6,21 +6,35 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, argument, bounded, schema
+from massgen_cli.tools.file_access import (
+    NotText,
+    open_regular,
+    read_lines,
+    refuse_binary,
+    whole_text,
+    write_regular,
+)
 from massgen_cli.tools.paths import Roots
 
 READ_LINES = 400
 LIST_ENTRIES = 500
 SEARCH_MATCHES = 100
 SEARCH_FILE_BYTES = 2_000_000
+SEARCH_SECONDS = 10.0
+"""The deadline of one search, whatever the pattern and the folder."""
+EDIT_FILE_BYTES = 8_000_000
 MATCH_LINE_CHARS = 300
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
 
@@ -105,16 +119,20 @@ def _tool(
 
 
 def read_file(roots: Roots, arguments: dict[str, Any]) -> str:
+    """Numbered lines of a regular text file; only the lines shown are held (a huge file or a huge
+    line costs what is returned, not its size)."""
     path = roots.confine(argument(arguments, "path", str))
     offset = argument(arguments, "offset", int, 1)
     limit = min(argument(arguments, "limit", int, READ_LINES), READ_LINES)
-    lines = _text(path).splitlines()
-    shown = lines[offset - 1 : offset - 1 + limit]
-    body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(shown, start=offset))
-    end = offset - 1 + len(shown)
-    header = f"{path}: lines {offset}-{end} of {len(lines)}"
-    if end < len(lines):
-        header += f" (more: offset={end + 1})"
+    with open_regular(path) as file:
+        refuse_binary(file, path)
+        lines = read_lines(file, offset, limit, RESULT_CHARS)
+        size = os.fstat(file.fileno()).st_size
+    body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines.shown, start=offset))
+    header = f"{path}: lines {offset}-{lines.last}"
+    header += f" of {lines.total}" if lines.total is not None else f" of a {size:,}-byte file"
+    if not lines.ended:
+        header += f" (more: offset={lines.last + 1})"
     return bounded(f"{header}\n{body}", RESULT_CHARS, "read a smaller range with offset and limit")
 
 
@@ -139,35 +157,79 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
 
 
 def search_files(roots: Roots, arguments: dict[str, Any]) -> str:
+    """Lines matching a regular expression under a folder. The pattern is the model's: it runs on the
+    ``regex`` engine with a deadline for the whole search (a catastrophically backtracking pattern ends
+    the search with what was found, never the run); special files are skipped and said."""
     try:
-        pattern = re.compile(argument(arguments, "pattern", str))
-    except re.error as error:
+        pattern = regex.compile(argument(arguments, "pattern", str))
+    except regex.error as error:
         raise ToolError(f"invalid regular expression: {error}") from None
     top = roots.confine(argument(arguments, "path", str, "."))
-    matches: list[str] = []
-    for file in _files_under(roots, top):
-        for number, line in enumerate(_lines_or_empty(file), start=1):
-            if pattern.search(line):
-                matches.append(f"{file}:{number}: {line[:MATCH_LINE_CHARS]}")
-                if len(matches) > SEARCH_MATCHES:
-                    break
-        if len(matches) > SEARCH_MATCHES:
+    search = Search(pattern, time.monotonic() + SEARCH_SECONDS)
+    for file in _files_under(roots, top, search):
+        search.scan(file)
+        if search.finished:
             break
-    if not matches:
-        return f"no match for {pattern.pattern!r} under {top}"
-    if len(matches) > SEARCH_MATCHES:
-        matches[SEARCH_MATCHES:] = [
-            f"[cut: stopped after {SEARCH_MATCHES} matches; narrow the pattern or path]"
-        ]
-    return bounded("\n".join(matches))
+    return search.report(top)
 
 
-def _files_under(roots: Roots, top: Path) -> Iterator[Path]:
-    """Files under ``top`` (or ``top`` itself), sorted, never leaving the roots through a symlink."""
-    if top.is_file():
+@dataclass
+class Search:
+    """One search's matches, what it skipped, and its deadline."""
+
+    pattern: regex.Pattern[str]
+    deadline: float
+    matches: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    timed_out: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.timed_out or len(self.matches) > SEARCH_MATCHES
+
+    def scan(self, file: Path) -> None:
+        try:
+            text = whole_text(file, SEARCH_FILE_BYTES)
+        except NotText as error:
+            self.skipped[error.kind] += 1
+            return
+        for number, line in enumerate(text.splitlines(), start=1):
+            try:
+                left = max(0.0, self.deadline - time.monotonic())
+                found = self.pattern.search(line, concurrent=True, timeout=left)  # the GIL is let go
+            except TimeoutError:
+                self.timed_out = True
+                return
+            if found:
+                self.matches.append(f"{file}:{number}: {line[:MATCH_LINE_CHARS]}")
+                if self.finished:
+                    return
+
+    def report(self, top: Path) -> str:
+        lines = self.matches[:SEARCH_MATCHES] or [f"no match for {self.pattern.pattern!r} under {top}"]
+        if len(self.matches) > SEARCH_MATCHES:
+            lines.append(f"[cut: stopped after {SEARCH_MATCHES} matches; narrow the pattern or path]")
+        if self.timed_out:
+            lines.append(
+                f"[stopped after {SEARCH_SECONDS:g}s: the pattern or the folder takes too long to search; "
+                "simplify the pattern (nested repeats such as (a+)+ backtrack) or narrow the path]"
+            )
+        if self.skipped:
+            what = ", ".join(f"{kind}: {count}" for kind, count in sorted(self.skipped.items()))
+            lines.append(f"[files not searched ({what})]")
+        return bounded("\n".join(lines))
+
+
+def _files_under(roots: Roots, top: Path, search: Search) -> Iterator[Path]:
+    """Files under ``top`` (or ``top`` itself), sorted, never leaving the roots through a symlink; the
+    walk stops at the search's deadline."""
+    if not top.is_dir():
         yield top
         return
     for folder, subfolders, files in os.walk(top):
+        if time.monotonic() > search.deadline:
+            search.timed_out = True
+            return
         subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
         for name in sorted(files):
             try:
@@ -176,23 +238,12 @@ def _files_under(roots: Roots, top: Path) -> Iterator[Path]:
                 continue
 
 
-def _lines_or_empty(path: Path) -> list[str]:
-    try:
-        if path.stat().st_size > SEARCH_FILE_BYTES:
-            return []
-        return _text(path).splitlines()
-    except ToolError:
-        return []
-
-
 def write_file(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str), write=True)
     content = argument(arguments, "content", str)
-    if path.is_dir():
-        raise ToolError(f"{path} is a folder")
     _make_folders(path.parent)
     created = not path.exists()
-    path.write_text(content, encoding="utf-8")
+    write_regular(path, content)
     if created:  # the user's file, with the user's usual mode (the process keeps its own files private)
         path.chmod(0o666 & ~user_umask())
     what = "a new file" if created else "the old content replaced"
@@ -209,24 +260,11 @@ def _make_folders(folder: Path) -> None:
 def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str), write=True)
     old, new = argument(arguments, "old", str), argument(arguments, "new", str)
-    text = _text(path)
+    text = whole_text(path, EDIT_FILE_BYTES)
     count = text.count(old) if old else 0
     if count != 1:
         raise ToolError(f"`old` occurs {count} times in {path}; it must occur exactly once")
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    write_regular(path, text.replace(old, new, 1))
     return f"edited {path}: replaced {len(old)} characters with {len(new)}"
 
 
-def _text(path: Path) -> str:
-    """A file's text, or a ``ToolError`` for a folder, a missing file or binary content."""
-    if path.is_dir():
-        raise ToolError(f"{path} is a folder; use list_directory")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"{path} does not exist") from None
-    except OSError as error:
-        raise ToolError(f"cannot read {path}: {error.strerror}") from None
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{path} is a binary file ({len(data):,} bytes)")
-    return data.decode("utf-8", errors="replace")

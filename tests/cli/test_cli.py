@@ -166,7 +166,7 @@ def test_single_agent_obeys_the_step_timeout(tmp_path):
     assert result.returncode == 1 and "timed out after 0.5s" in result.stderr
 
 
-def test_a_presentation_that_breaks_off_is_followed_by_the_final_answer(tmp_path):
+def test_a_presentation_that_breaks_off_leaves_only_the_final_answer_on_a_pipe(tmp_path):
     config = write_config(
         tmp_path,
         """
@@ -187,7 +187,7 @@ def test_a_presentation_that_breaks_off_is_followed_by_the_final_answer(tmp_path
     )
     result = run_cli("--config", str(config), "Q?")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "A presentation that\nThe winning answer.\n"
+    assert result.stdout == "The winning answer.\n"  # a pipe gets the final answer alone, never a part
     assert "presentation by a failed" in result.stderr
 
 

@@ -34,7 +34,8 @@ class Reply:
 
     status: int = 200
     frames: list[str] = field(default_factory=list)
-    body: dict[str, Any] | None = None
+    body: dict[str, Any] | str | None = None
+    """A JSON body; a string is sent as it is (to send a body that is not JSON)."""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     stall_after: int | None = None
@@ -114,7 +115,8 @@ def _handler_for(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
                 self._json(reply)
 
         def _json(self, reply: Reply) -> None:
-            payload = json.dumps(reply.body or {}).encode()
+            raw = reply.body if isinstance(reply.body, str) else json.dumps(reply.body or {})
+            payload = raw.encode()
             self._start(reply, {"Content-Type": "application/json", "Content-Length": str(len(payload))})
             self.wfile.write(payload)
 

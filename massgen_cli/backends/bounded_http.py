@@ -1,0 +1,76 @@
+"""The HTTP client of the provider SDKs, with every response bounded as it arrives: a line of a
+response longer than ``MAX_LINE_BYTES`` (no event of a token stream is), or a response larger than
+``MAX_RESPONSE_BYTES``, ends that request with a ``MalformedResponseError`` before the SDK holds it
+(an SDK buffers a whole line of an event stream, and a whole body, in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx2
+
+from massgen_cli.backends.outside import MalformedResponseError
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+CONNECTION_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+"""The SDKs' own connection limits, kept (a client given its own transport does not apply them)."""
+
+
+class BoundedStream(httpx2.AsyncByteStream):
+    """A response body that stops with an error past its bounds, counting as the bytes come."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, provider: str):
+        self.inner = inner
+        self.provider = provider
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        total, line = 0, 0
+        async for chunk in self.inner:
+            total += len(chunk)
+            newline = chunk.rfind(b"\n")
+            line = len(chunk) - newline - 1 if newline >= 0 else line + len(chunk)
+            if line > MAX_LINE_BYTES:
+                raise MalformedResponseError(
+                    f"{self.provider} sent a line over {MAX_LINE_BYTES // 2**20} MB (no event of a token "
+                    "stream is that long); the response was dropped as it came",
+                    provider=self.provider,
+                )
+            if total > MAX_RESPONSE_BYTES:
+                raise MalformedResponseError(
+                    f"{self.provider} sent over {MAX_RESPONSE_BYTES // 2**20} MB in one response; the rest "
+                    "was not read",
+                    provider=self.provider,
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """The usual transport, its responses' bodies bounded."""
+
+    def __init__(self, provider: str):
+        self.provider = provider
+        self.inner = httpx2.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=BoundedStream(response.stream, self.provider),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def bounded_client(provider: str, timeout: float) -> httpx2.AsyncClient:
+    """An HTTP client for a provider SDK whose responses are bounded (redirects followed, as the SDKs'
+    own clients do)."""
+    return httpx2.AsyncClient(transport=BoundedTransport(provider), timeout=timeout, follow_redirects=True)
