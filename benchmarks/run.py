@@ -24,6 +24,7 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 
 import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
+import figures_oversized  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 
 
@@ -53,6 +54,7 @@ TARGETS = {
     "largest_request_fraction": Target(0.75),
     "retrieval_recall_at_5": Target(0.9, at_least=True),
     "embedded_default_correct_of_20": Target(18, at_least=True),
+    "oversized_input_extra_rss_mb": Target(50),
 }
 
 
@@ -93,6 +95,7 @@ def measurements(quick: bool) -> dict[str, Callable[[], dict[str, float]]]:
         "token_counting": figures_memory.token_count_incremental,
         "compression": figures_memory.compression,
         "embedded_default": lambda: _embedded(quick),
+        "oversized_inputs": figures_oversized.oversized_inputs,
     }
 
 

@@ -121,6 +121,7 @@ def test_the_front_end_is_one_package():
         "batch_command",
         "batch_ray",
         "validate",
+        "signals",
     }
 
 

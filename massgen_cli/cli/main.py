@@ -339,8 +339,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: subcommands go to the admin app, everything else is a question."""
     args = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("MEM0_TELEMETRY", "False")
+    from massgen_cli.cli.signals import end_on_signals
     from massgen_cli.state import keep_files_private
 
+    end_on_signals()  # from the start: loading a config or starting a server can take a while
     keep_files_private()
     first = _first_positional(args)
     app = admin_app if first in SUBCOMMANDS else run_app

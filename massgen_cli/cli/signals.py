@@ -42,6 +42,13 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
+def end_on_signals() -> None:
+    """For the whole process (the ``massgen`` command): SIGINT raises KeyboardInterrupt and SIGTERM ends
+    the run like it, whatever was inherited."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
+
+
 @contextlib.contextmanager
 def ending_on_signals() -> Iterator[None]:
     """While the block runs, SIGINT raises KeyboardInterrupt and SIGTERM ends the run like it; the

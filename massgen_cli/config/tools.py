@@ -95,7 +95,17 @@ class McpServerConfig(Section):
     url: str | None = Field(default=None, description="streamable-http: the server's address.")
     headers: dict[str, str] = Field(default_factory=dict, description="streamable-http: request headers.")
     startup_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="Seconds the server may take to start and list its tools."
+        default=30.0,
+        gt=0,
+        description="Seconds the server may take to start and list its tools; one that has not is "
+        "stopped (killed if need be) and the run goes on without it.",
+    )
+    max_result_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        description="The largest answer kept from the server, in bytes: a longer tool result is cut while "
+        "it arrives (the rest is never held in memory) and the model reads its start with a note of the "
+        "bytes sent and kept; a longer answer to anything else (such as the tool list) fails.",
     )
     sandbox: bool = Field(
         default=False,

@@ -1,37 +1,49 @@
-"""MCP servers through the official ``mcp`` SDK: each server runs once per run (shared by the turns
-of a session and by every agent that names it), its tools are offered as ``mcp__<server>__<tool>``
-with the schemas it lists, and a call's error comes back as a tool result. A server that fails to
-start, or dies, is reported with the tail of its stderr; the run goes on without it.
+"""MCP servers through the official ``mcp`` SDK's client session: each server runs once per run (shared
+by the turns of a session and by every agent that names it), its tools are offered as
+``mcp__<server>__<tool>`` with the schemas it lists, and a call's error comes back as a tool result. A
+server that fails to start, or dies, is reported with the tail of its stderr; the run goes on without
+it. A stdio server runs over our own transport (``mcp_stdio``: answers cut at ``max_result_bytes``,
+stray stdout lines counted, the server killed with the runner); a streamable-http one over the SDK's,
+with an HTTP client that cuts answers the same way (``mcp_http``).
 
-The SDK's transports are async context managers that must be entered and left in one task, so each
-server lives in a task of its own until ``stop``."""
+Transports are async context managers that must be entered and left in one task, so each server lives
+in a task of its own until ``stop``; a start that times out cancels that task, which kills the server
+at once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import McpServerConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.tools.base import Tool, ToolError
+from massgen_cli.tools.mcp_lines import CUT_META_KEY, OutputWatch, too_long
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
 
 PREFIX = "mcp__"
 STDERR_TAIL_CHARS = 1500
-STOP_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
+"""How long a stopping server's task may take (a polite stop is bounded well under it) before it is
+cancelled, which kills the server at once."""
+CANCEL_WAIT_S = 2.0
+"""How long a cancelled server's task may take to finish (the server is killed before it awaits)."""
 TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64
 WORKSPACE_PLACEHOLDER = "${cwd}"
 SDK_FAILURE_PREFIX = "Error executing tool"
 """How a server written with the ``mcp`` SDK starts the text of a failed call (``<prefix> <tool>: <why>``)."""
+SSE_TOO_LONG = "Server-sent event exceeded the"
+"""How the SDK's HTTP client says an answer sent as an event was longer than its limit."""
 WITHHELD_REASON = (
     "a server written with the mcp SDK sends the message of its ToolError but keeps that of any other "
     "exception to itself"
@@ -41,9 +53,12 @@ WITHHELD_REASON = (
 class McpServer:
     """One running server: its session and tools while it runs, and what went wrong if it stops."""
 
-    def __init__(self, config: McpServerConfig, workspace: Path):
+    def __init__(
+        self, config: McpServerConfig, workspace: Path, notice: Callable[[str], None] | None = None
+    ):
         self.config = config
         self.workspace = workspace
+        self.watch = OutputWatch(config.name, config.max_result_bytes, notice or (lambda _: None))
         self.tools: list[Any] = []
         self.error = ""
         self.lost = ""
@@ -52,7 +67,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # The server's stderr, open for its whole life (read for error reports); closed by ``McpHub.close``.
-        self.stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
 
     @property
     def name(self) -> str:
@@ -77,8 +92,8 @@ class McpServer:
         self.error = (
             f"did not start within {timeout:g}s" if not done else f"failed to start: {self._failure()}"
         )
-        await self.stop()
-        self.error += self.stderr_tail()
+        await self._cancel()
+        self.error += self._stdout_note() + self.stderr_tail()
         return False
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
@@ -89,27 +104,33 @@ class McpServer:
             result = await self._session.call_tool(tool, arguments)
         except Exception as error:  # the SDK's errors, or a connection lost mid-call
             raise ToolError(self._call_failure(tool, error)) from None
-        if getattr(result, "is_error", False):
+        if getattr(result, "is_error", False) and not _was_cut(result):
             raise ToolError(failure_text(tool, result_text(result)))
         return result_text(result)
 
     async def stop(self) -> None:
-        """Leave the session and stop the server process (its whole process tree, by the SDK)."""
+        """Leave the session and stop the server (its whole process group), within ``STOP_TIMEOUT_S``."""
         self._stop.set()
         if self._task is not None and not self._task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
-            except (TimeoutError, Exception):
-                self._task.cancel()
-                await asyncio.gather(self._task, return_exceptions=True)
+            done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_S)
+            if not done:
+                await self._cancel()
         self._session = None
 
     def stderr_tail(self) -> str:
-        self.stderr.flush()
-        self.stderr.seek(0)
-        text = self.stderr.read().strip()
-        self.stderr.seek(0, 2)
+        """The end of the server's stderr, read without moving the offset the server writes at."""
+        descriptor = self.stderr.fileno()
+        size = os.fstat(descriptor).st_size
+        start = max(0, size - 4 * STDERR_TAIL_CHARS)
+        text = os.pread(descriptor, size - start, start).decode("utf-8", errors="replace").strip()
         return f"; stderr: …{text[-STDERR_TAIL_CHARS:]}" if text else ""
+
+    async def _cancel(self) -> None:
+        """Cancel the server's task: its transport kills the server at once."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.wait({self._task}, timeout=CANCEL_WAIT_S)
+        self._session = None
 
     async def _serve(self) -> None:
         from mcp import ClientSession
@@ -125,30 +146,38 @@ class McpServer:
     async def _transport(self) -> AsyncIterator[Any]:
         config = self.config
         if config.type == "stdio":
-            from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+            from mcp.client.stdio import get_default_environment
+
+            from massgen_cli.tools.mcp_stdio import StdioCommand, bounded_stdio
 
             args = [arg.replace(WORKSPACE_PLACEHOLDER, str(self.workspace)) for arg in config.args]
             program, cwd = [str(config.command), *args], config.cwd
             if config.sandbox:
                 program, cwd = sandboxed_server(config, program)
-            parameters = StdioServerParameters(
-                command=program[0], args=program[1:], env={**get_default_environment(), **config.env}, cwd=cwd
-            )
-            async with stdio_client(parameters, errlog=self.stderr) as streams:
+            command = StdioCommand(program, {**get_default_environment(), **config.env}, cwd)
+            async with bounded_stdio(command, self.stderr, self.watch) as streams:
                 yield streams
         else:
-            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+            from mcp.client.streamable_http import streamable_http_client
 
+            from massgen_cli.tools.mcp_http import bounded_http_client
+
+            events_up_to = 2 * config.max_result_bytes  # a cut answer is a little over the limit
             async with (
-                create_mcp_http_client(headers=config.headers or None) as client,
-                streamable_http_client(str(config.url), http_client=client) as streams,
+                bounded_http_client(config.headers, self.watch) as client,
+                streamable_http_client(
+                    str(config.url), http_client=client, max_sse_event_size=events_up_to
+                ) as streams,
             ):
                 yield streams
 
     def _call_failure(self, tool: str, error: Exception) -> str:
         """What the model reads of an exception from a call: the server's own error (a JSON-RPC error
-        the tool raised, in full), or the server gone or failing, with why."""
-        if _connection_closed(error):
+        the tool raised, in full), an answer over the size limit, or the server gone or failing, with
+        why. Over HTTP a closed connection ends one request, not the server."""
+        if SSE_TOO_LONG in str(error):
+            return f"{tool} failed: {too_long(self.config.max_result_bytes)}"
+        if _connection_closed(error) and self.config.type == "stdio":
             self.lost = str(error)  # the server is gone: no call reaches it any more
             self._stop.set()
         elif _error_from_server(error):
@@ -163,10 +192,14 @@ class McpServer:
 
     def _why(self) -> str:
         if self.lost:
-            return f" ({self.lost}){self.stderr_tail()}"
+            return f" ({self.lost}){self._stdout_note()}{self.stderr_tail()}"
         if self._task is not None and self._task.done():
-            return f" ({self._failure()}){self.stderr_tail()}"
+            return f" ({self._failure()}){self._stdout_note()}{self.stderr_tail()}"
         return ""
+
+    def _stdout_note(self) -> str:
+        count = self.watch.unreadable_lines
+        return f"; it wrote {count:,} lines on stdout that were not JSON-RPC" if count else ""
 
 
 def sandboxed_server(config: McpServerConfig, program: list[str]) -> tuple[list[str], str]:
@@ -202,6 +235,12 @@ def _install_of(command: str) -> set[Path]:
     if (Path(found).parent.parent / "pyvenv.cfg").exists():
         folders.add(Path(found).parent.parent.resolve())
     return {folder for folder in folders if folder != Path("/")}
+
+
+def _was_cut(result: Any) -> bool:
+    """Whether a result is one this client cut at ``max_result_bytes`` (the model reads it as the
+    tool's result, with the note of the cut)."""
+    return CUT_META_KEY in (getattr(result, "meta", None) or {})
 
 
 def _connection_closed(error: Exception) -> bool:
@@ -303,10 +342,13 @@ class McpHub:
     async def _server(self, config: McpServerConfig, workspace: Path) -> McpServer:
         key = json.dumps([config.model_dump(), str(workspace) if _uses_workspace(config) else ""])
         if key not in self._starting:
-            server = self.servers[key] = McpServer(config, workspace)
+            server = self.servers[key] = McpServer(config, workspace, self._warn)
             self._starting[key] = asyncio.create_task(self._start(server))
         await self._starting[key]
         return self.servers[key]
+
+    def _warn(self, text: str) -> None:
+        self.emit(Notice("warning", text))
 
     async def _start(self, server: McpServer) -> bool:
         if await server.start():
