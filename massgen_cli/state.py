@@ -5,6 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
+import stat
+import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,13 +22,81 @@ PROBE_BYTES = 256 * 1024
 """What a run must be able to write before it counts on its state folder (a session, logs, memory)."""
 
 
-def resolve_state_dir(flag: str | Path | None = None) -> Path:
-    """The state folder (created if missing and possible: ``write_problem`` tells when it is not)."""
+class SharedStateFolderError(MassGenError):
+    """Other users may write the state folder and it cannot be made private: the run does not start."""
+
+    exit_code = 2
+
+
+def resolve_state_dir(flag: str | Path | None = None, warn: Callable[[str], None] | None = None) -> Path:
+    """The state folder (created if missing and possible: ``write_problem`` tells when it is not), only
+    its user's: see ``make_private``. ``warn`` hears what was changed (stderr when None)."""
     chosen = flag or os.environ.get("MASSGEN_HOME") or Path.cwd() / STATE_DIR_NAME
     path = Path(chosen).expanduser().resolve()
     with contextlib.suppress(OSError):
         path.mkdir(parents=True, exist_ok=True)
+    make_private(path, warn or _warn_on_stderr)
     return path
+
+
+def make_private(folder: Path, warn: Callable[[str], None]) -> None:
+    """A state folder that other users may write (they could read, replace or plant sessions, logs and
+    memories) is made its user's only, 0700, and ``warn`` says so; one that is not this user's, or a
+    shared folder such as /tmp, raises ``SharedStateFolderError`` with the command that fixes it."""
+    try:
+        info = folder.stat()
+    except OSError:  # missing or unreadable: write_problem tells what that means for the run
+        return
+    old = stat.S_IMODE(info.st_mode)
+    if os.name != "posix" or not old & (stat.S_IWGRP | stat.S_IWOTH):
+        return
+    if info.st_uid != os.geteuid() or old & stat.S_ISVTX:
+        raise SharedStateFolderError(_shared_folder_problem(folder, info))
+    new = old & stat.S_IRWXU
+    try:
+        folder.chmod(new)
+    except OSError as error:
+        raise SharedStateFolderError(_shared_folder_problem(folder, info, error)) from error
+    warn(
+        f"the state folder {folder} could be written by other users (mode {old:04o}); it holds sessions, "
+        f"logs and memories, so it is now its user's only (mode {new:04o})"
+    )
+
+
+def _shared_folder_problem(folder: Path, info: os.stat_result, error: OSError | None = None) -> str:
+    """Why ``folder`` stays open to other users, and the command that closes it."""
+    quoted = shlex.quote(str(folder))
+    mode = f"mode {stat.S_IMODE(info.st_mode):04o}"
+    owned = info.st_uid == os.geteuid()
+    if info.st_mode & stat.S_ISVTX:  # a shared folder by design: making it private would break others
+        why = f"is a folder other users share ({mode}, like /tmp)"
+        command = ""
+    elif owned:
+        why = f"can be written by other users ({mode}) and could not be changed ({error})"
+        command = f"`chmod go-w {quoted}`"
+    else:
+        owner, me = _user_name(info.st_uid), _user_name(os.geteuid())
+        why = f"can be written by other users ({mode}) and belongs to user {owner}, not to you"
+        command = f"`chmod go-w {quoted}` as its owner (or `sudo chown {me} {quoted}`)"
+    remedy = "give massgen a folder of its own with --state-dir or MASSGEN_HOME"
+    return (
+        f"the state folder {folder} {why}, so it cannot be kept private for sessions, logs and memories: "
+        + (f"run {command}, or {remedy}" if command else remedy)
+    )
+
+
+def _user_name(uid: int) -> str:
+    """The login name of ``uid``, or the number when it has none (as ``chown`` takes either)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return str(uid)
+
+
+def _warn_on_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def write_problem(state_dir: Path) -> str | None:

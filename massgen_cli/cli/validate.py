@@ -56,7 +56,9 @@ def validate_command(source: str, *, strict: bool, as_json: bool) -> int:
 
 
 def _verdict(result: Validation) -> str:
-    counts = f"{len(result.errors)} error(s), {len(result.warnings)} warning(s)"
+    from massgen_cli.config.problems import counted
+
+    counts = f"{counted(result.errors)} error(s), {counted(result.warnings)} warning(s)"
     if result.valid:
         return f"[green]{escape(result.path)} is valid[/] ({counts})"
     why = " (--strict: warnings count as errors)" if result.strict and not result.errors else ""

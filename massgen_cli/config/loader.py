@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import importlib.util
 import os
 import re
@@ -13,13 +14,15 @@ from typing import Any
 import yaml
 from dotenv import load_dotenv
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from massgen_cli.config.features import feature_warnings
 from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.problems import describe_error, error_path, join_path
+from massgen_cli.config.problems import CappedLines, describe_error, error_path, join_path
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.config.sources import DEFAULT_CONFIG, resolve_config_path
-from massgen_cli.config.walk import check_keys
+from massgen_cli.config.walk import WalkResult, check_keys
+from massgen_cli.config.yaml_reader import ReadDocument, read_yaml
 from massgen_cli.errors import ConfigError
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -39,42 +42,50 @@ class LoadedConfig:
 def load_config(source: str | Path | None = None) -> LoadedConfig:
     """Load and validate a config file (the embedded default when ``source`` is None).
 
-    Raises ConfigError listing every problem at once, each naming its YAML path.
+    Raises ConfigError listing every problem at once (up to ``MAX_LINES``, then a count of the rest),
+    each naming its YAML path.
     """
     path = resolve_config_path(source or DEFAULT_CONFIG)
     _load_dotenv_files(path)
     document = _read_yaml(path)
-    try:
-        return load_document(document, path)
-    except RecursionError:
-        raise ConfigError(f"{path.name}: the YAML is nested too deeply to read") from None
+    return load_document(document.value, path, document.duplicates)
 
 
-def load_document(document: Any, path: Path) -> LoadedConfig:
-    """Validate an already parsed YAML document."""
+def load_document(document: Any, path: Path, found: CappedLines | None = None) -> LoadedConfig:
+    """Validate an already parsed YAML document; ``found``: problems reading it found already."""
     if not isinstance(document, dict):
         raise ConfigError(f"{path.name}: the top level must be a mapping of keys (agents:, memory:, ...)")
-    errors: list[str] = []
+    errors = found if found is not None else CappedLines("problems")
     cleaned = copy.deepcopy(document)
     # Keys first, so variables inside ignored MassGen keys (mcp_servers env...) need not be set.
-    keys = check_keys(cleaned, MassGenConfig)
-    errors += keys.errors
-    cleaned = _expand_variables(cleaned, "", errors)
-    overrides = _pop_agent_memory(cleaned)
-    config = _validate(MassGenConfig, cleaned, "", errors)
-    agent_memories = _merge_agent_memories(cleaned.get("memory"), overrides, errors)
+    keys = check_keys(cleaned, MassGenConfig, result=WalkResult(errors=errors))
+    config, agent_memories = _validate_document(cleaned, errors)
     if errors:
-        raise ConfigError(errors, keys.warnings)
+        raise ConfigError(errors.lines(), keys.warnings.lines())
     assert config is not None
     warnings = keys.warnings
     where = "agents" if document.get("agents") else "agent"
     for index, agent in enumerate(config.agents):
         agent.memory = agent_memories.get(index, config.memory)
         _anchor_custom_tools(agent, path.parent)
-        warnings += _massgen_tools_missing(agent, where, index)
-        warnings += feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend")
-        warnings += _unconfined_commands(agent, f"{_agent_path(where, index)}.backend")
-    return LoadedConfig(config=config, path=path, warnings=warnings, notes=keys.notes)
+        warnings.extend(_massgen_tools_missing(agent, where, index))
+        warnings.extend(feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
+        warnings.extend(_unconfined_commands(agent, f"{_agent_path(where, index)}.backend"))
+    return LoadedConfig(config=config, path=path, warnings=warnings.lines(), notes=keys.notes.lines())
+
+
+def _validate_document(
+    cleaned: dict[str, Any], errors: CappedLines
+) -> tuple[MassGenConfig | None, dict[int, MemoryConfig]]:
+    """Variables expanded, then the models' checks, with agents' memory blocks merged over the global
+    one. Skipped once past the problem limit: on a file of thousands of mistakes they would only add to
+    the count, at a cost of seconds and hundreds of MB."""
+    if errors.give_up_if_past_limit():
+        return None, {}
+    cleaned = _expand_variables(cleaned, "", errors)
+    overrides = _pop_agent_memory(cleaned)
+    config = _validate(MassGenConfig, cleaned, "", errors)
+    return config, _merge_agent_memories(cleaned.get("memory"), overrides, errors)
 
 
 def _unconfined_commands(agent: AgentConfig, path: str) -> list[str]:
@@ -125,39 +136,10 @@ def _load_dotenv_files(config_path: Path) -> None:
 
 
 MAX_CONFIG_BYTES = 5 * 1024 * 1024
-MAX_EXPANDED_NODES = 1_000_000
-"""Far more values than any real config holds once its aliases (*name) are expanded: beyond it, the
-document is taken for an alias bomb and never built."""
+"""Far larger than any real config; the reader's own bounds (``yaml_reader``) hold within it."""
 
 
-def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many values ``node`` stands for with every alias expanded (shared nodes counted once each)."""
-    if id(node) in sizes:
-        return sizes[id(node)]
-    sizes[id(node)] = 1  # a node that contains itself counts once
-    children: list[yaml.Node] = []
-    if isinstance(node, yaml.SequenceNode):
-        children = list(node.value)
-    elif isinstance(node, yaml.MappingNode):
-        children = [part for pair in node.value for part in pair]
-    sizes[id(node)] = 1 + sum(_expanded_size(child, sizes) for child in children)
-    return sizes[id(node)]
-
-
-def _parse_bounded(text: str) -> Any:
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    if node is None:
-        return None
-    size = _expanded_size(node, {})
-    if size > MAX_EXPANDED_NODES:
-        raise ConfigError(
-            f"the YAML expands to {size:,} values through its aliases (*name); it looks like an alias bomb, "
-            "so it was not built"
-        )
-    return yaml.safe_load(text)
-
-
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path) -> ReadDocument:
     size = path.stat().st_size
     if size > MAX_CONFIG_BYTES:
         raise ConfigError(
@@ -165,9 +147,7 @@ def _read_yaml(path: Path) -> Any:
             f"{MAX_CONFIG_BYTES // 1024 // 1024} MB"
         )
     try:
-        return _parse_bounded(path.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise ConfigError(f"{path.name}: the YAML is nested too deeply to read") from None
+        return read_yaml(path.read_text(encoding="utf-8"))
     except ConfigError as error:
         raise ConfigError(f"{path.name}: {error}") from None
     except yaml.MarkedYAMLError as exc:
@@ -181,7 +161,7 @@ def _read_yaml(path: Path) -> Any:
 WORKSPACE_VARIABLE = "cwd"
 
 
-def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
+def _expand_variables(node: Any, path: str, errors: CappedLines) -> Any:
     """``${VAR}`` and ``${VAR:-default}`` in strings; an unset variable without default is an error."""
     if isinstance(node, dict):
         return {
@@ -200,7 +180,7 @@ def _expand_variables(node: Any, path: str, errors: list[str]) -> Any:
         if default is not None and not value:
             return default
         if value is None:
-            errors.append(f"{path}: environment variable {name} is not set (export it or add it to .env)")
+            errors.add(f"{path}: environment variable {name} is not set (export it or add it to .env)")
             return match.group(0)
         return value
 
@@ -220,17 +200,26 @@ def _pop_agent_memory(document: dict[str, Any]) -> list[tuple[int, str, dict[str
     ]
 
 
-def _validate(model: Any, data: Any, prefix: str, errors: list[str]) -> Any:
+def _validate(model: Any, data: Any, prefix: str, errors: CappedLines) -> Any:
+    if errors.give_up_if_past_limit():
+        return None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        for error in exc.errors():
-            errors.append(f"{error_path(data, error, prefix)}: {describe_error(error)}")
+        if errors.full:
+            errors.count(exc.error_count())
+            return None
+        for error in exc.errors(include_url=False):
+            errors.add(functools.partial(_problem, data, error, prefix))
         return None
 
 
+def _problem(data: Any, error: ErrorDetails, prefix: str) -> str:
+    return f"{error_path(data, error, prefix)}: {describe_error(error)}"
+
+
 def _merge_agent_memories(
-    global_memory: Any, overrides: list[tuple[int, str, dict[str, Any]]], errors: list[str]
+    global_memory: Any, overrides: list[tuple[int, str, dict[str, Any]]], errors: CappedLines
 ) -> dict[int, MemoryConfig]:
     """Each agent's memory block deep-merged over the global one and validated, by agent index.
 

@@ -3,8 +3,74 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+MAX_LINES = 50
+"""The most problems (or warnings, or notes) a config's loading reports one by one; one more line counts
+the rest. A file with thousands of mistakes fails in a screenful, and the lines past the limit are never
+written (nor their suggestions looked for)."""
+
+
+class CappedLines:
+    """Lines up to ``MAX_LINES``, and a count of the ones past it. ``stopped``: the search for more was
+    given up once past the limit, so the count is only a lower bound."""
+
+    def __init__(self, noun: str, limit: int = MAX_LINES):
+        self.noun, self.limit = noun, limit
+        self.kept: list[str] = []
+        self.more = 0
+        self.stopped = False
+
+    def __len__(self) -> int:
+        return len(self.kept) + self.more
+
+    @property
+    def full(self) -> bool:
+        return len(self.kept) >= self.limit
+
+    def add(self, line: str | Callable[[], str]) -> None:
+        """Keep ``line``, or only count it once full; a callable is called at once to write the line, or
+        never when it would not be kept."""
+        if self.full:
+            self.more += 1
+        else:
+            self.kept.append(line() if callable(line) else line)
+
+    def extend(self, lines: Iterable[str | Callable[[], str]]) -> None:
+        for line in lines:
+            self.add(line)
+
+    def count(self, how_many: int) -> None:
+        """Count ``how_many`` lines that were not written out."""
+        self.more += how_many
+
+    def give_up_if_past_limit(self) -> bool:
+        """Whether more lines than the limit were found; if so, the caller looks for no more and the
+        count of the rest becomes a lower bound ("at least N more")."""
+        self.stopped = self.stopped or self.more > 0
+        return self.more > 0
+
+    def lines(self) -> list[str]:
+        """The kept lines, and one counting the rest when there are more."""
+        at_least = "at least " if self.stopped else ""
+        rest = [f"… and {at_least}{self.more:,} more {self.noun}"] if self.more else []
+        return [*self.kept, *rest]
+
+
+_REST = re.compile(r"… and (at least )?([\d,]+) more \w+")
+
+
+def counted(lines: list[str]) -> str:
+    """How many lines ``lines`` (as ``CappedLines.lines`` gives them) stand for, as words: ``3``, or
+    ``at least 104,397`` when the count of the rest is a lower bound."""
+    rest = _REST.fullmatch(lines[-1]) if lines else None
+    if rest is None:
+        return str(len(lines))
+    total = len(lines) - 1 + int(rest.group(2).replace(",", ""))
+    return f"{rest.group(1) or ''}{total:,}"
 
 
 def join_path(path: str, key: str | int) -> str:
@@ -75,4 +141,4 @@ def _quoted_words(text: str) -> list[str]:
 
 def repeated(names: list[str]) -> list[str]:
     """The names that occur more than once, sorted."""
-    return sorted({name for name in names if names.count(name) > 1})
+    return sorted(name for name, times in Counter(names).items() if times > 1)

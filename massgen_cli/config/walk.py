@@ -4,6 +4,7 @@ their own (``massgen_keys``), and removes what is not for pydantic before it see
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -13,14 +14,14 @@ from pydantic import BaseModel
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.massgen_keys import NOT_YET, PROGRAM_BACKENDS, MassGenKey, rule, value_rule
-from massgen_cli.config.problems import join_path, suggest
+from massgen_cli.config.problems import CappedLines, join_path, suggest
 
 
 @dataclass
 class WalkResult:
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    errors: CappedLines = field(default_factory=lambda: CappedLines("problems"))
+    warnings: CappedLines = field(default_factory=lambda: CappedLines("warnings"))
+    notes: CappedLines = field(default_factory=lambda: CappedLines("notes"))
     """MassGen values that run another way here (the run says so in one line each)."""
 
 
@@ -41,12 +42,11 @@ def check_keys(
             _not_taken(str(key), key_path, known, result)
             del raw[key]
         elif key not in names:
-            result.errors.append(f"{key_path}: unknown key '{key}'{suggest(str(key), names)}")
+            result.errors.add(functools.partial(_unknown_key, str(key), key_path, names))
             del raw[key]
         elif names[key][0] in used:
-            result.errors.append(
-                f"{key_path}: '{key}' and '{used[names[key][0]]}' set the same option; keep one"
-            )
+            twin = used[names[key][0]]
+            result.errors.add(f"{key_path}: '{key}' and '{twin}' set the same option; keep one")
             del raw[key]
         elif raw[key] is None and _is_required_section(names[key][1]):
             del raw[key]  # an empty section (its contents commented out) means its defaults
@@ -57,13 +57,17 @@ def check_keys(
     return result
 
 
+def _unknown_key(key: str, key_path: str, names: dict[str, tuple[str, Any]]) -> str:
+    return f"{key_path}: unknown key '{key}'{suggest(key, names)}"
+
+
 def _not_taken(key: str, key_path: str, known: MassGenKey, result: WalkResult) -> None:
     """A MassGen key that is ignored (a warning saying what is ignored) or refused (the reason)."""
     if known.status == "refused":
-        result.errors.append(f"{key_path}: {known.why}")
+        result.errors.add(f"{key_path}: {known.why}")
         return
     said = "is not implemented yet and is ignored" if known.why == NOT_YET else f"is ignored: {known.why}"
-    result.warnings.append(f"{key_path}: MassGen key '{key}' {said}")
+    result.warnings.add(f"{key_path}: MassGen key '{key}' {said}")
 
 
 def _note_value(model: type[Section], key: str, value: Any, key_path: str, result: WalkResult) -> None:
@@ -71,13 +75,15 @@ def _note_value(model: type[Section], key: str, value: Any, key_path: str, resul
     differently). A refused value is the model's error to raise, with the same reason."""
     known = value_rule(model.massgen_section, key, value)
     if known is not None and known.status == "implemented":
-        result.notes.append(f"{key_path}: '{value}': {known.why}")
+        result.notes.add(f"{key_path}: '{value}': {known.why}")
     elif known is not None and known.status == "substituted":
-        result.warnings.append(f"{key_path}: '{value}': {known.why}")
+        result.warnings.add(f"{key_path}: '{value}': {known.why}")
 
 
+@functools.cache
 def accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
-    """Every key the model accepts (field names, aliases), mapped to its field name and annotation."""
+    """Every key the model accepts (field names, aliases), mapped to its field name and annotation
+    (worked out once per model: a config may hold thousands of mappings of one kind). Not to be changed."""
     names: dict[str, tuple[str, Any]] = {}
     for name, info in model.model_fields.items():
         names[name] = (name, info.annotation)
@@ -88,6 +94,7 @@ def accepted_names(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
     return names
 
 
+@functools.cache
 def _is_required_section(annotation: Any) -> bool:
     return _nested_model(annotation, None) is not None and type(None) not in _union_members(annotation)
 
@@ -107,8 +114,10 @@ def _check_value(value: Any, annotation: Any, path: str, result: WalkResult) -> 
         check_keys(value, model, path, result)
 
 
+@functools.cache
 def _nested_model(annotation: Any, container: type | None) -> type[Section] | None:
-    """The Section class inside ``annotation`` (through Optional), directly or as ``container[Model]``."""
+    """The Section class inside ``annotation`` (through Optional), directly or as ``container[Model]``
+    (worked out once per annotation: the walk asks for every value of the config)."""
     for candidate in _union_members(annotation):
         if container is None and isinstance(candidate, type) and issubclass(candidate, Section):
             return candidate

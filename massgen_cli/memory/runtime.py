@@ -96,21 +96,28 @@ class MemoryRuntime:
                 lifecycle=memory.lifecycle,
             )
             store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
-        except (MassGenError, OSError) as error:  # a known problem: a lock, a server, the disk
-            self._off(f"long-term memory is off for this run: {error}")
+        except (MassGenError, OSError) as error:  # a known problem: a lock, a server, the disk, damage
+            self._off(f"long-term memory is off for this run: {error}", state_dir)
             return None
         except Exception as error:  # a bug: said as one, but the run still goes on without the store
             self.emit(Notice("debug", traceback.format_exc()))
             self._off(
                 f"long-term memory is off for this run because of an unexpected {type(error).__name__}: "
-                f"{error} (a bug; please report it, --debug shows where)"
+                f"{error} (a bug; please report it, --debug shows where)",
+                state_dir,
             )
             return None
         plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
         self.emit(Notice("debug", plan))
         return store
 
-    def _off(self, message: str) -> None:
+    def _off(self, reason: str, state_dir: Path) -> None:
+        """Said once, with where this run's records wait meanwhile."""
+        spool = state_dir / "memory" / SPOOL_NAME
+        message = (
+            f"{reason.rstrip('. ')}. This run's memory records are kept in {spool} and written by the "
+            "first run that opens the store again"
+        )
         self.startup_errors.append(message)
         self.emit(Notice("degraded", message))
 
@@ -179,7 +186,17 @@ class MemoryRuntime:
         the store is off they stay in the spool."""
         if self.recorder is None or self.store is None or self.spool is None:
             return
-        kept = self.spool.take()
+        try:
+            kept = self.spool.take()
+        except OSError as error:  # the spool is left as it is, for a later run
+            self._failed(f"could not read the memory spool {self.spool.path} ({error}); it is left as it is")
+            return
+        if kept.set_aside:
+            self._failed(
+                f"{kept.set_aside} damaged line(s) of the memory spool {self.spool.path} could not be read "
+                f"and were set aside in {self.spool.damaged_path}; the {len(kept)} readable one(s) were kept "
+                "and are written now. Look at or delete that file; nothing reads it again"
+            )
         if kept:
             self.emit(Notice("info", f"writing {len(kept)} memory record(s) kept from an earlier run"))
         for messages, context in kept.records:

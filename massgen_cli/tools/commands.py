@@ -11,7 +11,6 @@ import contextlib
 import os
 import re
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,10 @@ from massgen_cli.tools.base import Tool, ToolError, argument, schema
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
+from massgen_cli.tools.reaped import reaped
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
 from massgen_cli.tools.sandbox_launch import pids_cgroup
 
-REAPER = Path(__file__).with_name("reaper.py")
-REAPER_PARENT = "MASSGEN_REAPER_PARENT"
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
 OUTPUT_TAIL_BYTES = 4_000
@@ -47,7 +45,7 @@ class Confinement:
         with the runner (the sandbox does that itself)."""
         shell = ["/bin/sh", "-c", command]
         if self.sandbox is None:
-            return [sys.executable, "-I", "-S", str(REAPER), *shell]
+            return reaped(shell)
         return self.sandbox.spec(self.roots).command(shell)
 
 
@@ -105,7 +103,7 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env={**_clean_environment(), REAPER_PARENT: str(os.getpid())},
+        env=_clean_environment(),
         umask=user_umask(),  # what a command creates is the user's, with the user's usual mode
     )
     reading = asyncio.ensure_future(_read_all(process))

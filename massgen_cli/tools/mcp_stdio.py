@@ -6,8 +6,8 @@
   request, the start of its text and a note of the cut, and the rest is never held in memory.
 - Quiet junk: a line that is not a JSON-RPC message is reported once (a notice with its start), then
   only counted; never a traceback per line.
-- No orphans: the server runs in a process group of its own, behind a launcher that has the kernel kill
-  it when the runner dies (even by SIGKILL, ``mcp_launch``); stopping it closes its stdin, waits
+- No orphans: the server runs in a process group of its own, behind the reaper that has the kernel kill
+  it when the runner dies (even by SIGKILL, ``reaper``); stopping it closes its stdin, waits
   ``STOP_GRACE_S`` at most, then kills the whole group. Leaving on an error or a cancellation (a start
   that timed out) kills the group at once, before anything is awaited."""
 
@@ -16,10 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -27,8 +25,8 @@ from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from massgen_cli.tools.mcp_lines import MISSING, Line, LineSplitter, OutputWatch, cut_answer, read_oversized
+from massgen_cli.tools.reaped import reaped
 
-LAUNCHER = Path(__file__).with_name("mcp_launch.py")
 CHUNK_BYTES = 64 * 1024
 STOP_GRACE_S = 2.0
 """How long a server whose stdin was closed may take to exit on its own before its group is killed."""
@@ -54,7 +52,7 @@ async def bounded_stdio(
     """Run the server and yield ``(read_stream, write_stream)`` for ``ClientSession``; stop it (and all
     its process group) on leaving."""
     process = await anyio.open_process(
-        [sys.executable, "-I", "-S", str(LAUNCHER), str(os.getpid()), *command.program],
+        reaped(command.program),
         env=command.env,
         cwd=command.cwd,
         stderr=stderr,

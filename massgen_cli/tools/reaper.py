@@ -1,6 +1,8 @@
-"""Run as a script in front of an unsandboxed command (``python -I -S reaper.py PROGRAM…``): all the
-command starts dies with the runner, even when the runner is killed with SIGKILL. (A sandboxed command
-has this from bubblewrap's --die-with-parent and its PID namespace.)
+"""Run as a script in front of an unsandboxed command or an MCP server (``python -I -S reaper.py
+RUNNER_PID PROGRAM…``): all the program starts dies with the runner, even when the runner is killed with
+SIGKILL. (A sandboxed command has this from bubblewrap's --die-with-parent and its PID namespace too.)
+A script rather than a ``preexec_fn``: the runner has threads, and Python code run between ``fork`` and
+``exec`` in a process with threads can deadlock.
 
 The reaper asks the kernel for SIGTERM when its parent, the runner, dies (PR_SET_PDEATHSIG) and to
 adopt the orphans of what it starts (PR_SET_CHILD_SUBREAPER), so a process that left its group with
@@ -17,6 +19,7 @@ import sys
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+EXIT_CANNOT_RUN = 127
 
 
 def descendants(root: int) -> list[int]:
@@ -56,13 +59,21 @@ def _on_term(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
+def _become(program: list[str]) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        os.execvp(program[0], program)
+    except OSError as error:
+        sys.stderr.write(f"cannot run {program[0]!r}: {error.strerror or error}\n")
+        os._exit(EXIT_CANNOT_RUN)
+
+
 def main(arguments: list[str]) -> None:
-    _ask_kernel(int(os.environ.pop("MASSGEN_REAPER_PARENT", os.getppid())))
+    _ask_kernel(int(arguments[0]))
     signal.signal(signal.SIGTERM, _on_term)
     child = os.fork()
     if child == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.execvp(arguments[0], arguments)
+        _become(arguments[1:])
     while True:  # reap the adopted orphans too, until the command itself ends
         pid, status = os.wait()
         if pid == child:

@@ -6,11 +6,12 @@ which decides who may see the records of that turn."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 
@@ -29,6 +30,8 @@ class Kept:
 
     records: list[tuple[list[RecordMessage], RecordContext]] = field(default_factory=list)
     winners: list[WinnerMark] = field(default_factory=list)
+    set_aside: int = 0
+    """Lines that could not be read (cut short, not JSON, not a record): moved to ``<spool>.damaged``."""
 
     def __len__(self) -> int:
         return len(self.records) + len(self.winners)
@@ -48,34 +51,57 @@ class Spool:
     def keep_winner(self, mark: WinnerMark) -> None:
         self._append({"winner": asdict(mark)})
 
+    @property
+    def damaged_path(self) -> Path:
+        """Where lines that cannot be read are set aside (``spool.damaged``), never deleted."""
+        return self.path.with_suffix(".damaged")
+
     def _append(self, item: dict[str, Any]) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as spool:
-                spool.write(json.dumps(item, ensure_ascii=False) + "\n")
+            with self.path.open("a+b") as spool:
+                spool.write(_line_start(spool) + json.dumps(item, ensure_ascii=False).encode() + b"\n")
         except OSError as error:
             what = "the winner of a turn" if "winner" in item else "a memory record"
             self.on_lost(f"{what} could not be kept in {self.path} either ({error}); it is lost")
 
     def take(self) -> Kept:
         """Everything kept; the file is emptied (what fails again is kept again). A line that cannot be
-        read stays in ``<spool>.damaged`` rather than vanish."""
+        read is appended to ``damaged_path`` before the spool goes, rather than vanish; ``set_aside``
+        counts them."""
         kept = Kept()
         if not self.path.is_file():
             return kept
-        lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
-        self.path.unlink()
         damaged = []
-        for line in filter(None, lines):
-            try:
-                item: dict[str, Any] = json.loads(line)
-                if "winner" in item:
-                    kept.winners.append(WinnerMark(**item["winner"]))
-                else:
-                    kept.records.append((list(item["messages"]), RecordContext(**item["context"])))
-            except (ValueError, KeyError, TypeError):
+        for line in filter(None, self.path.read_text(encoding="utf-8", errors="replace").splitlines()):
+            if not _read_line(line, kept):
                 damaged.append(line)
         if damaged:
-            with self.path.with_suffix(".damaged").open("a", encoding="utf-8") as file:
+            with self.damaged_path.open("a", encoding="utf-8") as file:
                 file.write("\n".join(damaged) + "\n")
+        self.path.unlink()
+        kept.set_aside = len(damaged)
         return kept
+
+
+def _line_start(spool: BinaryIO) -> bytes:
+    """A newline when the file ends in a line cut short (a process killed mid-write, a full disk), so
+    the next line is not glued to it and set aside with it."""
+    end = spool.seek(0, io.SEEK_END)
+    if end == 0:
+        return b""
+    spool.seek(end - 1)
+    return b"" if spool.read(1) == b"\n" else b"\n"
+
+
+def _read_line(line: str, kept: Kept) -> bool:
+    """Add what ``line`` holds to ``kept``; False when it is not a record or a winner mark."""
+    try:
+        item: dict[str, Any] = json.loads(line)
+        if "winner" in item:
+            kept.winners.append(WinnerMark(**item["winner"]))
+        else:
+            kept.records.append((list(item["messages"]), RecordContext(**item["context"])))
+    except (ValueError, KeyError, TypeError):
+        return False
+    return True

@@ -4,7 +4,11 @@ PostgreSQL with pgvector, which several processes share."""
 from __future__ import annotations
 
 import contextlib
+import pickle
+import shlex
+import sqlite3
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,22 @@ LOCK_REMEDY = (
     "(qdrant mode: server with docker-compose.qdrant.yml, or vector_store: pgvector). If no process "
     "holds it any more, scripts/cleanup_qdrant_lock.sh removes the stale lock"
 )
+
+LOCAL_DAMAGE = (
+    sqlite3.DatabaseError,  # a points file that is not SQLite, or a malformed one
+    pickle.UnpicklingError,  # a stored point that is not a pickle
+    EOFError,  # a stored point cut short
+    AttributeError,  # a pickle of something other than a point, or a collection list of the wrong shape
+    ImportError,  # a pickle that names a module that does not exist
+    ValueError,  # meta.json that is not JSON or UTF-8, or a collection config that does not validate
+    KeyError,
+    TypeError,
+)
+"""What local Qdrant raises while it loads a store whose files are not what it wrote (each one seen by
+damaging a real store: tests/faults/test_state_faults.py)."""
+POINTS_FILE = "storage.sqlite"
+META_CODE = "qdrant_local.py"
+"""The qdrant-client module that reads ``meta.json``; a failure further in is in a collection's points."""
 
 
 def qdrant_path(settings: PersistentMemoryConfig, state_dir: Path) -> Path:
@@ -80,11 +100,31 @@ def _open_local(path: Path) -> Any:
         if "already accessed" in str(error):
             raise MemoryStoreError(LOCK_REMEDY.format(path=path)) from error
         raise
-    except (ValueError, KeyError, TypeError) as error:  # what it reads back is not what it wrote
-        raise MemoryStoreError(
-            f"the local Qdrant store at {path} is damaged ({type(error).__name__}: {error}); it was left as "
-            "it is: restore it from a backup, or move it aside to start an empty one"
-        ) from error
+    except LOCAL_DAMAGE as error:  # what it reads back is not what it wrote
+        raise MemoryStoreError(damaged_store_message(path, error)) from error
+
+
+def damaged_store_message(path: Path, error: BaseException) -> str:
+    """Which part of the store at ``path`` could not be read, that nothing in it was changed (opening
+    stops before it writes), and how to start a new one."""
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else "no detail"
+    folder = shlex.quote(str(path))
+    return (
+        f"the local Qdrant store at {path} is damaged: {_damaged_part(path, error)} cannot be read "
+        f"({type(error).__name__}: {detail}). Nothing in it was changed; to start a new, empty store move "
+        f"the folder aside (mv {folder} {shlex.quote(f'{path}.damaged')}), or restore it from a backup"
+    )
+
+
+def _damaged_part(path: Path, error: BaseException) -> str:
+    """``meta.json`` when Qdrant's own loader failed on it, else the points files (the loading of a
+    collection, from SQLite to the unpickling of each point)."""
+    frames = [Path(frame.filename) for frame in traceback.extract_tb(error.__traceback__)]
+    qdrant_frames = [frame for frame in frames if "qdrant_client" in frame.parts]
+    if qdrant_frames and qdrant_frames[-1].name == META_CODE:
+        return f"its collection list {path / 'meta.json'}"
+    files = sorted(path.glob(f"collection/*/{POINTS_FILE}"))
+    return f"its points file {files[0]}" if len(files) == 1 else f"a points file ({POINTS_FILE}) under {path}"
 
 
 def _shared(name: str, build: Any) -> Any:
