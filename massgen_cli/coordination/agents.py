@@ -122,7 +122,7 @@ def build_agents(
 
         backend = create_backend(agent_config.backend, on_retry=on_retry)
         summary_backend = _summary_backend(agent_config)
-        summarizer = _summarizer(agent_config, backend, summary_backend)
+        summarizer = _summarizer(agent_config, backend, summary_backend, _summary_usage(agent_id, emit))
         dropped = DropHandling(summarizer, _keeper(memory, agent_id))
         guard = _guard(agent_config, backend, dropped, emit)
         agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, toolbox))
@@ -136,15 +136,20 @@ def _keeper(memory: MemoryRuntime | None, agent_id: str) -> DroppedListener | No
     return memory.dropped_listener(agent_id)
 
 
-def _summary_backend(agent_config: AgentConfig) -> Backend | None:
-    """A backend of its own for a configured summariser (``memory.compression.summarizer``)."""
+def _summary_config(agent_config: AgentConfig) -> BackendConfig | None:
+    """The backend config of a configured summariser (``memory.compression.summarizer``)."""
     endpoint = agent_config.memory.compression.summarizer if agent_config.memory else None
     if endpoint is None:
         return None
-    summary_config = BackendConfig(
+    return BackendConfig(
         type=endpoint.provider, model=endpoint.model, api_key=endpoint.api_key, base_url=endpoint.base_url
     )
-    return create_backend(summary_config)
+
+
+def _summary_backend(agent_config: AgentConfig) -> Backend | None:
+    """A backend of its own for a configured summariser."""
+    config = _summary_config(agent_config)
+    return create_backend(config) if config is not None else None
 
 
 def _guard(agent_config: AgentConfig, backend: Backend, dropped: DropHandling, emit: Emit) -> ContextGuard:
@@ -163,14 +168,25 @@ def _guard(agent_config: AgentConfig, backend: Backend, dropped: DropHandling, e
 
 
 def _summarizer(
-    agent_config: AgentConfig, backend: Backend, summary_backend: Backend | None
+    agent_config: AgentConfig,
+    backend: Backend,
+    summary_backend: Backend | None,
+    on_usage: Callable[[Usage, BackendConfig], None],
 ) -> Summarizer | None:
-    """The configured summariser, else the agent's own backend; scripted agents use extraction."""
+    """The configured summariser, else the agent's own backend; scripted agents use extraction. What a
+    summary spends goes to ``on_usage``, priced as the backend that made it."""
     if summary_backend is not None:
-        return backend_summarizer(summary_backend)
+        summary_config = _summary_config(agent_config)
+        assert summary_config is not None
+        return backend_summarizer(summary_backend, lambda spent: on_usage(spent, summary_config))
     if agent_config.backend.type == "scripted":
         return None
-    return backend_summarizer(backend)
+    return backend_summarizer(backend, lambda spent: on_usage(spent, agent_config.backend))
+
+
+def _summary_usage(agent_id: str, emit: Emit) -> Callable[[Usage, BackendConfig], None]:
+    """The agent's usage event for a summary its compression asked for (counted in its tokens and cost)."""
+    return lambda spent, config: emit(AgentUsage(agent_id, priced(spent, config)))
 
 
 def text_kind(request: Request) -> str:

@@ -161,3 +161,26 @@ def test_sigkill_of_the_runner_ends_the_command_it_was_running(tmp_path: Path, m
         if runner.poll() is None:
             runner.kill()
     assert all(process_gone(pid, RUN_BOUND_S) for pid in children), "a command outlived its runner"
+
+
+def test_a_failed_turn_leaves_stdout_empty_and_its_summary(tmp_path: Path, provider):
+    provider.script(Reply(frames=openai_stream("A partial answer that never ends").frames, cut_after=3))
+    write_config(
+        tmp_path,
+        f"""
+        agent:
+          id: cut
+          backend:
+            type: chatcompletion
+            model: fake-model
+            base_url: {provider.root_url}/v1
+            api_key: sk-test
+            max_retries: 0
+        """,
+    )
+    result, seconds = run_timed("--config", "config.yaml", "Question?", cwd=tmp_path)
+    assert result.returncode == 1 and seconds < RUN_BOUND_S, result.stderr
+    assert result.stdout == "", "stdout is for the final answer alone"
+    assert "was cut mid-response" in result.stderr
+    summary = json.loads((first_attempt_folder() / "summary.json").read_text())
+    assert summary["final_answer"] is None and summary["agent_status"]["cut"]["status"] == "failed"

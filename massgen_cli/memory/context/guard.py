@@ -9,12 +9,18 @@ from dataclasses import dataclass, replace
 
 from massgen_cli.backends.base import Backend, Request, complete
 from massgen_cli.config.memory import CompressionConfig
-from massgen_cli.events import ContextStatus, Notice, RunEvent
+from massgen_cli.events import ContextStatus, Notice, RunEvent, Usage
 from massgen_cli.memory.context.compression import CompressionResult, Summarizer, compress
 from massgen_cli.memory.context.monitor import ContextMonitor, ContextUsage
 from massgen_cli.memory.context.windows import context_window
 from massgen_cli.messages import Message
-from massgen_cli.tokens import ESTIMATED, count_text_tokens, encoding_ready
+from massgen_cli.tokens import (
+    ESTIMATED,
+    count_text_tokens,
+    encoding_ready,
+    estimate_message_tokens,
+    estimate_text_tokens,
+)
 
 STREAM_WARNING_FRACTION = 0.9
 OVERFLOW_TARGET_FACTOR = 0.5
@@ -236,8 +242,10 @@ def _said_once_on_failure(
     return summarize
 
 
-def backend_summarizer(backend: Backend) -> Summarizer:
-    """A summariser that asks ``backend``; compression falls back to extraction if it fails."""
+def backend_summarizer(backend: Backend, on_usage: Callable[[Usage], None] | None = None) -> Summarizer:
+    """A summariser that asks ``backend``; compression falls back to extraction if it fails.
+    ``on_usage`` hears what each call spent (the provider's figures, else an estimate), so a summary is
+    counted in the agent's tokens and cost like any other call."""
 
     async def summarize(dropped: list[Message], previous: str, budget: int) -> str:
         transcript = "\n".join(f"{m.get('role')}: {m.get('content') or ''}" for m in dropped)
@@ -247,9 +255,18 @@ def backend_summarizer(backend: Backend) -> Summarizer:
             + (f"Summary of what came before it:\n{previous}\n\n" if previous else "")
             + f"Conversation:\n{transcript}"
         )
-        completion = await complete(
-            backend, Request([{"role": "user", "content": prompt}], purpose="summary")
-        )
+        request = Request([{"role": "user", "content": prompt}], purpose="summary")
+        completion = await complete(backend, request)
+        if on_usage is not None:
+            spent = completion.usage
+            if not spent.tokens:
+                model = backend.model
+                spent = Usage(
+                    estimate_message_tokens(request.messages, model),
+                    estimate_text_tokens(completion.text, model),
+                    estimated=True,
+                )
+            on_usage(spent)
         return completion.text
 
     return summarize
