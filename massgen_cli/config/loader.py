@@ -153,7 +153,10 @@ def _read_yaml(path: Path) -> ReadDocument:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        raise ConfigError(f"{path.name}: {where}: invalid YAML: {exc.problem or exc.context}") from exc
+        problem = str(exc.problem or exc.context)
+        if "nesting depth" in problem:  # the C parser's own bound, met before the reader's
+            raise ConfigError(f"{path.name}: {where}: the YAML is nested too deeply to read") from None
+        raise ConfigError(f"{path.name}: {where}: invalid YAML: {problem}") from exc
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path.name}: invalid YAML: {exc}") from exc
 

@@ -180,7 +180,8 @@ class _Builder:
             raise _error(event, f"the tag {_short(event.tag)} has no meaning in a config; write a plain "
                          "list or mapping")
         if len(self.stack) >= MAX_DEPTH:
-            raise _error(event, f"the YAML nests deeper than {MAX_DEPTH} levels; a config needs far fewer")
+            deep = f"the YAML is nested too deeply (over {MAX_DEPTH} levels); a config needs far fewer"
+            raise _error(event, deep)
         container: dict[Any, Any] | list[Any] = {} if mapping else []
         place = self.add(container, event)
         if event.anchor is not None:

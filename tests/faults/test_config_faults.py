@@ -104,7 +104,7 @@ def test_validate_reports_an_alias_bomb_the_same_way(tmp_path: Path):
         ("a: &a [*a]\n", "line 1: the alias *a is inside the value it names: the config has no end"),
         ("a: *b\n", "line 1: the alias *b names no anchor (&b) above it"),
         ("a: &x 1\nb: &x 2\n", "line 2: the anchor &x is set twice (lines 1 and 2); rename one"),
-        ("a: " + "[" * 150, "line 1: the YAML nests deeper than 100 levels; a config needs far fewer"),
+        ("a: " + "[" * 150, "line 1: the YAML is nested too deeply (over 100 levels)"),
         ("a: 1\n---\na: 2\n", "line 2: a config is one YAML document, but a second one starts here (---)"),
         ("a: !!python/tuple [1]\n", "line 1: the tag !!python/tuple has no meaning in a config"),
         ("a: !env HOME\n", "line 1: the tag !env has no meaning in a config; write a plain value"),

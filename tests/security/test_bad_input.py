@@ -23,7 +23,7 @@ def alias_bomb() -> str:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (alias_bomb(), "it looks like an alias bomb, so it was not built"),
+        (alias_bomb(), "which makes it an alias bomb, so it was not read further"),
         (SCRIPTED + "ui: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
         (SCRIPTED + "# " + "x" * (6 * 1024 * 1024) + "\n", "a config may be at most 5 MB"),
         ("agents: 5\n", "agents: input should be a valid list"),
