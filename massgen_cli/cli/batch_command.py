@@ -42,7 +42,6 @@ class BatchOptions:
 
 
 def run_batch(options: BatchOptions) -> int:
-    from massgen_cli.cli.signals import ending_on_signals
     from massgen_cli.config import load_config
     from massgen_cli.state import resolve_state_dir
 
@@ -67,20 +66,19 @@ def run_batch(options: BatchOptions) -> int:
     run = _runner(options, loaded, resolve_state_dir(options.state_dir))
     progress, count = batch_progress(len(todo) + len(broken))
     writer = ResultWriter(options.out)
-    with ending_on_signals():
-        try:
-            for result in broken:
-                writer.write(result)
-                count(result)
-            _with_progress(console, progress, lambda on_result: run.run(todo, writer, on_result), count)
-        except KeyboardInterrupt:
-            console.print(
-                f"[yellow]stopped: {progress.done} result(s) written to {options.out}; the running "
-                "questions were cancelled and are not in it: add --resume to go on[/]"
-            )
-            raise
-        finally:
-            writer.close()
+    try:
+        for result in broken:
+            writer.write(result)
+            count(result)
+        _with_progress(console, progress, lambda on_result: run.run(todo, writer, on_result), count)
+    except KeyboardInterrupt:
+        console.print(
+            f"[yellow]stopped: {progress.done} result(s) written to {options.out}; the running "
+            "questions were cancelled and are not in it: add --resume to go on[/]"
+        )
+        raise
+    finally:
+        writer.close()
     console.print(_summary(progress, options.out))
     return 1 if progress.failed else 0
 

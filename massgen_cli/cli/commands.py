@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from massgen_cli.cli.signals import TERMINATED, ending_on_signals
+from massgen_cli.cli.signals import TERMINATED
 from massgen_cli.errors import MassGenError, UsageError, outside_failure
 
 if TYPE_CHECKING:
@@ -76,15 +76,14 @@ def ask_or_chat(options: RunOptions) -> int:
         session_id=options.session,
         interactive=question is None,
     )
-    with ending_on_signals():
-        try:
-            return _answer(app, question) if question is not None else _chat(app, console)
-        except KeyboardInterrupt:
-            app.close()  # backends, the embedded server, MCP servers, queued memory records
-            console.print(f"[yellow]{_what_was_kept(app)}[/]")
-            raise
-        finally:
-            app.close()
+    try:  # SIGTERM ends the run like Ctrl-C (the command takes both signals: cli/signals.py)
+        return _answer(app, question) if question is not None else _chat(app, console)
+    except KeyboardInterrupt:
+        app.close()  # backends, the embedded server, MCP servers, queued memory records
+        console.print(f"[yellow]{_what_was_kept(app)}[/]")
+        raise
+    finally:
+        app.close()
 
 
 def _what_was_kept(app: Any) -> str:

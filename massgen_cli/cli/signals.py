@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 FORCE_EXIT_AFTER_S = 10.0
@@ -47,19 +46,3 @@ def end_on_signals() -> None:
     the run like it, whatever was inherited."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
-
-
-@contextlib.contextmanager
-def ending_on_signals() -> Iterator[None]:
-    """While the block runs, SIGINT raises KeyboardInterrupt and SIGTERM ends the run like it; the
-    dispositions found are restored after. Outside the main thread (a batch worker) nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    previous_term = signal.signal(signal.SIGTERM, terminate_like_ctrl_c)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous_term)
-        signal.signal(signal.SIGINT, previous_int)

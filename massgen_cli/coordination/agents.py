@@ -121,8 +121,10 @@ def build_agents(
             emit(Notice("warning", f"[{agent_id}] {error}; retry {attempt} in {delay:.1f}s"))
 
         backend = create_backend(agent_config.backend, on_retry=on_retry)
-        summary_backend = _summary_backend(agent_config)
-        summarizer = _summarizer(agent_config, backend, summary_backend, _summary_usage(agent_id, emit))
+        summary_config = _summary_config(agent_config)
+        summary = (create_backend(summary_config), summary_config) if summary_config is not None else None
+        summary_backend = summary[0] if summary is not None else None
+        summarizer = _summarizer(agent_config, backend, summary, _summary_usage(agent_id, emit))
         dropped = DropHandling(summarizer, _keeper(memory, agent_id))
         guard = _guard(agent_config, backend, dropped, emit)
         agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, toolbox))
@@ -146,12 +148,6 @@ def _summary_config(agent_config: AgentConfig) -> BackendConfig | None:
     )
 
 
-def _summary_backend(agent_config: AgentConfig) -> Backend | None:
-    """A backend of its own for a configured summariser."""
-    config = _summary_config(agent_config)
-    return create_backend(config) if config is not None else None
-
-
 def _guard(agent_config: AgentConfig, backend: Backend, dropped: DropHandling, emit: Emit) -> ContextGuard:
     memory = agent_config.memory
     assert memory is not None, "the loader sets each agent's effective memory"
@@ -170,18 +166,16 @@ def _guard(agent_config: AgentConfig, backend: Backend, dropped: DropHandling, e
 def _summarizer(
     agent_config: AgentConfig,
     backend: Backend,
-    summary_backend: Backend | None,
+    summary: tuple[Backend, BackendConfig] | None,
     on_usage: Callable[[Usage, BackendConfig], None],
 ) -> Summarizer | None:
-    """The configured summariser, else the agent's own backend; scripted agents use extraction. What a
-    summary spends goes to ``on_usage``, priced as the backend that made it."""
-    if summary_backend is not None:
-        summary_config = _summary_config(agent_config)
-        assert summary_config is not None
-        return backend_summarizer(summary_backend, lambda spent: on_usage(spent, summary_config))
-    if agent_config.backend.type == "scripted":
+    """The configured summariser (``summary``: its backend and config), else the agent's own backend;
+    scripted agents use extraction. What a summary spends goes to ``on_usage``, priced as the backend
+    that made it."""
+    if summary is None and agent_config.backend.type == "scripted":
         return None
-    return backend_summarizer(backend, lambda spent: on_usage(spent, agent_config.backend))
+    summarize_with, config = summary or (backend, agent_config.backend)
+    return backend_summarizer(summarize_with, lambda spent: on_usage(spent, config))
 
 
 def _summary_usage(agent_id: str, emit: Emit) -> Callable[[Usage, BackendConfig], None]:

@@ -176,30 +176,11 @@ class TurnRunner:
     def _unfinished(self, question: str, at: AttemptAt, error: BaseException) -> TurnResult:
         """What is known of an attempt that ended by an exception (a cancel, a signal, a failure), for its
         ``summary.json``: how it ended, each agent's status, the warnings, tool calls and usage so far."""
-        ledger = self.record.ledger
         if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
             reason = "cancelled (interrupted or terminated)"
         else:
             reason = f"failed: {type(error).__name__}: {error}"
-        spent = ledger.attempt_usage()
-        return TurnResult(
-            session_id=self.session.id,
-            turn=at.turn,
-            attempt=at.attempt,
-            question=question,
-            answers={},
-            votes=[],
-            winner=None,
-            final_answer=None,
-            end_reason=reason,
-            usage=spent,
-            timings_s={},
-            tool_calls={agent.id: ledger.tool_calls(agent.id) for agent in self.agents},
-            agent_status=dict(ledger.attempt.agent_status),
-            warnings=list(ledger.attempt.warnings),
-            total_usage=Usage.total(spent.values()),
-            turn_usage=Usage.total(ledger.usage_of_turn().values()),
-        )
+        return self._result(question, at, AttemptResult({}, [], None, reason), None)
 
     def _output_folder(self, winner: str | None) -> str | None:
         """The winner's workspace is the turn's output folder; it is named at the end of the turn."""

@@ -6,8 +6,9 @@ namespace and stops the command once it holds more than the limit (the run goes 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
+
+from massgen_cli.tools.reaper import parents
 
 WATCH_INTERVAL_S = 0.05
 
@@ -38,15 +39,7 @@ def _inner_namespace(sandbox_pid: int) -> str:
 
 
 def _children_of(parent: int) -> list[int]:
-    children = []
-    for pid in _pids():
-        with (
-            contextlib.suppress(OSError, IndexError, ValueError),
-            open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat,
-        ):
-            if int(stat.read().rsplit(") ", 1)[1].split()[1]) == parent:
-                children.append(pid)
-    return children
+    return [pid for pid, its_parent in parents().items() if its_parent == parent]
 
 
 def _count_in(namespace: str, up_to: int) -> int:

@@ -22,21 +22,28 @@ PR_SET_CHILD_SUBREAPER = 36
 EXIT_CANNOT_RUN = 127
 
 
-def descendants(root: int) -> list[int]:
-    """The ids of every live process below ``root``, from ``/proc`` (parents before children)."""
-    parents: dict[int, int] = {}
+def parents() -> dict[int, int]:
+    """Each live process's parent, from ``/proc``."""
+    found: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with (
                 contextlib.suppress(OSError, IndexError, ValueError),
                 open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat,
             ):
-                parents[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
-    found, frontier = [], [root]
+                found[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """The ids of every live process below ``root`` (parents before children)."""
+    parent_of = parents()
+    found: list[int] = []
+    frontier = {root}
     while frontier:
-        children = [pid for pid, parent in parents.items() if parent in frontier]
+        children = [pid for pid, parent in parent_of.items() if parent in frontier]
         found += children
-        frontier = children
+        frontier = set(children)
     return found
 
 

@@ -36,6 +36,12 @@ def provider() -> Iterator[FakeProviderServer]:
     server.stop()
 
 
+def wire_backend(provider: FakeProviderServer) -> str:
+    """A backend on the wire-format server, not retried (each fault is that agent's at once)."""
+    url = f"{provider.root_url}/v1"
+    return f"{{type: chatcompletion, model: fake-model, base_url: {url}, api_key: sk-test, max_retries: 0}}"
+
+
 def garbage(kind: str) -> Reply:
     good = openai_stream("Half of an answer").frames
     if kind == "malformed-event":
@@ -66,12 +72,7 @@ def test_one_providers_garbage_is_that_agents_failure(tmp_path: Path, provider, 
                 - {{tool: new_answer, args: {{content: "Paris."}}}}
                 - {{tool: vote, args: {{agent_id: agent1, reason: "correct"}}}}
           - id: broken
-            backend:
-              type: chatcompletion
-              model: fake-model
-              base_url: {provider.root_url}/v1
-              api_key: sk-test
-              max_retries: 0
+            backend: {wire_backend(provider)}
         orchestrator: {{final_presentation: reuse}}
         """,
     )
@@ -170,12 +171,7 @@ def test_a_failed_turn_leaves_stdout_empty_and_its_summary(tmp_path: Path, provi
         f"""
         agent:
           id: cut
-          backend:
-            type: chatcompletion
-            model: fake-model
-            base_url: {provider.root_url}/v1
-            api_key: sk-test
-            max_retries: 0
+          backend: {wire_backend(provider)}
         """,
     )
     result, seconds = run_timed("--config", "config.yaml", "Question?", cwd=tmp_path)
