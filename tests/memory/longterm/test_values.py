@@ -74,7 +74,11 @@ def test_values_rise_for_winners_fall_for_losers_and_survive_new_processes(tmp_p
     low = run_demo(alpha=0.3)
     winner, loser = low[WINNER_TEXT], low[LOSER_TEXT]
     assert winner[0] == loser[0] == 0.5, "turn 1 retrieves nothing, so nothing learns"
-    assert winner[0] < winner[1] < winner[2] and loser[0] > loser[1] > loser[2]
+    assert winner[0] < winner[1] <= winner[2] and loser[0] > loser[1] >= loser[2]
+    # Each restart of an agent looks memory up again and grows its traces, and restarts depend on timing
+    # (a busy machine makes more): a value may reach its bound early, but it never turns back.
+    assert winner[2] > winner[1] or winner[2] == 1.0, winner
+    assert loser[2] < loser[1] or loser[2] == 0.0, loser
     ranked = run_cli(
         "memory", "values", "--config", "@examples/scripted_values", "--goal", "bridge", "--json"
     )
