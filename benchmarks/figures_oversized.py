@@ -28,11 +28,13 @@ RUNS = 3
 
 
 RUN_AND_REPORT = """
-import resource, sys
+import sys
 from massgen_cli.cli import main, signals
 
 def report():
-    print(f"peak-rss-kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    print(f"peak-rss-kb {peak}", file=sys.stderr)
 
 exit_now = signals.exit_now
 signals.exit_now = lambda code: (report(), exit_now(code))
@@ -41,7 +43,9 @@ try:
 finally:
     report()
 """
-"""The runner's own peak (its MCP servers' and other children's memory is theirs, not the runner's)."""
+"""The runner's own peak: its address space's high-water mark (VmHWM). Not ru_maxrss, which Linux carries
+over exec from the parent that spawned it (the benchmark, holding a 50 MB reply of its own), and not its
+MCP servers' and other children's memory, which is theirs."""
 
 
 def peak_rss_mb(folder: Path, config: str) -> float:

@@ -29,13 +29,18 @@ class Tool:
 
 
 def bounded(text: str, limit: int = RESULT_CHARS, hint: str = "") -> str:
-    """``text`` cut to ``limit`` characters, with a note of what was cut (and ``hint``: how to see more)."""
+    """``text`` within ``limit`` characters, the note of what was cut (and ``hint``: how to see more)
+    included; a text already bounded is left as it is."""
     if len(text) <= limit:
         return text
-    note = (
-        f"\n[cut: {len(text) - limit:,} of {len(text):,} characters not shown{'; ' + hint if hint else ''}]"
-    )
-    return text[:limit] + note
+    keep, note = limit, ""
+    while len(text[:keep]) + len(note) > limit or not note:  # the note's length depends on its count
+        keep = max(0, limit - len(note))
+        note = (
+            f"\n[cut: {len(text) - keep:,} of {len(text):,} characters not shown"
+            f"{'; ' + hint if hint else ''}]"
+        )
+    return text[:keep] + note
 
 
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

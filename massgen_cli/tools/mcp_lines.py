@@ -162,10 +162,11 @@ def partial_json_string(raw: str) -> str:
 
 
 def cut_note(line: Line, limit: int) -> str:
-    """What the model reads after the kept start of a cut result."""
+    """What the model reads before the kept start of a cut result (first, so a later bound on what the
+    model reads cannot drop it)."""
     return (
         f"[The result was cut: the server sent {line.size:,} bytes, more than this server's "
-        f"max_result_bytes ({limit:,}); only the start above (from the first {len(line.head):,} bytes) "
+        f"max_result_bytes ({limit:,}); only the start below (from the first {len(line.head):,} bytes) "
         "was kept, the rest was dropped. Ask the tool for less, e.g. a narrower query or a range.]"
     )
 
@@ -188,7 +189,7 @@ def cut_answer(line: Line, limit: int, request_id: Any, method: str, found: Over
     the client, seeing the mark, gives it to the model as the tool's result."""
     if method == "tools/call":
         note = cut_note(line, limit)
-        kept = f"{found.text}\n\n{note}" if found.text else note
+        kept = f"{note}\n\n{found.text}" if found.text else note
         if found.cut_key == "error":
             return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": kept}}
         cut = {"sent_bytes": line.size, "kept_bytes": len(line.head)}

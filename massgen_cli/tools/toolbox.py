@@ -16,7 +16,7 @@ from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.state import user_umask
-from massgen_cli.tools.base import Tool, ToolError
+from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, bounded
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool, require_docker
 from massgen_cli.tools.custom import (
@@ -92,7 +92,8 @@ class Toolbox:
                 raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
             async with asyncio.timeout(self.call_timeout_s):
                 text = await tool.run(dict(call.arguments))
-            return ToolResult(text, True, time.monotonic() - started)
+            # every tool's result is bounded here, whatever the tool (MCP servers and custom functions too)
+            return ToolResult(bounded(text, RESULT_CHARS, LONG_RESULT_HINT), True, time.monotonic() - started)
         except TimeoutError:
             return _failed(f"the call took longer than {self.call_timeout_s:g}s and was stopped", started)
         except ToolError as error:
@@ -101,8 +102,11 @@ class Toolbox:
             return _failed(f"{type(error).__name__}: {error}", started)
 
 
+LONG_RESULT_HINT = "ask the tool for less (a narrower query, a range, a page)"
+
+
 def _failed(message: str, started: float) -> ToolResult:
-    return ToolResult(f"Error: {message}", False, time.monotonic() - started)
+    return ToolResult(bounded(f"Error: {message}", RESULT_CHARS), False, time.monotonic() - started)
 
 
 def build_toolbox(

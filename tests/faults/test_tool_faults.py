@@ -146,3 +146,19 @@ def test_endless_command_output_is_held_as_head_and_tail(tmp_path: Path):
     assert text.startswith("exit code: 0\nxxxx") and text.rstrip().endswith("THE-END")
     assert "[cut: 299,988,00" in text and "bytes of output not shown]" in text and len(text) < 13_000
     assert grown_mb < 20, f"300 MB of output grew the process by {grown_mb:.0f} MB"
+
+
+def test_any_tools_huge_result_is_bounded_for_the_model():
+    from massgen_cli.events import ToolCall
+    from massgen_cli.tools.base import RESULT_CHARS
+    from massgen_cli.tools.custom import custom_tool
+    from massgen_cli.tools.toolbox import LONG_RESULT_HINT, Toolbox
+
+    def dump() -> str:
+        """Returns five million characters."""
+        return "y" * 5_000_000
+
+    tool = custom_tool("dump", dump, None, {}, None)
+    result = asyncio.run(Toolbox({tool.name: tool}).run(ToolCall("c1", tool.name, {})))
+    assert result.ok and len(result.text) <= RESULT_CHARS
+    assert result.text.endswith(f"characters not shown; {LONG_RESULT_HINT}]")
