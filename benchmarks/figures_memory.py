@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from load import TURN_PROBE
-from retrieval_recall import latency_table, recall_tables
+from retrieval_recall import dialogue_figures, latency_table, recall_tables
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.context.monitor import ContextMonitor
@@ -44,6 +44,18 @@ def recall_at_5(people: int, crowd: int) -> dict[str, float]:
     """Hybrid recall@5 on the synthetic long-conversation set, the conversation among ``crowd`` others."""
     _, crowded = recall_tables(people, 12, [5], crowd, quiet=True)
     return {"retrieval_recall_at_5": round(crowded["hybrid"][0], 3)}
+
+
+def dialogue_fusion(conversations: int) -> dict[str, float]:
+    """On the long-dialogue set, each conversation alone and among the others: hybrid any@k over the
+    better of dense and lexical (the least over k = 1, 5, 10 and both stores), and how many questions'
+    top-10 lists, of any method, differ between alone and crowded."""
+    figures = dialogue_figures(conversations, [1, 5, 10])
+    return {
+        "dialogue_hybrid_over_better_half": round(figures.worst_fusion_ratio(), 3),
+        "dialogue_lists_changed_by_crowd": sum(figures.changed.values()),
+        "dialogue_hybrid_any_at_5": round(figures.crowded["hybrid"][1], 3),
+    }
 
 
 def record_overhead(records: int = 200) -> dict[str, float]:

@@ -1,9 +1,19 @@
-"""Long-term retrieval side by side: recall of dense, lexical and hybrid ranking, recall of one
-conversation alone and crowded among others, and search latency as the store grows.
+"""Long-term retrieval side by side: dense, lexical and hybrid ranking, each conversation alone in a
+store and crowded among others, and search latency as the store grows.
 
-Usage: python benchmarks/retrieval_recall.py [--people N] [--chatter N] [--k 1 5 10]
+Usage: python benchmarks/retrieval_recall.py [--dialogues N] [--people N] [--chatter N] [--k 1 5 10]
                                              [--crowd N] [--sizes 1000 10000 50000] [--queries N]
-Builds fresh stores in a temporary folder with the offline embedder. Recall: the synthetic set's facts
+Builds fresh stores in a temporary folder with the offline embedder.
+
+Dialogues (the long-conversation set of long_dialogues.py, imported as ``massgen memory import`` does):
+any@k, the share of questions whose evidence turn is among the top k of a search scoped to its own
+conversation, for each method, with each conversation alone in a store and with all ``--dialogues`` in
+one; and how many questions' top-10 lists differ between the two (a session's results should not depend
+on other sessions). The ranking's choices (the fusion, the text each half indexes) were made on other
+conversations of the set (seeds 100 to 109) before these (seeds 300 and up) were measured. Then the
+forms of indexed text, embedded alone (dense any@k within each conversation).
+
+Synthetic facts: the synthetic set's facts
 are planted among chatter (imported turns with a speaker and a date) and each question is asked of its
 own session, first with the conversation alone in the store, then with ``--crowd`` other
 conversations on the same topics beside it. Latency: session-scoped hybrid searches (real query
@@ -19,11 +29,13 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
+from long_dialogues import Dialogue, build_dialogue, load_dialogue, ranked_evidence
 from synthetic_conversations import build_conversation, fill_index, load_into, recall_at
 
 from massgen_cli.config.memory import PersistentMemoryConfig
@@ -32,6 +44,8 @@ from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
 METHODS = ("dense", "lexical", "hybrid")
+REPORTED_SEEDS = 300
+"""The dialogues reported start at this seed; the ranking's choices were made on seeds 100 to 109."""
 TARGET = "conversation_0"
 
 
@@ -46,9 +60,10 @@ def recall_table(store: PersistentMemory, conversation, ks: list[int]) -> dict[s
 
 def print_table(title: str, table: dict[str, list[float]], ks: list[int]) -> None:
     print(f"\n{title}")
-    print(f"{'method':<8}" + "".join(f"  recall@{k:<3}" for k in ks))
+    width = max(8, *(len(name) for name in table))
+    print(f"{'method':<{width}}" + "".join(f"  recall@{k:<3}" for k in ks))
     for method, values in table.items():
-        print(f"{method:<8}" + "".join(f"  {value:>9.3f}" for value in values))
+        print(f"{method:<{width}}" + "".join(f"  {value:>9.3f}" for value in values))
 
 
 def recall_tables(
@@ -74,6 +89,112 @@ def recall_tables(
         store.close()
         close_clients()
     return alone, crowded
+
+
+@dataclass
+class DialogueFigures:
+    """any@k per method, alone and crowded, and per method how many questions' top 10 changed."""
+
+    ks: list[int]
+    questions: int = 0
+    alone: dict[str, list[float]] = field(default_factory=dict)
+    crowded: dict[str, list[float]] = field(default_factory=dict)
+    changed: dict[str, int] = field(default_factory=dict)
+
+    def worst_fusion_ratio(self) -> float:
+        """The least, over k and both stores, of hybrid over the better of dense and lexical."""
+        ratios = [
+            table["hybrid"][i] / best if (best := max(table["dense"][i], table["lexical"][i])) else 1.0
+            for table in (self.alone, self.crowded)
+            for i in range(len(self.ks))
+        ]
+        return min(ratios)
+
+
+def dialogue_figures(conversations: int, ks: list[int], first_seed: int = REPORTED_SEEDS) -> DialogueFigures:
+    """Each of ``conversations`` dialogues asked alone in its own store and among all in a shared one."""
+    dialogues = [build_dialogue(seed) for seed in range(first_seed, first_seed + conversations)]
+    figures = DialogueFigures(ks)
+    hits = {store: {m: [0] * len(ks) for m in METHODS} for store in ("alone", "crowded")}
+    figures.changed = dict.fromkeys(METHODS, 0)
+    with tempfile.TemporaryDirectory() as folder:
+        shared = open_store(str(Path(folder) / "shared"))
+        for number, dialogue in enumerate(dialogues):
+            load_dialogue(shared, dialogue, f"dialogue_{number}")
+        for number, dialogue in enumerate(dialogues):
+            own = open_store(str(Path(folder) / f"alone_{number}"))
+            load_dialogue(own, dialogue, f"dialogue_{number}")
+            _ask(dialogue, f"dialogue_{number}", {"alone": own, "crowded": shared}, hits, figures)
+            own.close()
+        shared.close()
+        close_clients()
+    figures.questions = sum(len(d.questions) for d in dialogues)
+    for store, table in hits.items():
+        rates = {m: [found / figures.questions for found in counts] for m, counts in table.items()}
+        setattr(figures, store, rates)
+    return figures
+
+
+def _ask(dialogue: Dialogue, session: str, stores: dict, hits: dict, figures: DialogueFigures) -> None:  # type: ignore[type-arg]
+    """Every question of ``dialogue`` of both stores, by every method."""
+    for question in dialogue.questions:
+        for method in METHODS:
+            ranked = {
+                name: ranked_evidence(store, question, session, method, max(figures.ks))
+                for name, store in stores.items()
+            }
+            figures.changed[method] += ranked["alone"] != ranked["crowded"]
+            for name, evidence in ranked.items():
+                for i, k in enumerate(figures.ks):
+                    hits[name][method][i] += question.evidence in evidence[:k]
+
+
+def print_dialogue_figures(figures: DialogueFigures) -> None:
+    ks = figures.ks
+    print(f"\nlong dialogues: {figures.questions} questions, any@k of a search scoped to the conversation")
+    print(f"{'method':<8}" + "".join(f"  alone@{k:<3}" for k in ks) + "".join(f"  crowd@{k:<3}" for k in ks)
+          + "  top-10 changed")  # fmt: skip
+    for method in METHODS:
+        row = [*figures.alone[method], *figures.crowded[method]]
+        changed = figures.changed[method]
+        print(f"{method:<8}" + "".join(f"  {value:>9.3f}" for value in row) + f"  {changed:>14}")
+    worst = figures.worst_fusion_ratio()
+    print(f"hybrid / better of dense and lexical, worst over k and stores: {worst:.3f}")
+
+
+FORMS = {
+    "date · turn 0 · speaker: text": lambda t: f"{t['timestamp']} · turn 0 · {t['speaker']}: {t['content']}",
+    "[date] speaker: text": lambda t: f"[{t['timestamp']}] {t['speaker']}: {t['content']}",
+    "speaker: text": lambda t: f"{t['speaker']}: {t['content']}",
+    "text": lambda t: t["content"],
+}
+
+
+def form_table(conversations: int, ks: list[int]) -> dict[str, list[float]]:
+    """Dense any@k of each form of indexed text, by the offline embedder alone (no store)."""
+    import numpy as np
+
+    from massgen_cli.memory.longterm.store.embedder import shared_local_embedder
+
+    embedder = shared_local_embedder()
+    dialogues = [build_dialogue(seed) for seed in range(conversations)]
+    table = {name: [0.0] * len(ks) for name in FORMS}
+    total = sum(len(d.questions) for d in dialogues)
+    for dialogue in dialogues:
+        questions = np.asarray(embedder.embed_many([q.text for q in dialogue.questions]))
+        for name, form in FORMS.items():
+            turns = np.asarray(embedder.embed_many([form(t) for t in dialogue.turns]))
+            order = np.argsort(-(questions @ turns.T), axis=1)
+            for row, question in enumerate(dialogue.questions):
+                ranked = [dialogue.turns[i]["dia_id"] for i in order[row][: max(ks)]]
+                for i, k in enumerate(ks):
+                    table[name][i] += (question.evidence in ranked[:k]) / total
+    return table
+
+
+def dialogues(args: argparse.Namespace) -> None:
+    print_dialogue_figures(dialogue_figures(args.dialogues, args.k))
+    print_table("forms of indexed text, dense alone (any@k)", form_table(args.dialogues, args.k), args.k)
 
 
 def recall(args: argparse.Namespace) -> None:
@@ -132,6 +253,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--dialogues", type=int, default=10, help="conversations of the long-dialogue set")
     parser.add_argument("--people", type=int, default=40)
     parser.add_argument("--chatter", type=int, default=12, help="most chatter lines before each fact")
     parser.add_argument("--k", type=int, nargs="+", default=[1, 5, 10])
@@ -139,6 +261,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
+    dialogues(args)
     recall(args)
     latency(args)
 

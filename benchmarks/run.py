@@ -53,6 +53,8 @@ TARGETS = {
     "token_count_incremental": Target(1.5),
     "largest_request_fraction": Target(0.75),
     "retrieval_recall_at_5": Target(0.9, at_least=True),
+    "dialogue_hybrid_over_better_half": Target(1.0, at_least=True),
+    "dialogue_lists_changed_by_crowd": Target(0),
     "embedded_default_correct_of_20": Target(18, at_least=True),
     "oversized_input_extra_rss_mb": Target(50),
 }
@@ -91,6 +93,7 @@ def measurements(quick: bool) -> dict[str, Callable[[], dict[str, float]]]:
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
         "retrieval": lambda: _retrieval(sizes, 30 if quick else 100),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
+        "dialogues": lambda: figures_memory.dialogue_fusion(3 if quick else 10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
         "token_counting": figures_memory.token_count_incremental,
         "compression": figures_memory.compression,

@@ -23,11 +23,14 @@ from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.events import EventSink, Notice
 from massgen_cli.logs import RunLog
 from massgen_cli.memory.context.threads import AgentThreads
+from massgen_cli.memory.filesystem import LEDGER_FILE, FileLedger, MemoryFiles
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.memory import RecordingLink, SharedMemoryPlace, open_shared_memory
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import write_problem
 from massgen_cli.tools.mcp import McpHub
+from massgen_cli.tools.memory_tools import GUIDANCE as MEMORY_TOOLS_GUIDANCE
+from massgen_cli.tools.memory_tools import memory_tools
 from massgen_cli.tools.planning import PlanBook, PlanSettings
 from massgen_cli.tools.skills import Skill, discover_skills
 from massgen_cli.tools.snapshots import Snapshots
@@ -48,6 +51,21 @@ def workspace_snapshots(config: MassGenConfig, session_id: str) -> Snapshots | N
     views = config.orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
     labels = {agent_id: alias for alias, agent_id in alias_map(config.agent_ids).items()}
     return Snapshots(Path(storage), Path(views), session_id, labels)
+
+
+def memory_files(
+    config: MassGenConfig,
+    workspaces: dict[str, Path],
+    emit: EventSink,
+    memory: MemoryRuntime,
+    kept_in: Path | None,
+) -> MemoryFiles | None:
+    """MassGen's filesystem memory mode, when ``coordination.enable_memory_filesystem_mode`` is on; what
+    it recorded is kept in the folder ``kept_in`` (the session's; None: not kept)."""
+    if not config.orchestrator.coordination.enable_memory_filesystem_mode:
+        return None
+    ledger = FileLedger(kept_in / LEDGER_FILE if kept_in is not None else None)
+    return MemoryFiles(workspaces, config.agent_ids, emit, memory, ledger)
 
 
 def unsaved_run_notice(state_dir: Path, problem: str) -> str:
@@ -93,24 +111,30 @@ class MassGenApp:
         self.turns = self._turn_runner(config, saved, RunRecord(self.events, self.run_log, ledger))
 
     def _turn_runner(self, config: MassGenConfig, saved: bool, record: RunRecord) -> TurnRunner:
-        """The agents, their shared memory, threads, snapshots and MCP servers, and the turn runner over
-        them with the attempt parts that are on."""
+        """The agents (with their memory tools), their shared memory, threads, snapshots and MCP servers,
+        and the turn runner over them with the attempt parts that are on."""
         memory, emit = self.memory, self.events
         link = RecordingLink(memory.recorder, memory.spool)
         place = SharedMemoryPlace(self.session, memory.store, link, saved)
         self.shared = open_shared_memory(config, place, emit)
         equipment = self._equipment(config, saved)
         self.agents: list[Agent] = build_agents(config, emit, memory, equipment)
+        for agent in self.agents:
+            if memory.tools_for(agent.id):
+                agent.toolbox.add(memory_tools(memory, agent.id), MEMORY_TOOLS_GUIDANCE)
         self.threads = AgentThreads.load(self.session.directory, saved=saved)
         self.mcp = McpHub(emit)
         self.mcp_connected = False
-        context = StepContext(self.threads, memory, self.shared, equipment.snapshots, equipment.plans)
+        kept_in = self.session.directory if saved else None
+        files = memory_files(config, equipment.workspaces, emit, memory, kept_in)
+        context = StepContext(self.threads, memory, self.shared, equipment.snapshots, equipment.plans, files)
         settings = config.orchestrator.shared_memory
         shared_on = settings.conversation or settings.persistent or settings.entries
         parts: list[AttemptPart | None] = [
             self.shared if shared_on else None,
             equipment.snapshots,
             equipment.plans,
+            files,  # before long-term memory, whose commit writes what it records
             memory if memory.wanted else None,
         ]
         crew = Crew(config, self.agents, context)

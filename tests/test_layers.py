@@ -99,9 +99,9 @@ def test_the_rule_reports_an_upward_import(tmp_path):
     assert upward_imports(probe, "backends") == [], "a part imports itself freely"
 
 
-def test_memory_shows_its_three_memories_and_the_runtime():
+def test_memory_shows_its_four_memories_and_the_runtime():
     entries = {p.name for p in (PACKAGE / "memory").iterdir() if p.name != "__pycache__"}
-    assert entries == {"__init__.py", "runtime.py", "context", "longterm", "shared"}
+    assert entries == {"__init__.py", "runtime.py", "context", "longterm", "shared", "filesystem"}
 
 
 def test_long_term_memory_says_store_record_retrieve():

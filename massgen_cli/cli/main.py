@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -166,7 +167,13 @@ AgentFilter = Annotated[str | None, typer.Option("--agent", help="Only memories 
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
 
 
-@memory_app.command("search", help="Search long-term memory by meaning.")
+class SearchMethod(StrEnum):
+    hybrid = "hybrid"
+    dense = "dense"
+    lexical = "lexical"
+
+
+@memory_app.command("search", help="Search long-term memory by meaning and words.")
 def memory_search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     config: ConfigOption = None,
@@ -178,6 +185,10 @@ def memory_search(
     task_type: Annotated[
         str | None, typer.Option("--task-type", help="Only memories of this task type.")
     ] = None,
+    method: Annotated[
+        SearchMethod,
+        typer.Option("--method", help="hybrid (both rankings fused), dense (meaning) or lexical (words)."),
+    ] = SearchMethod.hybrid,
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -186,7 +197,10 @@ def memory_search(
 
     scope = SearchFilter(session, agent, domain, task_type)
     _guarded(
-        debug, lambda: memory_commands.search(query, config, state_dir, scope, limit=limit, as_json=as_json)
+        debug,
+        lambda: memory_commands.search(
+            query, config, state_dir, scope, limit=limit, as_json=as_json, method=method.value
+        ),
     )
 
 
@@ -197,6 +211,9 @@ def memory_list(
     session: SessionFilter = None,
     agent: AgentFilter = None,
     as_json: JsonOption = False,
+    include_stale: Annotated[
+        bool, typer.Option("--all", help="Also the memories agents marked stale, with the reason.")
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli.cli import memory_commands
@@ -204,7 +221,7 @@ def memory_list(
     _guarded(
         debug,
         lambda: memory_commands.list_memories(
-            config, state_dir, session=session, agent=agent, as_json=as_json
+            config, state_dir, session=session, agent=agent, as_json=as_json, include_stale=include_stale
         ),
     )
 

@@ -20,6 +20,7 @@ from massgen_cli.text import one_line
 
 if TYPE_CHECKING:
     from massgen_cli.memory.longterm.record.memories import RecordMessage
+    from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
 IMPORT_BATCH = 64
 TEXT_CHARS = 100
@@ -34,12 +35,11 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
     from massgen_cli.state import resolve_state_dir
 
     memory = load_config(config).config.memory
+    folder = resolve_state_dir(state_dir)
     store = PersistentMemory(
-        memory.persistent_memory,
-        resolve_state_dir(state_dir),
-        domain=memory.domain,
-        task_type=memory.task_type,
+        memory.persistent_memory, folder, domain=memory.domain, task_type=memory.task_type
     )
+    _say_waiting_records(folder, memory)
     try:
         yield store
     finally:
@@ -47,11 +47,42 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
         close_clients()
 
 
+def _say_waiting_records(state_dir: Path, memory: Any) -> None:
+    """Records in the spool are not in the store yet: said, with which run writes them."""
+    from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget, waiting_notice
+    from massgen_cli.memory.longterm.store.vector_stores import store_identity
+    from massgen_cli.memory.runtime import SPOOL_NAME
+
+    store = store_identity(memory.persistent_memory, state_dir)
+    own = SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
+    spool = Spool(state_dir / "memory" / SPOOL_NAME, own)
+    try:
+        waiting = spool.waiting()
+    except OSError:
+        return
+    for target, count in waiting.items():
+        if target == own:
+            line = (
+                f"{count} memory record(s) in {spool.path} are not in this store yet: the next run with "
+                "this config writes them"
+            )
+        else:
+            line = waiting_notice(count, target, spool.path)
+        print(line, file=sys.stderr)
+
+
 def search(
-    query: str, config: str | None, state_dir: Path | None, scope: SearchFilter, *, limit: int, as_json: bool
+    query: str,
+    config: str | None,
+    state_dir: Path | None,
+    scope: SearchFilter,
+    *,
+    limit: int,
+    as_json: bool,
+    method: str = "hybrid",
 ) -> int:
     with open_store(config, state_dir) as store:
-        hits = store.search(query, limit=limit, scope=scope)
+        hits = store.search(query, limit=limit, scope=scope, method=method)
     for hit in hits:
         record = hit.to_json()
         if as_json:
@@ -66,13 +97,21 @@ def search(
 
 
 def list_memories(
-    config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None, as_json: bool
+    config: str | None,
+    state_dir: Path | None,
+    *,
+    session: str | None,
+    agent: str | None,
+    as_json: bool,
+    include_stale: bool = False,
 ) -> int:
-    """Every memory with its key and its learned value for the configured goal."""
+    """Every memory with its key and its learned value for the configured goal; with ``include_stale``
+    also those agents marked stale, with the reason and who marked them."""
     goal = _goal(config)
     with open_store(config, state_dir) as store:
-        memories = store.list_memories(session_id=session, agent_id=agent)
+        memories = store.list_memories(session_id=session, agent_id=agent, include_stale=include_stale)
         values = store.index.values((m.id for m in memories), segment(goal))
+        stale = store.index.stale_marks() if include_stale else {}
     for memory in memories:
         first = next(
             (x for x in memory.sources if session in (None, x.session_id) and agent in (None, x.agent_id)),
@@ -89,14 +128,27 @@ def list_memories(
                 "sources": [vars(s) for s in memory.sources],
                 "metadata": memory.extra,
             }
+            mark = stale.get(memory.id)
+            if mark is not None:
+                record["stale"] = {k: v for k, v in vars(mark).items() if k != "memory_id"}
             print(json.dumps(record, ensure_ascii=False))
         else:
             where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
             value = values.get(memory.id, DEFAULT_VALUE)
-            print(f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}")
+            print(
+                f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}"
+                + _stale_note(stale.get(memory.id))
+            )
     if not memories:
         Console(stderr=True).print("no memories stored")
     return 0
+
+
+def _stale_note(mark: StaleMark | None) -> str:
+    if mark is None:
+        return ""
+    when = f", turn {mark.turn}" if mark.turn is not None else ""
+    return f"  [stale: {one_line(mark.reason, TEXT_CHARS)} — marked by {mark.marked_by}{when}]"
 
 
 def values(config: str | None, state_dir: Path | None, *, goal: str | None, limit: int, as_json: bool) -> int:
@@ -168,7 +220,7 @@ def import_file(
         task = bar.add_task(f"importing {path.name}", total=len(records))
         for start in range(0, len(records), IMPORT_BATCH):
             batch = records[start : start + IMPORT_BATCH]
-            pairs = [(_message(item), _context(item, session, agent)) for item in batch]
+            pairs = [(import_message(item), import_context(item, session, agent)) for item in batch]
             store.prepare_embeddings(pairs)
             for message, context in pairs:
                 outcome = store.record([message], context)
@@ -198,13 +250,15 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         yield item
 
 
-def _message(item: dict[str, Any]) -> RecordMessage:
+def import_message(item: dict[str, Any]) -> RecordMessage:
+    """An imported line as a record: its role and content, every other field kept as its metadata."""
     role = str(item["role"]) if item.get("role") in ("user", "assistant") else "user"
     metadata = {key: value for key, value in item.items() if key not in _KNOWN_FIELDS}
     return {"role": role, "content": str(item["content"]), "metadata": metadata}
 
 
-def _context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
+def import_context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
+    """Who an imported line is recorded by, and where."""
     from massgen_cli.memory.longterm.record.memories import RecordContext
 
     return RecordContext(

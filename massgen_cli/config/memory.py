@@ -287,6 +287,11 @@ class MemoryConfig(Section):
     retrieval: RetrievalConfig = Field(
         default_factory=RetrievalConfig, description="Retrieval of long-term memories into each request."
     )
+    tools: bool = Field(
+        default=True,
+        description="Give agents the memory tools (memory_search, memory_save, memory_forget) when long-term "
+        "memory is on for them; an agent's own memory block may turn them off.",
+    )
     recording: RecordingConfig = Field(
         default_factory=RecordingConfig, description="What is recorded into long-term memory."
     )

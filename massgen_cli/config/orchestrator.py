@@ -32,6 +32,15 @@ class CoordinationConfig(Section):
     task_planning_filesystem_mode: bool = Field(
         default=False, description="Also keep each agent's plan as tasks/plan.json in its workspace."
     )
+    enable_memory_filesystem_mode: bool = Field(
+        default=False,
+        description="Each agent with a workspace keeps memory as Markdown files there: "
+        "memory/short_term/*.md shown in full in its system prompt before every step (16,000 bytes at "
+        "most, the cut said), memory/long_term/*.md listed by path and description and read with "
+        "read_file; its peers' as of their latest answers with snapshot_storage. At the end of a turn "
+        "every agent's memory files are merged into the winner's workspace and given to every agent; "
+        "with long-term memory on they are indexed too (metadata file and kind).",
+    )
     use_skills: bool = Field(
         default=False,
         description="Agents are offered skills: folders with a SKILL.md (front matter: name, description), "

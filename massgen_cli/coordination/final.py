@@ -123,9 +123,11 @@ class Finale:
         synthesis = self.settings.final_answer_mode == "synthesize"
         task = prompts.presentation_message(question, result.answers, result.votes, agent_ids, synthesis)
         with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
+        files = self.context.memory_files
         system = prompts.own_system_message(
             winner.config.system_message,
             winner.toolbox.instructions() if with_tools else "",
+            files.consolidation(winner.id) if files is not None and with_tools else "",
             appended=winner.config.append_system_prompt,
         )
         request = Request(self.context.plain(winner, system, task), purpose=purpose)

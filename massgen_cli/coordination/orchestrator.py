@@ -154,6 +154,7 @@ class Orchestrator:
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
             self.workflow.record(agent_id, outcome)
+            await self.context.memory_files_written(agent_id)
         if outcome.decision is not None and outcome.tools_used:  # peers see what work backs a decision
             await self.shared.record(agent_id, outcome.tools_used, self.scope.turn, self.scope.attempt)
         if isinstance(outcome.decision, NewAnswer):

@@ -58,14 +58,15 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: 
     extra = (
         [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS] if json_tools else []
     )
+    context = step.context
     system = prompts.own_system_message(
         agent.config.system_message,
         agent.toolbox.instructions(),
         *extra,
+        await context.memory_files_note(agent, peers=False),
         appended=agent.config.append_system_prompt,
     )
     task: Message = {"role": "user", "content": question}
-    context = step.context
     messages = await context.messages(agent, step.turn, question, system, task)
     schema = SINGLE_ANSWER_SCHEMA if json_tools else None
     request = Request(messages, response_schema=schema, purpose=purpose)
@@ -92,6 +93,7 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: 
         return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s")
     if context.memory is not None:
         context.memory.record(agent.id, [task, *done.exchange], reasoning=done.completion.reasoning)
+    await context.memory_files_written(agent.id)
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
     if not text:
         return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")

@@ -13,6 +13,7 @@ from massgen_cli.coordination.agents import Agent
 from massgen_cli.events import RunEvent
 from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.threads import AgentThreads
+from massgen_cli.memory.filesystem import MemoryFiles
 from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
@@ -43,13 +44,14 @@ class AttemptScope:
 @dataclass
 class StepContext:
     """What the steps of an attempt draw on: the agents' threads, long-term memory and shared memory
-    (any of them empty)."""
+    (any of them empty), peers' snapshots, task plans and memory files (when they are on)."""
 
     threads: AgentThreads = field(default_factory=AgentThreads)
     memory: MemoryRuntime | None = None
     shared: SharedMemory = field(default_factory=lambda: SharedMemory(SharedMemoryConfig()))
     snapshots: Snapshots | None = None
     plans: PlanBook | None = None
+    memory_files: MemoryFiles | None = None
 
     async def peers_note(self, agent: Agent) -> str:
         """The agent's view of its peers' snapshots, rebuilt; the line that tells it where they are."""
@@ -66,6 +68,19 @@ class StepContext:
         """Keep the agent's workspace as it is now, for its peers (after a new answer)."""
         if self.snapshots is not None and agent.workspace is not None:
             await asyncio.to_thread(self.snapshots.take, agent.id, agent.workspace)
+
+    async def memory_files_note(self, agent: Agent, *, peers: bool = True) -> str:
+        """What the agent's system prompt says of its memory files (and, with ``peers``, of its peers' as
+        of their latest answers: call ``peers_note`` first) before a step; "" when the mode is off."""
+        if self.memory_files is None:
+            return ""
+        view = self.snapshots.view_folder(agent.id) if self.snapshots is not None and peers else None
+        return await asyncio.to_thread(self.memory_files.section, agent.id, view)
+
+    async def memory_files_written(self, agent_id: str) -> None:
+        """After a step that decided: the agent's changed memory files go to long-term memory."""
+        if self.memory_files is not None:
+            await self.memory_files.index(agent_id)
 
     def plain(self, agent: Agent, system: Message | None, task: Message) -> list[Message]:
         """The system prompt, the agent's thread and the task, without memory blocks."""

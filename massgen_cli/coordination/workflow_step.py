@@ -177,15 +177,16 @@ class WorkflowStep:
     async def _messages(self, agent: Agent) -> list[Message]:
         uses_json = not agent.backend.capabilities.tool_calls
         tool_text = json_tool_instructions(agent.toolbox.specs) if uses_json and agent.toolbox else ""
+        peers = await self.context.peers_note(agent)
         system = prompts.system_message(
             agent.config.system_message,
             *self._judging(agent),
             agent.toolbox.instructions(),
             tool_text,
+            await self.context.memory_files_note(agent),
             uses_json=uses_json,
             appended=agent.config.append_system_prompt,
         )
-        peers = await self.context.peers_note(agent)
         extra = "\n\n".join(part for part in (self.task.extra, peers) if part)
         board = self.board
         task = prompts.task_message(self.task.question, board.answers, board.order, extra)

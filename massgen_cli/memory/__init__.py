@@ -1,4 +1,5 @@
-"""Memory in three parts, wired per run by ``runtime``: ``context`` (short-term: the conversation, per-agent
+"""Memory in four parts, wired per run by ``runtime``: ``context`` (short-term: the conversation, per-agent
 threads and each request kept inside its model's window), ``longterm`` (mem0 over a vector store, with
-keys, turn-aware retrieval and learned values) and ``shared`` (what the orchestrator shares between agents),
-which builds on the other two."""
+keys, turn-aware retrieval and learned values), ``shared`` (what the orchestrator shares between agents),
+which builds on the other two, and ``filesystem`` (MassGen's memory files in each agent's workspace,
+indexed into ``longterm``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,15 +15,18 @@ from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import MassGenError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.longterm.record.background import MemoryRecorder
-from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.record.memories import MemoryHit, RecordContext, RecordMessage
 from massgen_cli.memory.longterm.record.rules import messages_to_record
-from massgen_cli.memory.longterm.record.spool import Spool, WinnerMark
+from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget, WinnerMark, waiting_notice
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.retrieval import build_query, memory_message, within_budget
 from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import store_identity
 from massgen_cli.messages import Message
+from massgen_cli.tools.memory_tools import FoundMemory, SavedMemory, StaleNote
 
 SPOOL_NAME = "spool.jsonl"
 RECALL_WAIT_S = 10.0
@@ -68,8 +71,8 @@ class MemoryRuntime:
         self.startup_errors: list[str] = []
         self.wanted = bool(enabled or config.orchestrator.shared_memory.persistent)
         kept = state_dir if self.wanted else None
-        self.store = self._open_store(config, kept, enabled) if kept else None
-        self.spool = Spool(kept / "memory" / SPOOL_NAME, self._failed) if kept else None
+        self.store = self._open_store(kept) if kept else None
+        self.spool = Spool(kept / "memory" / SPOOL_NAME, self._target(kept), self._failed) if kept else None
         self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
         self.spool_replayed = False
         learning = config.memory.value_learning
@@ -79,14 +82,10 @@ class MemoryRuntime:
         self.turn = 0
         self.attempt = 1
 
-    def _open_store(
-        self, config: MassGenConfig, state_dir: Path, enabled: list[str]
-    ) -> PersistentMemory | None:
+    def _open_store(self, state_dir: Path) -> PersistentMemory | None:
         """The process's store, opened now so a problem (another process's lock, a server that is
         down) shows before the first turn; the run goes on without long-term memory then."""
-        memory = (
-            config.memory if persistent_enabled(config.memory) or not enabled else self.settings[enabled[0]]
-        )
+        memory = self._store_settings()
         try:
             store = PersistentMemory(
                 memory.persistent_memory,
@@ -111,6 +110,20 @@ class MemoryRuntime:
         self.emit(Notice("debug", plan))
         return store
 
+    def _store_settings(self) -> MemoryConfig:
+        """The memory block the process's store is opened with: the global one when it turns long-term
+        memory on, else the first agent's that does."""
+        enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
+        if persistent_enabled(self.config.memory) or not enabled:
+            return self.config.memory
+        return self.settings[enabled[0]]
+
+    def _target(self, state_dir: Path) -> SpoolTarget:
+        """The store this run's records are meant for, as the spool marks them."""
+        memory = self._store_settings()
+        store = store_identity(memory.persistent_memory, state_dir)
+        return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
+
     def _off(self, reason: str, state_dir: Path) -> None:
         """Said once, with where this run's records wait meanwhile."""
         spool = state_dir / "memory" / SPOOL_NAME
@@ -123,6 +136,10 @@ class MemoryRuntime:
 
     def enabled_for(self, agent_id: str) -> bool:
         return self.store is not None and persistent_enabled(self.settings.get(agent_id))
+
+    def tools_for(self, agent_id: str) -> bool:
+        """Whether the agent is given the memory tools: long-term memory on for it, and ``memory.tools``."""
+        return self.enabled_for(agent_id) and self.settings[agent_id].tools
 
     def begin(self, at: AttemptAt) -> None:
         if not self.spool_replayed:  # the first attempt of the run, inside the event loop
@@ -148,16 +165,7 @@ class MemoryRuntime:
         query = build_query(question, history)
         self.emit(Notice("debug", f"🔍 [retrieve] {agent_id}: searching long-term memory (turn {self.turn})"))
         try:
-            assert self.store is not None
-            learning = memory.value_learning
-            hits = await asyncio.to_thread(
-                self.store.search,
-                query,
-                limit=memory.retrieval.limit,
-                scope=SearchFilter(viewer=viewer),
-                value_goal=value_goal(memory),
-                value_weight=learning.weight if learning.enabled else 0.0,
-            )
+            hits = await asyncio.to_thread(self._search, agent_id, query, memory.retrieval.limit, viewer)
         except Exception as error:  # retrieval is a help, not a requirement
             self._failed(f"memory retrieval for {agent_id} failed: {error}")
             return self.blocks.get(agent_id)
@@ -168,18 +176,92 @@ class MemoryRuntime:
         self.blocks[agent_id] = memory_message(chosen)
         return self.blocks[agent_id]
 
-    def record(self, agent_id: str, messages: list[Message], *, reasoning: str = "") -> None:
-        """Queue what the recording rules keep of ``messages`` (and the model's ``reasoning``); while the
-        store is off, keep it in the spool for a later run."""
+    def records_for(self, agent_id: str) -> bool:
+        """Whether ``record`` keeps anything of ``agent_id`` (its long-term memory is on)."""
+        return persistent_enabled(self.settings.get(agent_id))
+
+    def record(
+        self,
+        agent_id: str,
+        messages: list[Message],
+        *,
+        reasoning: str = "",
+        records: Sequence[RecordMessage] = (),
+    ) -> None:
+        """Queue what the recording rules keep of ``messages`` (and the model's ``reasoning``), then
+        ``records`` as they are (memory files, with their metadata); while the store is off, keep it in
+        the spool for a later run."""
         memory = self.settings.get(agent_id)
         if memory is None or not persistent_enabled(memory):
             return
-        selected = messages_to_record(messages, memory.recording, reasoning=reasoning)
+        selected = [*messages_to_record(messages, memory.recording, reasoning=reasoning), *records]
         context = RecordContext(agent_id, self.session_id, self.turn, self.attempt)
         if self.recorder is not None:
             self.recorder.submit(selected, context, self.dump_dir)
         elif selected and self.spool is not None:
             self.spool.keep(selected, context)
+
+    def _search(self, agent_id: str, query: str, limit: int, viewer: Viewer) -> list[MemoryHit]:
+        """What ``viewer`` may see that best matches ``query``, ranked as the agent's config says
+        (learned values mixed in when on); blocking, so it runs in a thread."""
+        assert self.store is not None, "searched only with an open store"
+        memory = self.settings[agent_id]
+        learning = memory.value_learning
+        return self.store.search(
+            query,
+            limit=limit,
+            scope=SearchFilter(viewer=viewer),
+            value_goal=value_goal(memory),
+            value_weight=learning.weight if learning.enabled else 0.0,
+        )
+
+    def all_sessions_allowed(self, agent_id: str) -> bool:
+        return searches_all_sessions(self.settings[agent_id])
+
+    async def search_visible(
+        self, agent_id: str, query: str, limit: int, *, all_sessions: bool
+    ) -> list[FoundMemory]:
+        """``memory_search``: what retrieval would bring ``agent_id`` now (turn-aware, not stale), best
+        first; ``all_sessions`` only where its config searches every session."""
+        everywhere = all_sessions and self.all_sessions_allowed(agent_id)
+        viewer = Viewer(agent_id, self.session_id, self.turn, everywhere)
+        hits = await asyncio.to_thread(self._search, agent_id, query, limit, viewer)
+        return [
+            FoundMemory(
+                hit.id,
+                hit.text,
+                hit.score,
+                hit.source.agent_id,
+                hit.source.session_id,
+                hit.source.turn,
+                str({**hit.memory.extra, **hit.source.extra}.get("kind") or ""),
+            )
+            for hit in hits
+        ]
+
+    async def save_memory(self, agent_id: str, text: str, kind: str) -> SavedMemory:
+        """``memory_save``: ``text`` written now, verbatim, as the agent's in this turn and attempt (so
+        the others see it once that attempt wins the turn), kept as semantic memory."""
+        assert self.recorder is not None, "memory tools are offered only with an open store"
+        context = RecordContext(agent_id, self.session_id, self.turn, self.attempt, level="semantic")
+        message: RecordMessage = {"role": "assistant", "content": text, "metadata": {"kind": kind}}
+        outcome = await self.recorder.record_now([message], context, self.dump_dir)
+        return SavedMemory(tuple(outcome.added), tuple(outcome.existing))
+
+    async def mark_stale(self, agent_id: str, memory_id: str, reason: str) -> StaleNote | None:
+        """``memory_forget``: mark a memory ``agent_id`` can see as stale (None: it cannot see it)."""
+        assert self.store is not None, "memory tools are offered only with an open store"
+        index = self.store.index
+        viewer = Viewer(agent_id, self.session_id, self.turn, searches_all_sessions(self.settings[agent_id]))
+
+        def mark() -> StaleNote | None:
+            if memory_id not in index.attribute([memory_id], SearchFilter(viewer=viewer)):
+                return None
+            newly = index.mark_stale(memory_id, reason, agent_id, session_id=self.session_id, turn=self.turn)
+            kept = index.stale_marks([memory_id])[memory_id]
+            return StaleNote(kept.marked_by, kept.reason, newly)
+
+        return await asyncio.to_thread(mark)
 
     def _replay_spool(self) -> None:
         """Records an earlier run could not write are written now (in the background, like any); while
@@ -199,6 +281,8 @@ class MemoryRuntime:
             )
         if kept:
             self.emit(Notice("info", f"writing {len(kept)} memory record(s) kept from an earlier run"))
+        for target, count in kept.waiting.items():
+            self.emit(Notice("info", waiting_notice(count, target, self.spool.path)))
         for messages, context in kept.records:
             self.recorder.submit(messages, context, None)
         for mark in kept.winners:

@@ -75,6 +75,12 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(tool.spec for tool in self.tools.values())
 
+    def add(self, tools: Iterable[Tool], guidance: str = "") -> None:
+        """Tools the run gives beside the config's (the memory tools), with what the prompt says of them."""
+        self.tools.update({tool.name: tool for tool in tools})
+        if guidance:
+            self.guidance = (*self.guidance, guidance)
+
     def instructions(self) -> str:
         """What the system prompt says about the tools: where the agent's files are (the workspace, what
         a relative path means, the roots one per line with their permission), skills, planning."""

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.record.memories import RecordContext
-from massgen_cli.memory.longterm.record.spool import Spool, WinnerMark
-from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget, WinnerMark
+from massgen_cli.memory.longterm.store.vector_stores import close_clients, store_identity
 from massgen_cli.state import SharedStateFolderError, make_private
 from tests.conftest import InProcessRun, run_cli, state_folder, write_config
 from tests.memory.conftest import open_store
@@ -150,7 +151,9 @@ def test_a_damaged_qdrant_store_is_named_left_as_it_is_and_the_run_answers(tmp_p
 
 
 def test_a_spool_cut_mid_line_is_set_aside_and_said(tmp_path: Path):
-    spool = Spool(state_folder() / "memory" / "spool.jsonl")
+    where = store_identity(PersistentMemoryConfig(enabled=True), state_folder())
+    target = SpoolTarget(where, "general", "general")
+    spool = Spool(state_folder() / "memory" / "spool.jsonl", target)
     context = RecordContext("keeper", "tides", 1)
     spool.keep([{"role": "assistant", "content": "The tide turns at noon."}], context)
     spool.keep_winner(WinnerMark("tides", 1, "keeper"))

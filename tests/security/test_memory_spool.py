@@ -51,7 +51,7 @@ def test_a_write_that_keeps_failing_is_kept_in_the_spool(tmp_path: Path):
 
     from massgen_cli.memory.longterm.record.background import MemoryRecorder
     from massgen_cli.memory.longterm.record.memories import RecordContext
-    from massgen_cli.memory.longterm.record.spool import Spool
+    from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget
 
     class FullDisk:
         """A store whose every write fails, as on a full disk."""
@@ -59,7 +59,7 @@ def test_a_write_that_keeps_failing_is_kept_in_the_spool(tmp_path: Path):
         def record(self, messages, context):  # type: ignore[no-untyped-def]
             raise OSError(28, "No space left on device")
 
-    spool = Spool(tmp_path / "spool.jsonl")
+    spool = Spool(tmp_path / "spool.jsonl", SpoolTarget("qdrant at there", "general", "general"))
     notices: list[object] = []
 
     async def run() -> None:
@@ -98,7 +98,6 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
     """While the store is off, the orchestrator's shared records and the turn's winner go to the spool
     as well; once written, the winner's turn-1 answer is visible to other agents and the loser's is not."""
     from massgen_cli.config.memory import PersistentMemoryConfig
-    from massgen_cli.memory.longterm.record.spool import Spool
     from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
     from massgen_cli.memory.longterm.retrieve.visibility import Viewer
     from massgen_cli.memory.longterm.store.persistent import PersistentMemory
@@ -109,15 +108,15 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
     write_config(tmp_path, TWO_AGENTS)
     first = run_cli("--config", "config.yaml", "--session", "vault", "How does the vault open?")
     assert first.returncode == 0 and "brass key" in first.stdout, first.stderr
-    kept = Spool(state / "memory" / "spool.jsonl")
-    held = kept.path.read_text()
+    kept = state / "memory" / "spool.jsonl"
+    held = kept.read_text()
     assert '"level": "working"' in held, "the shared records are kept"
     assert '"winner": {"session_id": "vault", "turn": 1, "agent_id": "winner"' in held
 
     (state / "qdrant").unlink()
     second = run_cli("--config", "config.yaml", "--session", "vault", "And again?")
     assert second.returncode == 0, second.stderr
-    assert not kept.path.exists()
+    assert not kept.exists()
     store = PersistentMemory(
         PersistentMemoryConfig(enabled=True), state, domain="general", task_type="general"
     )
@@ -132,3 +131,50 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
         store.close()
     assert "The vault opens with the brass key." in seen, seen
     assert "The vault opens with the copper key." not in seen, "the loser's turn-1 records stay hidden"
+
+
+ELSEWHERE = """
+agent:
+  id: keeper
+  backend: {type: scripted, responses: ["Noted."]}
+memory:
+  enabled: true
+  domain: harbour
+  persistent_memory: {enabled: true, path: STORE}
+"""
+
+
+def test_a_record_kept_for_one_store_waits_for_a_run_with_that_store(tmp_path: Path):
+    """Records spooled by a run whose store would not open carry their store, domain and task type: a run
+    with another config leaves them waiting (and says so, as `memory` commands do); the next run with
+    their own store writes them, keyed as that run would have."""
+    blocked = tmp_path / "harbour-store"
+    blocked.write_text("not a folder")
+    write_config(tmp_path, ELSEWHERE.replace("STORE", str(blocked)), name="harbour.yaml")
+    first = run_cli("--config", "harbour.yaml", "--session", "ferry", "When does the ferry leave?")
+    assert first.returncode == 0 and "long-term memory is off for this run" in first.stderr
+    spool = state_folder() / "memory" / "spool.jsonl"
+    [target] = {json.dumps(json.loads(line).get("target")) for line in spool.read_text().splitlines()
+                if "messages" in line}  # fmt: skip
+    expected = {"store": f"qdrant at {blocked}", "domain": "harbour", "task_type": "general"}
+    assert json.loads(target) == expected
+
+    write_config(tmp_path, CONFIG)
+    other = run_cli("--config", "config.yaml", "--session", "ferry", "Anything else?")
+    assert other.returncode == 0, other.stderr
+    assert f"wait for qdrant at {blocked} (domain harbour, task type general)" in other.stderr
+    assert spool.exists() and "When does the ferry leave?" in spool.read_text()
+    listed = run_cli("memory", "list", "--config", "config.yaml", "--json")
+    assert "When does the ferry leave?" not in listed.stdout, "not written into the other store"
+    assert f"wait for qdrant at {blocked}" in listed.stderr
+    own = run_cli("memory", "list", "--config", "harbour.yaml")
+    assert "are not in this store yet: the next run with this config writes them" in own.stderr
+
+    blocked.unlink()
+    second = run_cli("--config", "harbour.yaml", "--session", "ferry", "And the pier?")
+    assert second.returncode == 0, second.stderr
+    assert "memory record(s) kept from an earlier run" in second.stderr
+    assert not spool.exists() or "When does the ferry leave?" not in spool.read_text()
+    written = run_cli("memory", "list", "--config", "harbour.yaml", "--session", "ferry", "--json")
+    keys = {json.loads(line)["text"]: json.loads(line)["key"] for line in written.stdout.splitlines()}
+    assert keys["When does the ferry leave?"].startswith("harbour:general:"), keys

@@ -53,7 +53,8 @@ WRITER = textwrap.dedent(
     store.mem0
     print("ready", flush=True)
     for text, turn in json.loads(sys.stdin.readline()):
-        store.record([{"role": "assistant", "content": text}], RecordContext(agent, "s", turn))
+        # The user's words, which every agent records alike (an agent's own words are its own memory).
+        store.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
     store.close()
     """
 )
@@ -109,7 +110,8 @@ def test_records_are_rows_and_retrieval_is_turn_aware(store, pgvector_url, colle
         ("b", 1, "Loser fact: the bridge is closed forever."),
         ("a", 2, "Current fact: the bridge opens at dawn."),
     ):
-        store.record([{"role": "assistant", "content": text}], RecordContext(agent, "s", turn))
+        # The user's words, which every agent records alike (an agent's own words are its own memory).
+        store.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
     store.record_winner("s", 1, "a")
     assert stored_ids(pgvector_url, collection) == {m.id for m in store.list_memories()}
     assert len(store.list_memories()) == 4

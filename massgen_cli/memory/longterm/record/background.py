@@ -1,8 +1,9 @@
 """Recording off the hot path: a bounded background queue that writes to long-term memory.
 
-``submit`` never waits for mem0; ``flush`` (end of turn, exit) waits until the queue is empty. A
-failed write is kept and tried again at the next flush, and reported; it never ends a turn. Every
-recording leaves a debug dump under the attempt's ``memory_debug/``.
+``submit`` never waits for mem0; ``flush`` (end of turn, exit) waits until the queue is empty;
+``record_now`` (an agent's own save) writes at once and says what was stored. A failed write is kept
+and tried again at the next flush, and reported; it never ends a turn. Every recording leaves a debug
+dump under the attempt's ``memory_debug/``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ MAX_RETRIES = 3
 class RecordingStore(Protocol):
     """Where the recorder writes (``PersistentMemory``); blocking, so it runs in a thread."""
 
-    def record(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome: ...
+    def record(
+        self, messages: list[RecordMessage], context: RecordContext, *, verbatim: bool = False
+    ) -> RecordOutcome: ...
 
 
 @dataclass
@@ -50,6 +53,7 @@ class MemoryRecorder:
         self.failed: list[Job] = []
         self.errors: list[str] = []
         self._worker: asyncio.Task[None] | None = None
+        self._writing = asyncio.Lock()  # one write at a time: the queue's, or one an agent waits for
 
     def submit(self, messages: list[RecordMessage], context: RecordContext, dump_dir: Path | None) -> None:
         """Queue a recording without waiting; when the queue is full the job is kept for the next flush."""
@@ -63,6 +67,15 @@ class MemoryRecorder:
         except asyncio.QueueFull:
             self.failed.append(job)
             self._report(job, "the recording queue is full; kept for the next flush")
+
+    async def record_now(
+        self, messages: list[RecordMessage], context: RecordContext, dump_dir: Path | None
+    ) -> RecordOutcome:
+        """Write ``messages`` now, verbatim, and return what was stored: an agent's own save waits for its
+        memory ids. It takes its turn with the queue's writes, never beside one; a failure is raised."""
+        _dump(Job(messages, context, dump_dir, tries=1))
+        async with self._writing:
+            return await asyncio.to_thread(self.store.record, messages, context, verbatim=True)
 
     def _ensure_worker(self) -> None:
         if self._worker is None or self._worker.done():
@@ -92,7 +105,8 @@ class MemoryRecorder:
         )
         try:
             _dump(job)
-            outcome = await asyncio.to_thread(self.store.record, job.messages, context)
+            async with self._writing:
+                outcome = await asyncio.to_thread(self.store.record, job.messages, context)
         except NotImplementedError:
             return  # a store that only reads is allowed
         except Exception as error:  # a memory failure is reported, never fatal

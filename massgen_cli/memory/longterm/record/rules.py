@@ -1,7 +1,7 @@
 """What reaches long-term memory from a span of conversation.
 
-- Always: user messages and answers (an assistant's text, a ``new_answer``); never system messages or
-  the workflow tools (``new_answer``/``vote``/``share_memory``) as tool calls.
+- Always: user messages and answers (an assistant's text, a ``new_answer``); never system messages,
+  the workflow tools (``new_answer``/``vote``/``share_memory``) or the memory tools as tool calls.
 - The model's reasoning when ``record_reasoning``.
 - What ``read_file`` read, as a compact ``read PATH: text`` record (unless ``record_file_reads`` is off).
 - Other tool calls when ``record_all_tool_calls``: one ``[Tool call]`` and one ``[Tool result]`` record
@@ -29,6 +29,9 @@ FILE_READ_CHARS = 2000
 FIRST_LINE_CHARS = 120
 LINE_NUMBER = re.compile(r"^\s*\d+\t")
 WORKFLOW_TOOLS = frozenset({"new_answer", "vote", "submit", "restart_orchestration", "share_memory"})
+MEMORY_TOOLS = frozenset({"memory_search", "memory_save", "memory_forget"})
+"""Calls on long-term memory itself: what they save is recorded by the call, and a search's listing
+recorded again would make a memory of memories."""
 MCP_PREFIX = "mcp__"
 
 
@@ -101,7 +104,7 @@ class _Span:
     def _mode(self, name: str) -> str:
         """How a call of ``name`` is recorded: ``each``, ``aggregate`` or ``none``."""
         settings = self.settings
-        if name in WORKFLOW_TOOLS:
+        if name in WORKFLOW_TOOLS or name in MEMORY_TOOLS:
             return "none"
         if name.startswith(MCP_PREFIX):
             wanted = settings.record_all_tool_calls or settings.include_mcp_tools

@@ -1,6 +1,6 @@
 """What a search may rank: a scope (a session, an agent, a domain, a task type), turn-aware visibility
-for an agent, and never what has expired. One filter, written once as SQL, restricts every ranking and
-picks the source each hit is attributed to."""
+for an agent, and never what has expired (nor, unless asked, what agents marked stale). One filter,
+written once as SQL, restricts every ranking and picks the source each hit is attributed to."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from massgen_cli.memory.longterm.retrieve.visibility import WINNERS_JOIN, Viewer
 
 @dataclass(frozen=True)
 class SearchFilter:
-    """None means any; ``viewer`` adds turn-aware visibility."""
+    """None means any; ``viewer`` adds turn-aware visibility; ``include_stale`` also ranks the memories
+    agents marked stale (kept for audit, left out otherwise)."""
 
     session_id: str | None = None
     agent_id: str | None = None
     domain: str | None = None
     task_type: str | None = None
     viewer: Viewer | None = None
+    include_stale: bool = False
 
     def normalized(self) -> SearchFilter:
         """Domain and task type written as keys write them."""
@@ -48,6 +50,8 @@ class SearchFilter:
         """The condition on ``memories m`` for a memory the search may rank."""
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
         params: list[Any] = [time.time() if now is None else now]
+        if not self.include_stale:
+            clauses.append("m.id NOT IN (SELECT memory_id FROM stale)")
         for column, value in (("domain", self.domain), ("task_type", self.task_type)):
             if value:
                 clauses.append(f"m.{column} = ?")

@@ -28,6 +28,7 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordContext,
     RecordMessage,
     RecordOutcome,
+    Source,
     chunk_text,
     contextual_text,
 )
@@ -120,12 +121,14 @@ class PersistentMemory:
         self._reconcile(memory)
         return memory
 
-    def record(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
-        """Store ``messages`` ({role, content}); blocking (run it in a thread)."""
+    def record(
+        self, messages: list[RecordMessage], context: RecordContext, *, verbatim: bool = False
+    ) -> RecordOutcome:
+        """Store ``messages`` ({role, content}), ``verbatim`` without fact extraction; run it in a thread."""
         messages = [m for m in messages if m.get("role") != "system" and str(m.get("content") or "").strip()]
         if not messages:
             return RecordOutcome()
-        if self.llm_plan.extracts and self.extraction_failure is None:
+        if self.llm_plan.extracts and self.extraction_failure is None and not verbatim:
             try:
                 return self._record_facts(messages, context)
             except Exception as error:  # keep the words rather than lose them, and stop asking a model
@@ -165,35 +168,37 @@ class PersistentMemory:
     def _store(
         self, text: str, role: str, context: RecordContext, outcome: RecordOutcome, extra: dict[str, Any]
     ) -> None:
-        key = memory_key(text, self.domain, self.task_type)
+        indexed = contextual_text(text, role, context, extra)
+        key = memory_key(indexed, self.domain, self.task_type)
+        source = context.source(extra)
         existing = self.index.id_for_key(key)
         if existing is not None:
-            self._add_source(existing, context, outcome)
+            self._add_source(existing, source, context, outcome)
             return
-        indexed = contextual_text(text, role, context, extra)
-        vector = self._vector(indexed)
+        vector = self._vector(text)
         token = self._begin_write()
         payload = {**extra, **self._payload(context), "key": key, WRITE_TOKEN: token}
         try:
             result = self.mem0.add(
-                [{"role": role, "content": indexed}], user_id=NAMESPACE, metadata=payload, infer=False
+                [{"role": role, "content": text}], user_id=NAMESPACE, metadata=payload, infer=False
             )
             memory_id = result["results"][0]["id"]
-            self._index_new(memory_id, key, text, role, context, outcome, extra, indexed, vector)
+            self._index_new(memory_id, key, text, role, source, context, outcome, extra, indexed, vector)
         finally:
             self.index.finish(token)
 
     def _adopt(self, memory_id: str, text: str, context: RecordContext, outcome: RecordOutcome) -> None:
         """Index a fact mem0 just stored under its key; a fact already known becomes a new source instead."""
-        key = memory_key(text, self.domain, self.task_type)
+        indexed = contextual_text(text, "assistant", context)
+        key = memory_key(indexed, self.domain, self.task_type)
+        source = context.source()
         existing = self.index.id_for_key(key)
         if existing is not None:
             self.mem0.delete(memory_id)
-            self._add_source(existing, context, outcome)
+            self._add_source(existing, source, context, outcome)
             return
-        indexed = contextual_text(text, "assistant", context)
         self._index_new(
-            memory_id, key, text, "assistant", context, outcome, None, indexed, self._vector(indexed)
+            memory_id, key, text, "assistant", source, context, outcome, None, indexed, self._vector(text)
         )
 
     def _index_new(
@@ -202,6 +207,7 @@ class PersistentMemory:
         key: str,
         text: str,
         role: str,
+        source: Source,
         context: RecordContext,
         outcome: RecordOutcome,
         extra: dict[str, Any] | None,
@@ -217,17 +223,19 @@ class PersistentMemory:
             "expires_at": expires_at(context.level, self.lifecycle),
         }
         try:
-            self.index.add(memory_id, key, text, fields, context.source, vector)
+            self.index.add(memory_id, key, text, fields, source, vector)
         except sqlite3.IntegrityError:  # another process stored the same content a moment ago
             self.mem0.delete(memory_id)
             existing = self.index.id_for_key(key)
             if existing is not None:
-                self._add_source(existing, context, outcome)
+                self._add_source(existing, source, context, outcome)
             return
         outcome.added.append(memory_id)
 
-    def _add_source(self, memory_id: str, context: RecordContext, outcome: RecordOutcome) -> None:
-        self.index.add_source(memory_id, context.source)
+    def _add_source(
+        self, memory_id: str, source: Source, context: RecordContext, outcome: RecordOutcome
+    ) -> None:
+        self.index.add_source(memory_id, source)
         self.index.extend_expiry(memory_id, expires_at(context.level, self.lifecycle))
         outcome.existing.append(memory_id)
 
@@ -286,7 +294,7 @@ class PersistentMemory:
             dense = self.index.dense(self._vectors([query])[0], pool, scope)
         if method in ("hybrid", "lexical"):
             lexical = self.index.lexical(query, pool, scope)
-        fused = convex_fusion(dense, lexical, DENSE_WEIGHTS[method])
+        fused = self.index.ties_by_key(convex_fusion(dense, lexical, DENSE_WEIGHTS[method]))
         if value_goal and value_weight > 0:
             fused = self._with_values(fused, segment(value_goal), value_weight)
         chosen = fused[:limit]
@@ -335,20 +343,16 @@ class PersistentMemory:
         embedder = self.mem0.embedding_model
         if isinstance(embedder, Mem0EmbedderAdapter):
             embedder.prepare(
-                [
-                    contextual_text(chunk, message["role"], context, message.get("metadata"))
-                    for message, context in items
-                    for chunk in chunk_text(message["content"])
-                ]
+                [chunk for message, _ in items for chunk in chunk_text(message["content"])]
             )
 
     def record_winner(self, session_id: str, turn: int, agent_id: str, attempt: int | None = None) -> None:
         self.index.record_winner(session_id, turn, agent_id, attempt)
 
     def list_memories(
-        self, *, session_id: str | None = None, agent_id: str | None = None
+        self, *, session_id: str | None = None, agent_id: str | None = None, include_stale: bool = False
     ) -> list[IndexedMemory]:
-        return self.index.all(session_id=session_id, agent_id=agent_id)
+        return self.index.all(session_id=session_id, agent_id=agent_id, include_stale=include_stale)
 
     def clear(self, *, session_id: str | None = None) -> int:
         """Delete every memory (or those recorded only in ``session_id``) from the index and the vector

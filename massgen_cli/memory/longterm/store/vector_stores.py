@@ -70,6 +70,31 @@ def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
     return _shared(f"path:{path}", lambda: _open_local(path))
 
 
+def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
+    """Which vector store a config writes to, in words a user recognises and without secrets:
+    ``qdrant at <folder>``, ``qdrant server <url>``, ``pgvector <host>:<port>/<db> table <collection>``."""
+    if settings.vector_store == "pgvector":
+        pgvector = settings.pgvector
+        place = _database_place(pgvector.connection_string or "")
+        return f"pgvector {place} table {pgvector.collection_name}"
+    if settings.qdrant.mode == "server":
+        return f"qdrant server {server_url(settings)}"
+    if not settings.on_disk:
+        return "qdrant in memory"
+    return f"qdrant at {qdrant_path(settings, state_dir)}"
+
+
+def _database_place(connection_string: str) -> str:
+    """``host:port/dbname`` of a PostgreSQL URL or key=value connection string (never its password)."""
+    from urllib.parse import urlsplit
+
+    if "://" in connection_string:
+        url = urlsplit(connection_string)
+        return f"{url.hostname or 'localhost'}:{url.port or 5432}/{url.path.lstrip('/')}"
+    fields = dict(item.split("=", 1) for item in connection_string.split() if "=" in item)
+    return f"{fields.get('host', 'localhost')}:{fields.get('port', 5432)}/{fields.get('dbname', '')}"
+
+
 def server_url(settings: PersistentMemoryConfig) -> str:
     qdrant = settings.qdrant
     return qdrant.url or f"http://{qdrant.host}:{qdrant.port}"

@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+CHUNK_ROWS = 4096
+"""Rows scored at once (each chunk is widened to float64 for the product)."""
+
 
 class VectorMatrix:
     """Unit vectors in rowid order; ``extend`` appends what the index added, ``reset`` starts over
@@ -35,9 +38,12 @@ class VectorMatrix:
         self._pending += rows
 
     def top(
-        self, query: Sequence[float], allowed_rowids: Sequence[int], limit: int
+        self, query: Sequence[float], allowed_rowids: Sequence[int], limit: int, digits: int = 9
     ) -> list[tuple[str, float]]:
-        """``(id, cosine)`` of the ``limit`` allowed rows most like ``query``, best first."""
+        """``(id, cosine)`` of the ``limit`` allowed rows most like ``query``, best first. Products are
+        summed in float64 and rounded to ``digits``, so equal vectors score exactly alike wherever they sit
+        in the matrix (float32 sums differ in their last bits with the row's position); rows that tie
+        with the last one are all returned, so the caller can order ties the same way in any store."""
         import numpy as np
 
         self._stack_pending()
@@ -50,9 +56,17 @@ class VectorMatrix:
         if positions.size == 0:
             return []
         vector = np.asarray(query, dtype=np.float32)
-        scores = self.matrix[positions] @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
+        unit = (vector / max(float(np.linalg.norm(vector)), 1e-12)).astype(np.float64)
+        scores = np.concatenate(
+            [
+                self.matrix[positions[start : start + CHUNK_ROWS]].astype(np.float64) @ unit
+                for start in range(0, positions.size, CHUNK_ROWS)
+            ]
+        )
+        scores = np.round(scores, digits)
         count = min(limit, scores.size)
-        best = np.argpartition(-scores, count - 1)[:count]
+        last = np.partition(-scores, count - 1)[count - 1]
+        best = np.nonzero(-scores <= last)[0]
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(self.ids[positions[i]], float(scores[i])) for i in best]
 

@@ -11,8 +11,12 @@ from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
+from massgen_cli.memory.longterm.store.index.terms import terms
 
 _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
+_STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length"
+_STORED_MARKS = ", ".join("?" * len(_STORED_COLUMNS.split(",")))
+SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
 
 
 class IndexRecords(IndexFile):
@@ -26,8 +30,10 @@ class IndexRecords(IndexFile):
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
-        """A new memory, its first source, its vector and its lexical entry (``fields["indexed"]``, else
-        the text), in one transaction."""
+        """A new memory, its first source, its vector and its lexical entry (the terms of
+        ``fields["indexed"]``, else of the text), in one transaction."""
+        indexed = fields.get("indexed") or text
+        lexical = terms(indexed)
         row = (
             memory_id,
             key,
@@ -39,15 +45,15 @@ class IndexRecords(IndexFile):
             fields.get("expires_at"),
             json.dumps(fields.get("extra", {})),
             vector_blob(vector),
+            indexed,
+            len(lexical),
         )
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                self._db.execute(f"INSERT INTO memories ({_STORED_COLUMNS}) VALUES ({_STORED_MARKS})", row)
                 self._insert_source(memory_id, source)
-                self._db.execute(
-                    "INSERT INTO memories_fts VALUES (?, ?)", (memory_id, fields.get("indexed") or text)
-                )
+                self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -69,8 +75,17 @@ class IndexRecords(IndexFile):
 
     def _insert_source(self, memory_id: str, source: Source) -> bool:
         cursor = self._db.execute(
-            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
-            (memory_id, source.agent_id, source.session_id, source.turn, source.attempt, now_iso()),
+            "INSERT OR IGNORE INTO sources (memory_id, agent_id, session_id, turn, attempt, recorded_at, "
+            "extra) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                source.agent_id,
+                source.session_id,
+                source.turn,
+                source.attempt,
+                now_iso(),
+                json.dumps(source.extra, ensure_ascii=False),
+            ),
         )
         return cursor.rowcount > 0
 
@@ -83,15 +98,20 @@ class IndexRecords(IndexFile):
                 f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", wanted
             ).fetchall()
             sources = self._db.execute(
-                "SELECT memory_id, agent_id, session_id, turn, attempt FROM sources "
+                f"SELECT {SOURCE_COLUMNS} FROM sources "
                 f"WHERE memory_id IN ({marks}) ORDER BY rowid",
                 wanted,
             ).fetchall()
         return _assemble(rows, sources)
 
-    def all(self, *, session_id: str | None = None, agent_id: str | None = None) -> list[IndexedMemory]:
-        """Every memory (optionally one session's or one agent's), oldest first."""
+    def all(
+        self, *, session_id: str | None = None, agent_id: str | None = None, include_stale: bool = False
+    ) -> list[IndexedMemory]:
+        """Every memory (optionally one session's or one agent's), oldest first; those marked stale only
+        with ``include_stale``."""
         query = "SELECT DISTINCT memory_id FROM sources WHERE 1=1"
+        if not include_stale:
+            query += " AND memory_id NOT IN (SELECT memory_id FROM stale)"
         params: list[Any] = []
         if session_id:
             query, params = query + " AND session_id = ?", [*params, session_id]
@@ -145,8 +165,8 @@ class IndexRecords(IndexFile):
 
 def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> dict[str, IndexedMemory]:
     by_memory: dict[str, list[Source]] = {}
-    for memory_id, agent_id, session_id, turn, attempt in sources:
-        by_memory.setdefault(memory_id, []).append(Source(agent_id, session_id, turn, attempt))
+    for row in sources:
+        by_memory.setdefault(row[0], []).append(source_of(row))
     return {
         row[0]: IndexedMemory(
             row[0],
@@ -162,3 +182,9 @@ def _assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> di
         )
         for row in rows
     }
+
+
+def source_of(row: tuple[Any, ...]) -> Source:
+    """A source from a row of ``SOURCE_COLUMNS``."""
+    _, agent_id, session_id, turn, attempt, extra = row
+    return Source(agent_id, session_id, turn, attempt, json.loads(extra) if extra else {})

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.index.upgrade import TEXT_FORM, upgrade_text_form
 from massgen_cli.memory.longterm.store.vectors import VectorMatrix
 
 _SCHEMA = """
@@ -27,7 +28,9 @@ CREATE TABLE IF NOT EXISTS memories (
     created_at TEXT NOT NULL,
     expires_at REAL,
     extra TEXT NOT NULL DEFAULT '{}',
-    vector BLOB
+    vector BLOB,
+    indexed TEXT,
+    length INTEGER
 );
 CREATE TABLE IF NOT EXISTS sources (
     memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -36,6 +39,7 @@ CREATE TABLE IF NOT EXISTS sources (
     turn INTEGER NOT NULL,
     attempt INTEGER NOT NULL,
     recorded_at TEXT NOT NULL,
+    extra TEXT NOT NULL DEFAULT '{}',
     UNIQUE (memory_id, agent_id, session_id, turn, attempt)
 );
 CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
@@ -48,7 +52,7 @@ CREATE TABLE IF NOT EXISTS memory_values (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (memory_id, goal)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(id UNINDEXED, body, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61');
 CREATE TABLE IF NOT EXISTS winners (
     session_id TEXT NOT NULL,
     turn INTEGER NOT NULL,
@@ -61,10 +65,24 @@ CREATE TABLE IF NOT EXISTS pending (
     kind TEXT NOT NULL,
     started_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS stale (
+    memory_id TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL,
+    marked_by TEXT NOT NULL,
+    session_id TEXT,
+    turn INTEGER,
+    marked_at TEXT NOT NULL
+);
 """
 PREPARE_WAIT_S = 30.0
 # Columns added after the first stores were made: (table, column, declaration).
-_ADDED_COLUMNS = (("memories", "vector", "BLOB"), ("winners", "attempt", "INTEGER"))
+_ADDED_COLUMNS = (
+    ("memories", "vector", "BLOB"),
+    ("winners", "attempt", "INTEGER"),
+    ("memories", "indexed", "TEXT"),
+    ("memories", "length", "INTEGER"),
+    ("sources", "extra", "TEXT NOT NULL DEFAULT '{}'"),
+)
 
 
 def now_iso() -> str:
@@ -100,6 +118,9 @@ class IndexFile:
                 self._db.execute("PRAGMA foreign_keys = ON")
                 self._db.executescript(_SCHEMA)
                 self._add_missing_columns()
+                if self.meta("text_form") != TEXT_FORM:
+                    with self._lock:
+                        upgrade_text_form(self._db)
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() > deadline:

@@ -1,51 +1,48 @@
-"""Both rankings of the index, with the search's filter inside each: BM25 over FTS5 with the filter in
-the same query, and exact similarity over the vectors of the memories the filter allows (kept in memory
-as one matrix, brought up to date with the file before each search); and the source each hit is shown
-as."""
+"""Both rankings of the index, with the search's filter inside each: BM25 over the memories the filter
+allows (FTS5 finds them, the scores use that scope's own statistics), and exact similarity over their
+vectors (kept in memory as one matrix, brought up to date with the file before each search); and the
+source each hit is shown as."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.store.index.bm25 import ScopeStatistics, bm25
+from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, source_of
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
+from massgen_cli.memory.longterm.store.index.terms import fts_query, query_terms
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset(
-    (
-        "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had", "has",
-        "have", "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our",
-        "she", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what",
-        "when", "where", "which", "who", "why", "will", "with", "you", "your",
-    )
-)
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 query that matches any of the text's words (quoted, so no word is read as an operator)."""
-    words = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
-    return " OR ".join(f'"{word}"' for word in words)
+LEXICAL_CANDIDATES = 20_000
+"""The most memories of a scope that hold a query's terms scored at once (FTS5's order picks them when
+there are more; below it, the scores are exact for the scope)."""
 
 
 class IndexSearch(IndexFile):
     """Lexical and dense rankings under a filter, the vectors they use, and attribution."""
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
-        """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s words, best
-        first (FTS5's ``bm25`` is negated so that higher is better)."""
-        terms = fts_query(query)
-        if not terms:
+        """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s terms, best
+        first. The statistics (how many memories of the scope hold each term, their average length)
+        are the scope's, so other sessions' memories change neither scores nor order."""
+        wanted = query_terms(query)
+        if not wanted:
             return []
         condition, params = (scope or SearchFilter()).memory_condition()
-        sql = (
-            "SELECT f.id, -bm25(memories_fts) FROM memories_fts f JOIN memories m ON m.id = f.id "
+        candidates_sql = (
+            "SELECT m.key, f.id, f.body FROM memories_fts f JOIN memories m ON m.id = f.id "
             f"WHERE memories_fts MATCH ? AND {condition} ORDER BY bm25(memories_fts) LIMIT ?"
         )
+        statistics_sql = f"SELECT COUNT(*), AVG(m.length) FROM memories m WHERE {condition}"
         with self._lock:
-            return [(row[0], row[1]) for row in self._db.execute(sql, [terms, *params, limit])]
+            found = self._db.execute(candidates_sql, [fts_query(wanted), *params, LEXICAL_CANDIDATES])
+            by_key = {key: (memory_id, body.split()) for key, memory_id, body in found}
+            documents, average = self._db.execute(statistics_sql, params).fetchone()
+        statistics = ScopeStatistics(int(documents or 0), float(average or 0.0))
+        ranked = bm25([(key, body) for key, (_, body) in by_key.items()], wanted, statistics)
+        return [(by_key[key][0], score) for key, score in ranked[:limit]]
 
     def dense(
         self, query_vector: Any, limit: int, scope: SearchFilter | None = None
@@ -59,7 +56,22 @@ class IndexSearch(IndexFile):
                 row[0]
                 for row in self._db.execute(f"SELECT m.rowid FROM memories m WHERE {condition}", params)
             ]
-            return self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
+            top = self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
+        return self.ties_by_key(top)[:limit]
+
+    def keys(self, ids: Iterable[str]) -> dict[str, str]:
+        """The key of each memory (what orders equal scores the same in every store)."""
+        wanted, marks = placeholders(ids)
+        if not wanted:
+            return {}
+        with self._lock:
+            return dict(self._db.execute(f"SELECT id, key FROM memories WHERE id IN ({marks})", wanted))
+
+    def ties_by_key(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """Equal scores in the order of the memories' keys, which depend on content alone (ids are drawn
+        at random): a tie, such as the same words said on two days, falls the same way in every store."""
+        keys = self.keys(memory_id for memory_id, _ in ranked)
+        return sorted(ranked, key=lambda pair: (-pair[1], keys.get(pair[0], "")))
 
     def _sync_vectors(self) -> None:
         """Bring the in-memory vectors up to date with the file (another process may have written)."""
@@ -74,17 +86,11 @@ class IndexSearch(IndexFile):
         self.vectors.extend(rows)
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """``(id, indexed text)`` of memories stored before the index kept vectors."""
+        """``(id, indexed text)`` of memories without a vector (stored before the index kept vectors, or
+        whose indexed text changed form)."""
         with self._lock:
-            ids = [
-                row[0]
-                for row in self._db.execute("SELECT id FROM memories WHERE vector IS NULL LIMIT ?", (limit,))
-            ]
-            if not ids:
-                return []
-            _, marks = placeholders(ids)
             return self._db.execute(
-                f"SELECT id, body FROM memories_fts WHERE id IN ({marks})", ids
+                "SELECT id, text FROM memories WHERE vector IS NULL LIMIT ?", (limit,)
             ).fetchall()
 
     def set_vectors(self, vectors: dict[str, Any]) -> None:
@@ -102,12 +108,14 @@ class IndexSearch(IndexFile):
             return {}
         scope = scope or SearchFilter()
         condition, params = scope.source_condition()
+        columns = ", ".join(f"s.{column.strip()}" for column in SOURCE_COLUMNS.split(","))
         sql = (
-            f"SELECT s.memory_id, s.agent_id, s.session_id, s.turn, s.attempt FROM sources s {scope.join()} "
+            f"SELECT {columns} FROM sources s {scope.join()} "
             f"WHERE s.memory_id IN ({marks}) AND {condition} ORDER BY s.rowid"
         )
         found: dict[str, Source] = {}
         with self._lock:
-            for memory_id, agent_id, session_id, turn, attempt in self._db.execute(sql, [*wanted, *params]):
-                found.setdefault(memory_id, Source(agent_id, session_id, turn, attempt))
+            for row in self._db.execute(sql, [*wanted, *params]):
+                if row[0] not in found:
+                    found[row[0]] = source_of(row)
         return found

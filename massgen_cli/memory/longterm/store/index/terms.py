@@ -1,0 +1,44 @@
+"""Terms for the lexical ranking: words in lower case, stemmed by the Porter algorithm (Snowball's).
+
+The index stores each memory's terms as its lexical text (FTS5 then only splits on spaces), so the
+terms a search counts are exactly the ones FTS5 matched: BM25 can be computed here, with the
+statistics of the search's own scope, from what the index returns."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    (
+        "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had", "has",
+        "have", "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our",
+        "she", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what",
+        "when", "where", "which", "who", "why", "will", "with", "you", "your",
+    )
+)  # fmt: skip
+_STEMMER = snowballstemmer.stemmer("porter")
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Every word of ``text``, lower case and stemmed, in order (what a memory is indexed as)."""
+    return [term for word in _WORD.findall(text.lower()) if (term := stem(word))]
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, without the words too common to tell memories apart."""
+    stems = (stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS)
+    return list(dict.fromkeys(term for term in stems if term))
+
+
+def fts_query(terms_wanted: list[str]) -> str:
+    """An FTS5 query that matches any of the terms (quoted, so no term is read as an operator)."""
+    return " OR ".join(f'"{term}"' for term in terms_wanted)

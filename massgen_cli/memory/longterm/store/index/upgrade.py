@@ -1,0 +1,67 @@
+"""Bringing an index made by an earlier version to today's text form, once, when it is opened.
+
+Earlier indexes held ``<date> · turn <N> · <speaker>: <text>`` as the indexed text (in the lexical
+table, stemmed by FTS5's porter tokenizer) and keyed memories by their text alone. Today's form is
+``[<date>] <speaker>: <text>``, keyed with its speaker and date, with its terms in the lexical table and
+their count in ``length``. Each memory's vector is cleared so the next dense search embeds the new form
+(``PersistentMemory`` fills missing vectors before it ranks)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from massgen_cli.memory.longterm.record.keys import memory_key
+from massgen_cli.memory.longterm.record.memories import indexed_text
+from massgen_cli.memory.longterm.store.index.terms import terms
+
+TEXT_FORM = "2"
+_OLD_HEADER = re.compile(r"^(?P<date>.*?) · turn -?\d+ · (?P<speaker>[^\n]*?): ", re.DOTALL)
+_LEXICAL_TABLE = (
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61')"
+)
+
+
+def upgrade_text_form(db: sqlite3.Connection) -> None:
+    """Rewrite every memory in today's form, in one transaction (another process opening the same index
+    waits, then finds it done)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        form = db.execute("SELECT value FROM meta WHERE name = 'text_form'").fetchone()
+        if form is None or form[0] != TEXT_FORM:
+            _rewrite(db)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('text_form', ?)", (TEXT_FORM,))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _rewrite(db: sqlite3.Connection) -> None:
+    rows = db.execute(
+        "SELECT m.id, m.text, m.domain, m.task_type, f.body FROM memories m "
+        "LEFT JOIN memories_fts f ON f.id = m.id"
+    ).fetchall()
+    db.execute("DROP TABLE IF EXISTS memories_fts")
+    db.execute(_LEXICAL_TABLE)
+    for memory_id, text, domain, task_type, old_body in rows:
+        indexed = _today_form(text, old_body or text)
+        lexical = terms(indexed)
+        db.execute(
+            "UPDATE memories SET indexed = ?, length = ?, key = ?, vector = NULL WHERE id = ?",
+            (indexed, len(lexical), memory_key(indexed, domain, task_type), memory_id),
+        )
+        db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
+    if rows:
+        db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (name) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1"
+        )
+
+
+def _today_form(text: str, old_indexed: str) -> str:
+    """The old header's date and speaker around ``text``; a memory indexed as its bare text stays so."""
+    header = _OLD_HEADER.match(old_indexed)
+    if header is None:
+        return text
+    return indexed_text(text, header["speaker"], header["date"])
