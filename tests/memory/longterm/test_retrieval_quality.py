@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.record.keys import memory_key
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
@@ -74,3 +77,73 @@ def test_recall_is_the_same_alone_and_crowded(tmp_path):
     assert alone > 0.5, alone
     assert abs(crowded - alone) <= 0.05, (alone, crowded)
     assert unscoped < crowded, "the crowd was there to be filtered out"
+
+
+_DIALOGUES = importlib.util.spec_from_file_location(
+    "long_dialogues", Path(__file__).resolve().parents[3] / "benchmarks" / "long_dialogues.py"
+)
+assert _DIALOGUES is not None and _DIALOGUES.loader is not None
+dialogues = importlib.util.module_from_spec(_DIALOGUES)
+sys.modules[_DIALOGUES.name] = dialogues
+_DIALOGUES.loader.exec_module(dialogues)
+
+
+def test_a_sessions_results_are_identical_alone_and_among_look_alike_sessions(tmp_path):
+    """Every method's top 10, in order, for every question of a conversation: the same whether its store
+    holds it alone or beside look-alike conversations (same kinds of facts and stock lines such as
+    "Take care!", other people and values) recorded before and after it."""
+    small = {"sessions": 4, "turns_per_session": 16, "facts_each": 4}
+    asked = dialogues.build_dialogue(7, **small)
+    crowd = [dialogues.build_dialogue(seed, **small) for seed in (8, 9)]
+    settings = PersistentMemoryConfig(enabled=True)
+    alone = PersistentMemory(settings, tmp_path / "alone", domain="d", task_type="t")
+    shared = PersistentMemory(settings, tmp_path / "shared", domain="d", task_type="t")
+    try:
+        dialogues.load_dialogue(alone, asked, "asked")
+        dialogues.load_dialogue(shared, crowd[0], "before")
+        dialogues.load_dialogue(shared, asked, "asked")
+        dialogues.load_dialogue(shared, crowd[1], "after")
+        for question in asked.questions:
+            for method in ("dense", "lexical", "hybrid"):
+                lists = [
+                    [(hit.text, hit.source.extra["dia_id"], round(hit.score, 6)) for hit in store.search(
+                        question.text, limit=10, method=method, scope=SearchFilter(session_id="asked"))]
+                    for store in (alone, shared)
+                ]  # fmt: skip
+                assert lists[0] and lists[0] == lists[1], (method, question.text)
+    finally:
+        alone.close()
+        shared.close()
+        close_clients()
+
+
+def test_an_index_of_the_earlier_text_form_is_rewritten_when_opened(tmp_path):
+    """An index whose lexical table holds ``<date> · turn <N> · <speaker>: <text>`` (porter-stemmed by
+    FTS5) is rewritten in today's form on open: keys with speaker and date, terms, no vector until the
+    next dense search makes it."""
+    settings = PersistentMemoryConfig(enabled=True)
+    store = PersistentMemory(settings, tmp_path, domain="d", task_type="t")
+    message = {"role": "user", "content": "The ferry leaves at 06:40.", "metadata": {"speaker": "Ann"}}
+    store.record([message], RecordContext("import", "s", 0))
+    db = store.index._db
+    db.execute("DROP TABLE memories_fts")
+    db.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(id UNINDEXED, body, tokenize = 'porter')")
+    [(memory_id,)] = db.execute("SELECT id FROM memories").fetchall()
+    old_form = "2 May 2023 · turn 0 · Ann: The ferry leaves at 06:40."
+    db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, old_form))
+    db.execute("UPDATE memories SET indexed = NULL, length = NULL, key = 'd:t:0000'")
+    db.execute("DELETE FROM meta WHERE name = 'text_form'")
+    store.close()
+
+    reopened = PersistentMemory(settings, tmp_path, domain="d", task_type="t")
+    try:
+        row = reopened.index._db.execute("SELECT key, indexed, length, vector FROM memories").fetchone()
+        assert row[1] == "[2 May 2023] Ann: The ferry leaves at 06:40." and row[2] == 10 and row[3] is None
+        assert row[0] == memory_key(row[1], "d", "t")
+        [hit] = reopened.search("When does the ferry leave?", limit=1, scope=SearchFilter(session_id="s"))
+        assert hit.id == memory_id
+        assert reopened.index.without_vectors(10) == [], "the dense search made its vector again"
+        assert [h.id for h in reopened.search("ann 2023", limit=1, method="lexical")] == [memory_id]
+    finally:
+        reopened.close()
+        close_clients()
