@@ -93,7 +93,7 @@ def measurements(quick: bool) -> dict[str, Callable[[], dict[str, float]]]:
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
         "retrieval": lambda: _retrieval(sizes, 30 if quick else 100),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
-        "dialogues": lambda: figures_memory.dialogue_fusion(3 if quick else 10),
+        "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
         "token_counting": figures_memory.token_count_incremental,
         "compression": figures_memory.compression,
