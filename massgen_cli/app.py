@@ -102,13 +102,21 @@ class MassGenApp:
         ledger = Ledger(config.agent_ids)
         self.events = EventSink(view, ledger)
         self.run_log = RunLog(
-            state_dir, self.session.id, enabled=config.ui.logging_enabled and saved, report=self.events
+            state_dir,
+            self.session.id,
+            enabled=config.ui.logging_enabled and saved,
+            report=self.events,
+            on_open=self.session.add_log_folder,
         )
         self.events.subscribe(self.run_log)
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
-        self.memory = MemoryRuntime(config, state_dir if saved else None, self.session.id, self.events)
-        self.turns = self._turn_runner(config, saved, RunRecord(self.events, self.run_log, ledger))
+        try:
+            self.memory = MemoryRuntime(config, state_dir if saved else None, self.session.id, self.events)
+            self.turns = self._turn_runner(config, saved, RunRecord(self.events, self.run_log, ledger))
+        except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
+            self.session.close()
+            raise
 
     def _turn_runner(self, config: MassGenConfig, saved: bool, record: RunRecord) -> TurnRunner:
         """The agents (with their memory tools), their shared memory, threads, snapshots and MCP servers,

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from massgen_cli.text import one_line
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -167,7 +169,8 @@ class ToolStarted:
 @dataclass(frozen=True)
 class ToolFinished:
     """An agent's tool call ended: ``ok`` is false for a refused, failed or timed-out call; ``summary``
-    is the result's first line; ``chars`` its length."""
+    is the result on one line, cut short (a command's: its exit code and first lines of output);
+    ``chars`` the result's length."""
 
     agent_id: str
     call_id: str
@@ -176,6 +179,92 @@ class ToolFinished:
     seconds: float
     summary: str
     chars: int
+
+
+MEMORY_TEXT_CHARS = 500
+"""The most characters of a memory's text a memory event carries (the store keeps it whole)."""
+QUERY_CHARS = 300
+"""The most characters of a retrieval's query a ``MemoryRetrieved`` carries."""
+SHOWN_MEMORY_CHARS = 100
+"""The most characters of a memory's text on the console (with --debug)."""
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class RetrievedMemory:
+    """One memory a lookup put in front of an agent; ``owner``, ``session_id`` and ``turn`` are those of
+    the source it is attributed to (``[From owner Turn turn]``); ``text`` is cut at 500 characters."""
+
+    id: str
+    text: str
+    score: float
+    owner: str
+    session_id: str
+    turn: int
+
+    def __post_init__(self) -> None:  # bounded here, so no event carries a whole long memory
+        object.__setattr__(self, "text", _clip(self.text, MEMORY_TEXT_CHARS))
+
+
+@dataclass(frozen=True)
+class MemoryRetrieved:
+    """An agent looked long-term memory up: ``reason`` (``turn_start``, ``after_compression``,
+    ``after_restart``, ``step``), the query (cut at 300 characters), and the memories injected (those that
+    fit the token budget; empty when none were found)."""
+
+    agent_id: str
+    reason: str
+    query: str
+    memories: list[RetrievedMemory] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "query", _clip(self.query, QUERY_CHARS))
+
+    def describe(self) -> str:
+        """The console line (with --debug), then one line per memory."""
+        lines = [f"✅ Total: {len(self.memories)} memories retrieved for {self.agent_id} ({self.reason})"]
+        lines += [
+            f"   [From {m.owner} Turn {m.turn}] {m.score:.4f} {one_line(m.text, SHOWN_MEMORY_CHARS)}"
+            for m in self.memories
+        ]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RecordedMemory:
+    """One memory a recording stored: ``new`` when the recording created it, false when the memory was
+    known and got this recording as another source; ``text`` is cut at 500 characters."""
+
+    memory_id: str
+    key: str
+    text: str
+    new: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", _clip(self.text, MEMORY_TEXT_CHARS))
+
+
+@dataclass(frozen=True)
+class MemoryRecorded:
+    """A recording of an agent's words to long-term memory finished (in the background, or a
+    ``memory_save``): the memories it stored."""
+
+    agent_id: str
+    records: list[RecordedMemory] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """The console line (with --debug), then one line per memory."""
+        new = sum(record.new for record in self.records)
+        lines = [f"✅ [recorded] {self.agent_id}: {len(self.records)} memories ({new} new)"]
+        lines += [
+            f"   {'new' if r.new else 'known'} {r.key}: {one_line(r.text, SHOWN_MEMORY_CHARS)}"
+            for r in self.records
+        ]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -212,6 +301,8 @@ RunEvent = (
     | Notice
     | ToolStarted
     | ToolFinished
+    | MemoryRetrieved
+    | MemoryRecorded
     | FinalAnswer
     | AgentUsage
     | TurnEnded

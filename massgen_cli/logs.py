@@ -87,9 +87,10 @@ class AttemptLog:
         self._guarded(write)
 
     def request(self, agent_id: str, payload: dict[str, Any]) -> Path:
+        """Keep a request as it goes out, with its ``time`` (where the report's step starts)."""
         self._request_numbers[agent_id] += 1
         path = self.directory / "requests" / f"{agent_id}_{self._request_numbers[agent_id]:03d}.json"
-        self._guarded(lambda: write_json(path, payload))
+        self._guarded(lambda: write_json(path, {"time": timestamp(), **payload}))
         return path
 
     def summary(self, data: dict[str, Any]) -> None:
@@ -106,22 +107,44 @@ class RunLog:
     each to the open attempt's ``events.jsonl``; a write the disk refuses is said through ``report``."""
 
     def __init__(
-        self, state_dir: Path, session_id: str, *, enabled: bool, report: Callable[[RunEvent], None]
+        self,
+        state_dir: Path,
+        session_id: str,
+        *,
+        enabled: bool,
+        report: Callable[[RunEvent], None],
+        on_open: Callable[[Path], None] | None = None,
     ):
         self.enabled = enabled
         self.session_id = session_id
         self.directory = state_dir / "massgen_logs" / f"log_{timestamp()}"
         self.report = report
+        self.on_open = on_open
+        """Told the run's folder once, as its first attempt opens (the session lists its runs' logs)."""
         self.turn = 0
         self.current: AttemptLog | None = None
+
+    @property
+    def written(self) -> bool:
+        """Whether this run wrote a log (its folder exists)."""
+        return self.enabled and self.directory.is_dir()
 
     def open_attempt(self, turn: int, attempt: int) -> AttemptLog | None:
         """The attempt's log, which the events go to until ``close_attempt``."""
         self.turn = turn
         if self.enabled:
+            first = not self.directory.exists()
             folder = self.directory / f"turn_{turn}" / f"attempt_{attempt}"
             self.current = AttemptLog(folder, self._stopped)
+            if first and self.on_open is not None:
+                self._tell_opened(self.on_open)
         return self.current
+
+    def _tell_opened(self, on_open: Callable[[Path], None]) -> None:
+        try:
+            on_open(self.directory)
+        except OSError as error:
+            self.report(Notice("degraded", f"the session could not list its log {self.directory}: {error}"))
 
     def close_attempt(self, summary: dict[str, Any] | None) -> None:
         """Write the attempt's ``summary.json`` (when it got that far) and close its log."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shutil
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +44,8 @@ class SessionRecord:
     turns_started: int = 0
     config_path: str | None = None
     exchanges: list[Exchange] = field(default_factory=list)
+    log_folders: list[str] = field(default_factory=list)
+    """The log folders of the runs that took turns in it (``massgen_logs/<name>``), oldest first."""
 
 
 class Session:
@@ -54,13 +57,18 @@ class Session:
         self.record = record
         self.saved = saved
         self.lock: IO[str] | None = None
+        self.created = False
+        """Created by this process (not continued): removed again at ``close`` if no turn began."""
 
     def close(self) -> None:
-        """Let other processes continue the session."""
-        if self.lock is not None:
-            fcntl.flock(self.lock, fcntl.LOCK_UN)
-            self.lock.close()
-            self.lock = None
+        """Let other processes continue the session. A session this process created and began no turn in
+        is removed first: a run refused before its first turn (a missing key, a bad part) leaves nothing."""
+        if self.lock is None:
+            return
+        if self.created and not self.record.turns_started:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        release(self.lock)
+        self.lock = None
 
     @property
     def id(self) -> str:
@@ -92,6 +100,12 @@ class Session:
         """Forget the conversation (``/reset``); the turn counter keeps counting."""
         self.record.exchanges.clear()
         self.save()
+
+    def add_log_folder(self, folder: Path) -> None:
+        """List a run's log folder in the record (once), and persist."""
+        if folder.name not in self.record.log_folders:
+            self.record.log_folders.append(folder.name)
+            self.save()
 
     def save(self) -> None:
         if not self.saved:  # a run whose state folder cannot be written reads the session, never writes it
@@ -144,7 +158,9 @@ def open_session(
         return _attach(_create(directory, new_id, config_path), _hold(directory, new_id))
 
 
-def _hold(directory: Path, session_id: str) -> IO[str]:
+def _hold(
+    directory: Path, session_id: str, advice: str = "wait for it to finish, or use another --session"
+) -> IO[str]:
     """The session's lock, taken for this process; a ``UsageError`` naming the process that has it."""
     lock = (directory / ".lock").open("a+", encoding="utf-8")
     try:
@@ -153,15 +169,28 @@ def _hold(directory: Path, session_id: str) -> IO[str]:
         lock.seek(0)
         holder = lock.read().strip() or "another process"
         lock.close()
-        raise UsageError(
-            f"session {session_id} is in use by massgen process {holder}; wait for it to finish, or use "
-            "another --session"
-        ) from None
+        raise UsageError(f"session {session_id} is in use by massgen process {holder}; {advice}") from None
     lock.seek(0)
     lock.truncate()
     lock.write(str(os.getpid()))
     lock.flush()
     return lock
+
+
+def hold_session(state_dir: Path, session_id: str) -> IO[str]:
+    """An existing session's lock, taken for this process (to remove the session): a ``UsageError`` when
+    there is no such session or a running massgen process holds it."""
+    if not _SESSION_ID.match(session_id):
+        raise UsageError(f"{session_id!r} is not a session id")
+    directory = sessions_root(state_dir) / session_id
+    if not directory.is_dir():
+        raise UsageError(f"no session {session_id} under {state_dir}; `massgen sessions list` shows them")
+    return _hold(directory, session_id, "it is kept; remove it once that run has ended")
+
+
+def release(lock: IO[str]) -> None:
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    lock.close()
 
 
 def _attach(session: Session, lock: IO[str]) -> Session:
@@ -185,6 +214,7 @@ def _load_or_create(
 def _create(directory: Path, session_id: str, config_path: str | None, *, saved: bool = True) -> Session:
     now = datetime.now().isoformat(timespec="seconds")
     session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path), saved=saved)
+    session.created = saved
     session.save()
     return session
 

@@ -5,8 +5,10 @@ The final answer is the only thing written to stdout; everything else goes to st
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console, Group
@@ -21,6 +23,8 @@ from massgen_cli.events import (
     AgentText,
     AgentUsage,
     FinalAnswer,
+    MemoryRecorded,
+    MemoryRetrieved,
     Notice,
     RunEvent,
     ToolFinished,
@@ -75,6 +79,8 @@ class ConsoleView:
             self._status(event)
         elif isinstance(event, Notice):
             self._notice(event)
+        elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
+            self._notice(Notice("debug", event.describe()))
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, FinalAnswer):
@@ -95,6 +101,12 @@ class ConsoleView:
 
     def end_turn(self) -> None:
         self._close_live()
+
+    def log_folder(self, folder: Path) -> None:
+        """The run's last line: where its log went, and the command that draws its report."""
+        if not self.quiet:
+            line = f"log: {folder} (massgen logs report {folder.name})"
+            self.console.print(f"[dim]{escape(line)}[/]")
 
     def cancel_turn(self) -> None:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
@@ -145,7 +157,7 @@ class ConsoleView:
     def _tool(self, event: ToolFinished) -> None:
         """One line per tool call: in the agent's panel, or printed without the live view."""
         mark = "✓" if event.ok else "✗"
-        line = f"🔧 {event.name} {mark} {event.summary} ({event.seconds:.2f}s)"
+        line = f"🔧 {event.name} {mark} {one_line(event.summary, DETAIL_CHARS)} ({event.seconds:.2f}s)"
         self.text[event.agent_id] = (self.text[event.agent_id] + "\n" + line + "\n")[-TAIL_CHARS:]
         self._refresh()
         if not self.use_live and not self.quiet:
@@ -249,9 +261,31 @@ class _AnswerOut:
     def _write(self, text: str) -> None:
         if not text:
             return
-        self.out.write(text)
-        self.out.flush()
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:  # the reader went away (`| head -1`): the turn still ends and is recorded
+            to_devnull(self.out)
         self.line_open = not text.endswith("\n")
+
+
+def cost_text(cost_usd: float | None) -> str:
+    """A cost as every view shows it: ``free`` when nothing was spent, ``$0.0031``, or ``unknown`` when a
+    model has no known price."""
+    if cost_usd is None:
+        return "unknown"
+    return "free" if cost_usd == 0 else f"${cost_usd:.4f}"
+
+
+def to_devnull(stream: TextIO) -> None:
+    """``stream``'s reader went away: what is still buffered for it, and whatever is written to it later,
+    goes to /dev/null, so no later write or the interpreter's last flush fails (Python's advice on
+    SIGPIPE, which Rich follows too)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _is_terminal(out: TextIO) -> bool:

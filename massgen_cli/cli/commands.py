@@ -84,6 +84,8 @@ def ask_or_chat(options: RunOptions) -> int:
         raise
     finally:
         app.close()
+        if app.run_log.written:
+            view.log_folder(app.run_log.directory)
 
 
 def _what_was_kept(app: Any) -> str:
@@ -140,7 +142,7 @@ def _chat(app: MassGenApp, console: Console) -> int:
             if TERMINATED.is_set():
                 raise
             console.print("[yellow]turn cancelled; the session goes on[/]")
-    if not app.view.quiet:
+    if not app.view.quiet and app.session.record.turns_started:  # without a turn, the session is not kept
         console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
     return 1 if failures else 0
 
@@ -218,6 +220,7 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
     from massgen_cli.session import read_session
     from massgen_cli.state import resolve_state_dir
     from massgen_cli.text import one_line
+    from massgen_cli.ui import cost_text
 
     record = read_session(resolve_state_dir(state_dir), session_id)
     if as_json:
@@ -235,16 +238,10 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
             one_line(exchange.question, 60),
             exchange.winner or "",
             f"{usage.tokens:,}" if usage else "",
-            _cost_text(usage.cost_usd) if usage else "",
+            cost_text(usage.cost_usd) if usage else "",
         )
     console = Console()
     console.print(table)
     if used:
         console.print(f"Total: {Usage.total(used).describe()}")
     return 0
-
-
-def _cost_text(cost: float | None) -> str:
-    if cost is None:
-        return "unknown"
-    return "free" if cost == 0 else f"${cost:.4f}"

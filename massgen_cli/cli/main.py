@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -13,27 +12,16 @@ from typing import Annotated
 import typer
 
 from massgen_cli import __version__
+from massgen_cli.cli.argv import first_positional, options_after_command, ray_value
+from massgen_cli.cli.guard import guarded as _guarded
+from massgen_cli.cli.guard import leave_without_waiting, reader_gone, stdout_file
+from massgen_cli.cli.logs_commands import logs_app
 
-SUBCOMMANDS = ("sessions", "memory", "batch")
-VALUE_OPTIONS = (
-    "--config",
-    "-c",
-    "--state-dir",
-    "--session",
-    "--agent",
-    "--limit",
-    "--goal",
-    "--domain",
-    "--task-type",
-    "--out",
-    "--concurrency",
-    "--shared-session",
-    "--validate",
-)
+SUBCOMMANDS = ("sessions", "memory", "batch", "logs")
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
-sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="Inspect and delete sessions.", no_args_is_help=True)
 memory_app = typer.Typer(help="Inspect and manage long-term memory.", no_args_is_help=True)
 admin_app.add_typer(sessions_app, name="sessions")
 admin_app.add_typer(memory_app, name="memory")
@@ -59,9 +47,10 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen batch`, `massgen sessions list|show`, "
-    "`massgen memory search|list|values|clear|import`. "
-    "A question starting with a subcommand's name goes after `--`."
+    "Subcommands: `massgen batch`, `massgen sessions list|show|delete|prune`, "
+    "`massgen memory search|list|values|clear|import`, `massgen logs list|show|path|report`. "
+    "A question starting with a subcommand's name goes after `--`. "
+    "A subcommand's options may also stand before its name: `massgen --state-dir DIR sessions list`."
 )
 def run(
     question: Annotated[
@@ -99,7 +88,7 @@ def run(
     from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples
 
     if list_examples:
-        print_examples()
+        _guarded(debug, print_examples)
         return
     if validate is not None:
         from massgen_cli.cli.validate import validate_command
@@ -162,6 +151,58 @@ def sessions_show(
     _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json))
 
 
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")]
+
+
+@sessions_app.command(
+    "delete",
+    help="Delete sessions (asks first unless --yes): each one's record, lock, threads and run log folders. "
+    "Its long-term memories stay unless --memories. A session a running massgen holds is refused.",
+)
+def sessions_delete(
+    session_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="The sessions' ids.")],
+    memories: Annotated[
+        bool, typer.Option("--memories", help="Also the memories recorded only in these sessions.")
+    ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", "-c", help="With --memories: the config of their store (default: each session's own)."
+        ),
+    ] = None,
+    yes: YesOption = False,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.session_commands import delete_sessions
+
+    _guarded(
+        debug, lambda: delete_sessions(state_dir, session_ids, memories=memories, config=config, yes=yes)
+    )
+
+
+@sessions_app.command(
+    "prune",
+    help="Delete the sessions not used for a while, as `sessions delete` does; lists them first, and asks "
+    "unless --yes.",
+)
+def sessions_prune(
+    older_than: Annotated[
+        str, typer.Option("--older-than", metavar="AGE", help="Unused for longer than AGE: 12h, 7d, 2w.")
+    ],
+    temp: Annotated[
+        bool, typer.Option("--temp", help="Only the temp_* sessions of single questions (no --session).")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
+    yes: YesOption = False,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.session_commands import prune_sessions
+
+    _guarded(debug, lambda: prune_sessions(state_dir, older_than, temp_only=temp, dry_run=dry_run, yes=yes))
+
+
 SessionFilter = Annotated[str | None, typer.Option("--session", help="Only this session's memories.")]
 AgentFilter = Annotated[str | None, typer.Option("--agent", help="Only memories recorded by this agent.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
@@ -212,7 +253,17 @@ def memory_list(
     agent: AgentFilter = None,
     as_json: JsonOption = False,
     include_stale: Annotated[
-        bool, typer.Option("--all", help="Also the memories agents marked stale, with the reason.")
+        bool,
+        typer.Option(
+            "--all", help="Also the memories agents marked stale (with the reason) and the --stubs."
+        ),
+    ] = False,
+    include_stubs: Annotated[
+        bool,
+        typer.Option(
+            "--stubs",
+            help="Also the stubs of tool results a compression cut to their first line (hidden by default).",
+        ),
     ] = False,
     debug: DebugOption = False,
 ) -> None:
@@ -221,7 +272,13 @@ def memory_list(
     _guarded(
         debug,
         lambda: memory_commands.list_memories(
-            config, state_dir, session=session, agent=agent, as_json=as_json, include_stale=include_stale
+            config,
+            state_dir,
+            session=session,
+            agent=agent,
+            as_json=as_json,
+            include_stale=include_stale,
+            include_stubs=include_stubs or include_stale,
         ),
     )
 
@@ -280,76 +337,17 @@ def memory_import(
     )
 
 
-def _guarded(debug: bool, action: Callable[[], int | None]) -> None:
-    """Run ``action``; a MassGenError becomes red lines on stderr and its exit code."""
-    from massgen_cli.errors import MassGenError
-
-    try:
-        code = action()
-    except MassGenError as error:
-        if debug:
-            raise
-        _print_error(error)
-        raise typer.Exit(error.exit_code) from None
-    except KeyboardInterrupt:
-        from massgen_cli.cli.signals import TERMINATED
-
-        raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
-    except Exception as error:  # from outside (the disk, a child process), or a bug of ours
-        if debug:
-            raise
-        _print_error(RuntimeError(_failure_line(error)))
-        raise typer.Exit(1) from None
-    if code:
-        raise typer.Exit(code)
+admin_app.add_typer(logs_app, name="logs")
 
 
-def _failure_line(error: Exception) -> str:
-    """What went wrong, in one line: plainly for what came from outside, as a bug otherwise."""
-    from massgen_cli.errors import outside_failure
-
-    outside = outside_failure(error)
-    if outside is not None:
-        return outside
-    return f"unexpected {type(error).__name__}: {error} (a bug; run with --debug for details)"
-
-
-def _print_error(error: Exception) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    from massgen_cli.errors import ConfigError
-
-    console = Console(stderr=True, highlight=False)
-    lines = error.problems if isinstance(error, ConfigError) else [str(error)]
-    for line in lines:
-        console.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
-
-
-def _ray_value(args: list[str]) -> list[str]:
-    """``--ray`` alone means a local Ray instance: it takes a value only when one that looks like an
-    address follows (``auto``, ``local`` or something with a ``:``)."""
-    if "--ray" not in args:
-        return args
-    at = args.index("--ray") + 1
-    following = args[at] if at < len(args) else ""
-    if following in ("auto", "local") or (":" in following and not following.startswith("-")):
-        return args
-    return [*args[:at], "local", *args[at:]]
-
-
-def _first_positional(argv: list[str]) -> str | None:
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token == "--":
-            return None
-        elif token in VALUE_OPTIONS:
-            skip = True
-        elif not token.startswith("-"):
-            return token
-    return None
+def route(args: list[str]) -> tuple[typer.Typer, list[str]]:
+    """The app that takes a command line, and the arguments as it reads them: a subcommand goes to the
+    admin app (the options before its name moved after it), anything else is a question."""
+    first = first_positional(args)
+    if first not in SUBCOMMANDS:
+        return run_app, args
+    args = options_after_command(args, {group.name or "" for group in admin_app.registered_groups})
+    return admin_app, ray_value(args) if first == "batch" else args
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -361,23 +359,11 @@ def main(argv: list[str] | None = None) -> None:
 
     end_on_signals()  # from the start: loading a config or starting a server can take a while
     keep_files_private()
-    first = _first_positional(args)
-    app = admin_app if first in SUBCOMMANDS else run_app
-    args = _ray_value(args) if first == "batch" else args
+    app, args = route(args)
+    stdout_at_start = stdout_file()
     try:
         app(args=args, prog_name="massgen")
     except SystemExit as ended:
-        _leave_without_waiting(ended)
-        raise
-
-
-def _leave_without_waiting(ended: SystemExit) -> None:
-    """The answer is out: a thread still running (a library's, or a call abandoned at its timeout) must
-    not keep the process alive, so the process ends now when one is left."""
-    import threading
-
-    from massgen_cli.cli.signals import exit_now
-
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if others and isinstance(ended.code, int | None):
-        exit_now(ended.code or 0)
+        ending = SystemExit(0) if reader_gone(stdout_at_start) else ended
+        leave_without_waiting(ending)
+        raise ending from None

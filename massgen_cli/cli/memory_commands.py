@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 IMPORT_BATCH = 64
 TEXT_CHARS = 100
+REMOVED_RESULT_STUB = re.compile(r"\[the rest of this \S+ result was removed to save context")
+"""The note a compression leaves in a tool result it cut to its first line (``memory/context/compression``):
+a memory recorded from such a result holds little more than the note."""
 
 
 @contextmanager
@@ -104,15 +108,19 @@ def list_memories(
     agent: str | None,
     as_json: bool,
     include_stale: bool = False,
+    include_stubs: bool = False,
 ) -> int:
     """Every memory with its key and its learned value for the configured goal; with ``include_stale``
-    also those agents marked stale, with the reason and who marked them."""
+    also those agents marked stale, with the reason and who marked them. The stubs of tool results cut
+    by a compression are left out (and counted on stderr) unless ``include_stubs``."""
     goal = _goal(config)
     with open_store(config, state_dir) as store:
         memories = store.list_memories(session_id=session, agent_id=agent, include_stale=include_stale)
         values = store.index.values((m.id for m in memories), segment(goal))
         stale = store.index.stale_marks() if include_stale else {}
-    for memory in memories:
+    shown = memories if include_stubs else [m for m in memories if not REMOVED_RESULT_STUB.search(m.text)]
+    _say_listed(len(shown), len(memories) - len(shown), session)
+    for memory in shown:
         first = next(
             (x for x in memory.sources if session in (None, x.session_id) and agent in (None, x.agent_id)),
             memory.first,
@@ -139,9 +147,17 @@ def list_memories(
                 f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}"
                 + _stale_note(stale.get(memory.id))
             )
-    if not memories:
-        Console(stderr=True).print("no memories stored")
     return 0
+
+
+def _say_listed(shown: int, hidden: int, session: str | None) -> None:
+    """On stderr, before the list: how many stubs of removed tool results it leaves out, or that it is
+    empty."""
+    console = Console(stderr=True, highlight=False)
+    if hidden:
+        console.print(f"{hidden} stub(s) of removed tool results not shown; --stubs shows them")
+    elif not shown:
+        console.print(f"no memories of session {session} stored" if session else "no memories stored")
 
 
 def _stale_note(mark: StaleMark | None) -> str:
@@ -190,7 +206,7 @@ def clear(
     if not session and not everything:
         raise UsageError("say what to clear: --session ID, or --all for every memory")
     what = f"the memories of session {session}" if session else "every stored memory"
-    if not yes and not _confirm(f"Delete {what}?"):
+    if not yes and not confirm(f"Delete {what}?"):
         Console(stderr=True).print("nothing deleted")
         return 0
     with open_store(config, state_dir) as store:
@@ -199,7 +215,8 @@ def clear(
     return 0
 
 
-def _confirm(question: str) -> bool:
+def confirm(question: str) -> bool:
+    """Ask on the terminal; with stdin not a terminal, a ``UsageError`` that asks for ``--yes``."""
     if not sys.stdin.isatty():
         raise UsageError(f"{question} Add --yes to confirm when stdin is not a terminal")
     from rich.prompt import Confirm

@@ -4,7 +4,9 @@ Every agent works at once. A new answer invalidates all votes and, by default, r
 agents: their in-flight steps are cancelled, so no tokens go to superseded work, and their next step
 shows the new answer. MassGen's ways are there too (``peer_updates``): the others go on, and the new
 answer reaches them in their next tool result (``inject``) or when they start again (``defer``); a vote
-cast on answers an agent has not seen is not counted and it starts again. An agent that votes waits;
+cast on answers an agent has not seen is not counted and it starts again. A vote for a peer with no
+answer yet is refused and asked again (MassGen's way); if the agent still names that peer while the peer
+is at work, it waits for new answers instead of failing. An agent that votes waits;
 when every agent has voted (or can do no more) the tally picks the winner. Limits (answers per agent and
 in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout) end the attempt
 deterministically with the best answer available and say why. One agent's step is ``WorkflowStep``'s.
@@ -76,6 +78,9 @@ class Orchestrator:
         """Agents out for the rest of the attempt (their tool calls were refused too often)."""
         self.held: dict[str, str] = {}
         """Agents not started until peers catch up (fairness) or every agent has answered, and why."""
+        self.awaiting: dict[str, tuple[str, int]] = {}
+        """Agents whose vote named a peer at work before its answer existed: the peer, and the answer set
+        they saw (a new answer starts them again, as MassGen restarts an agent with new answers)."""
         self.transcripts: dict[str, list[Message]] = {}
         self.votes: dict[str, Vote] = {}
         self.tasks: dict[str, asyncio.Task[StepOutcome]] = {}
@@ -161,8 +166,11 @@ class Orchestrator:
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
             await self._accept_vote(agent_id, outcome)
-        elif restart_due:
+        elif restart_due or (outcome.waiting_for and outcome.version != self.board.version):
             self._begin_again(agent_id)
+        elif outcome.waiting_for in (*self.tasks, *self.held):  # at work: its answer may still come
+            self.awaiting[agent_id] = (outcome.waiting_for, outcome.version)
+            self._start(agent_id)  # held until a new answer arrives
         else:
             self._finish(agent_id, "done", outcome.note or "no decision")
 
@@ -248,14 +256,18 @@ class Orchestrator:
             self.held[agent_id] = reason
             return
         self.held.pop(agent_id, None)
+        self.awaiting.pop(agent_id, None)
         self.emit(AgentStatus(agent_id, "working"))
         step = self.workflow.run(self.agents[agent_id])
         self.tasks[agent_id] = asyncio.create_task(step, name=f"step:{agent_id}")
 
     def _hold_reason(self, agent_id: str) -> str:
-        """Why MassGen would not start ``agent_id`` now (its fairness pause, or waiting for every agent's
-        first answer), or ""."""
+        """Why ``agent_id`` does not start now (its vote named a peer whose answer is not in yet, or
+        MassGen's fairness pause, or waiting for every agent's first answer), or ""."""
         settings, board = self.settings, self.board
+        peer, seen = self.awaiting.get(agent_id, ("", board.version))
+        if seen == board.version and peer in (*self.tasks, *self.held):
+            return f"its vote named {peer}, whose answer is not in yet; it goes on when new answers arrive"
         if settings.defer_voting_until_all_answered and board.waiting_for_all(
             agent_id, settings.max_new_answers_per_agent
         ):

@@ -16,9 +16,10 @@ from functools import partial
 from massgen_cli.backends.base import Request
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.steps import StepContext
-from massgen_cli.coordination.tally import agreement_scores, pick_by_agreement
+from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
 from massgen_cli.coordination.toolloop import (
     SINGLE_ANSWER_SCHEMA,
     json_answer,
@@ -126,14 +127,23 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
         else:
             step.emit(AgentStatus(result.agent_id, "answered", result.text))
     order = [agent.id for agent in agents]
-    winner = pick_by_agreement(answers, order, question)
+    tied = len(agreement_leaders(answers, order, question)) > 1
+    like = await asyncio.to_thread(likeness, answers) if tied else None
+    winner = pick_by_agreement(answers, order, question, like)
     transcripts = {result.agent_id: result.exchange for result in results}
     if winner is None:
         reason = "no agent produced an answer"
     else:
         scores = agreement_scores(answers, question)
         reason = f"chosen by agreement among {len(answers)} answer(s) ({_scores_text(scores, order)})"
+        reason += _tie_text(like, order) if tied else ""
     return AttemptResult(answers, [], winner, reason, _since(started), transcripts)
+
+
+def _tie_text(like: dict[str, float] | None, order: Sequence[str]) -> str:
+    if like is None:
+        return "; a tie, left to registration order (the offline embedder is not installed)"
+    return f"; a tie, broken by likeness to the other answers ({_scores_text(like, order)})"
 
 
 def _scores_text(scores: dict[str, float], order: Sequence[str]) -> str:

@@ -104,7 +104,7 @@ class StepContext:
         so what compression dropped can come back."""
         if self.memory is None:
             return messages
-        self.memory.refresh(agent.id)
+        self.memory.refresh(agent.id, "after_compression")
         block = await self.memory.retrieved_block(agent.id, question, messages)
         kept = [message for message in messages if not is_memory_message(message)]
         return inject_after_first_system(kept, block) if block is not None else kept
@@ -115,7 +115,7 @@ class StepContext:
 
         async def write_back(messages: list[Message]) -> None:
             if self.memory is not None:
-                self.memory.refresh(agent_id)
+                self.memory.refresh(agent_id, "after_compression")
             await self.threads.replace_history(agent_id, compressed_history(messages, system_prompts))
 
         return write_back

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -67,11 +68,27 @@ def agreement_scores(answers: Mapping[str, str], question: str = "") -> dict[str
     return scores
 
 
-def pick_by_agreement(answers: Mapping[str, str], agent_ids: Sequence[str], question: str = "") -> str | None:
-    """The answer the others agree with most; ties go to registration order."""
+def agreement_leaders(answers: Mapping[str, str], agent_ids: Sequence[str], question: str = "") -> list[str]:
+    """The answers the others agree with most (more than one on a tie), in registration order."""
     answered = [agent_id for agent_id in agent_ids if agent_id in answers]
     if not answered:
-        return None
+        return []
     scores = agreement_scores({agent_id: answers[agent_id] for agent_id in answered}, question)
     best = max(scores.values())
-    return next(agent_id for agent_id in answered if scores[agent_id] == best)
+    return [agent_id for agent_id in answered if math.isclose(scores[agent_id], best, abs_tol=1e-9)]
+
+
+def pick_by_agreement(
+    answers: Mapping[str, str],
+    agent_ids: Sequence[str],
+    question: str = "",
+    likeness: Mapping[str, float] | None = None,
+) -> str | None:
+    """The answer the others agree with most. A tie goes to the tied answer most like all the others
+    (``likeness``, e.g. by meaning: "The answer is 2." shares no content word with "2 + 2 = 4." or a
+    rambling third answer, and registration order alone would pick it), then to registration order."""
+    leaders = agreement_leaders(answers, agent_ids, question)
+    if not leaders:
+        return None
+    like = likeness or {}
+    return max(leaders, key=lambda agent_id: like.get(agent_id, 0.0))  # the first of equals: registration

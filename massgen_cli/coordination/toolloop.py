@@ -20,8 +20,7 @@ from massgen_cli.coordination.decisions import cut_json_content, find_json_objec
 from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
 from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message, ToolCallPart
-from massgen_cli.text import one_line
-from massgen_cli.tools.toolbox import ToolResult
+from massgen_cli.tools.toolbox import ToolResult, result_summary
 
 Recall = Callable[[list[Message]], Awaitable[list[Message]]]
 """Looks long-term memory up again for a request compressed inside a step."""
@@ -44,7 +43,6 @@ class ToolsRefused(Exception):
 REFUSALS_IN_A_ROW = 10
 
 CALL_TOOL = "call_tool"
-SUMMARY_CHARS = 160
 EVENT_ARGUMENT_CHARS = 500
 SINGLE_ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -214,10 +212,10 @@ async def _run_calls(agent: Agent, calls: list[ToolCall], room: int, emit: Emit)
 async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
     emit(ToolStarted(agent.id, call.id, call.name, _shown_arguments(call.arguments)))
     result = await agent.toolbox.run(call)
-    first_line = one_line(result.text, SUMMARY_CHARS)
+    summary = result_summary(call.name, result.text)
     emit(
         ToolFinished(
-            agent.id, call.id, call.name, result.ok, round(result.seconds, 3), first_line, len(result.text)
+            agent.id, call.id, call.name, result.ok, round(result.seconds, 3), summary, len(result.text)
         )
     )
     return result

@@ -45,6 +45,9 @@ class StepOutcome:
     transcript: list[Message] = field(default_factory=list)
     reasoning: str = ""
     tools_used: str = ""
+    waiting_for: str = ""
+    """A peer at work whose answer the step's vote named before it existed: the agent waits for new
+    answers instead of failing (the vote is refused, as MassGen refuses it, but nothing went wrong)."""
 
 
 @dataclass(frozen=True)
@@ -80,21 +83,24 @@ class WorkflowStep:
         the answer set the agent has seen (peers' answers injected on the way count as seen)."""
         board, cap = self.board, self.settings.max_steps_per_agent
         board.seen[agent.id], messages = board.version, await self._messages(agent)
-        note = "no decision"
+        note, awaited = "no decision", ""
         for reask in range(self.settings.max_reasks + 1):
             if board.steps[agent.id] >= cap:
                 return StepOutcome(None, board.seen[agent.id], f"step cap ({cap}) reached")
             step = await self._step(agent, messages, first=reask == 0)
             completion = step.completion
             self._share(agent.id, completion)
-            decision, problem = self._validate(agent.id, parse_decision(completion))
+            parsed = parse_decision(completion)
+            decision, problem = self._validate(agent.id, parsed)
             if decision is not None:
                 transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
                 used = tool_activity(step.exchange)
                 return StepOutcome(decision, board.seen[agent.id], "", transcript, completion.reasoning, used)
-            note = problem
+            note, awaited = problem, self._named_peer_at_work(agent.id, parsed)
             reask_message: Message = {"role": "user", "content": problem}
             messages = [*messages, *step.exchange, assistant_echo(completion), reask_message]
+        if awaited:
+            return StepOutcome(None, board.seen[agent.id], note, waiting_for=awaited)
         return StepOutcome(None, board.seen[agent.id], f"no valid decision after re-asks: {note}")
 
     async def _step(self, agent: Agent, messages: list[Message], *, first: bool) -> ToolStep:
@@ -150,10 +156,24 @@ class WorkflowStep:
             problem = self._answer_problem(agent_id, decision)
             return (None, problem) if problem else (decision, "")
         target = resolve_target(decision.target, self.board.order)
-        if target is None or target not in self.board.answers:
-            choices = ", ".join(self.board.vote_aliases()) or "none yet"
-            return None, f"'{decision.target}' is not an agent with an answer (choose from: {choices})."
+        choices = ", ".join(self.board.vote_aliases()) or "none yet"
+        if target is None:
+            return None, f"'{decision.target}' is not an agent here (choose from: {choices})."
+        if target not in self.board.answers:  # MassGen refuses it too; its answer may be on the way
+            return None, (
+                f"'{decision.target}' has no answer yet: vote for an answer you can see ({choices}), or give "
+                "your own with new_answer."
+            )
         return VoteFor(target, decision.reason), ""
+
+    def _named_peer_at_work(self, agent_id: str, decision: Decision | None) -> str:
+        """The peer a refused vote named that has no answer yet but may still give one, or ""."""
+        if not isinstance(decision, VoteFor):
+            return ""
+        target, board = resolve_target(decision.target, self.board.order), self.board
+        if target is None or target == agent_id or target in board.answers or target in board.resting:
+            return ""
+        return target
 
     def _answer_problem(self, agent_id: str, answer: NewAnswer) -> str:
         """Why a new answer is refused (an answer cap, MassGen's fairness cap or novelty), or ""."""

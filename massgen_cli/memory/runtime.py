@@ -7,13 +7,13 @@ import asyncio
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import MassGenError
-from massgen_cli.events import Notice, RunEvent
+from massgen_cli.events import MemoryRetrieved, Notice, RetrievedMemory, RunEvent
 from massgen_cli.memory.longterm.record.background import MemoryRecorder
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import MemoryHit, RecordContext, RecordMessage
@@ -31,6 +31,10 @@ from massgen_cli.tools.memory_tools import FoundMemory, SavedMemory, StaleNote
 SPOOL_NAME = "spool.jsonl"
 RECALL_WAIT_S = 10.0
 """How long a compression waits for what it dropped to be written, so the next lookup can find it."""
+
+LookupReason = Literal["turn_start", "after_compression", "after_restart", "step"]
+"""Why long-term memory is looked up: the attempt's first lookup, what a compression dropped, an agent
+restart, or every step (``retrieval.exclude_recent: false``)."""
 
 
 def persistent_enabled(memory: MemoryConfig | None) -> bool:
@@ -78,6 +82,7 @@ class MemoryRuntime:
         learning = config.memory.value_learning
         self.traces = EligibilityTraces(learning) if learning.enabled and self.store else None
         self.blocks: dict[str, Message | None] = {}
+        self.reasons: dict[str, LookupReason] = {}
         self.dump_dir: Path | None = None
         self.turn = 0
         self.attempt = 1
@@ -148,10 +153,13 @@ class MemoryRuntime:
         self.turn, self.attempt = at.turn, at.attempt
         self.dump_dir = at.log_dir / "memory_debug" if at.log_dir else None
         self.blocks.clear()
+        self.reasons.clear()
 
-    def refresh(self, agent_id: str) -> None:
-        """The agent's next step looks long-term memory up again (after an agent restart)."""
+    def refresh(self, agent_id: str, reason: LookupReason = "after_restart") -> None:
+        """The agent's next step looks long-term memory up again: after an agent restart, or after a
+        compression dropped messages (``reason``, which its ``MemoryRetrieved`` says)."""
         self.blocks.pop(agent_id, None)
+        self.reasons[agent_id] = reason
 
     async def retrieved_block(self, agent_id: str, question: str, history: list[Message]) -> Message | None:
         """The ``Relevant memories:`` message for this step. With ``exclude_recent`` it is looked up at
@@ -163,7 +171,6 @@ class MemoryRuntime:
             return self.blocks[agent_id]
         viewer = Viewer(agent_id, self.session_id, self.turn, searches_all_sessions(memory))
         query = build_query(question, history)
-        self.emit(Notice("debug", f"🔍 [retrieve] {agent_id}: searching long-term memory (turn {self.turn})"))
         try:
             hits = await asyncio.to_thread(self._search, agent_id, query, memory.retrieval.limit, viewer)
         except Exception as error:  # retrieval is a help, not a requirement
@@ -172,9 +179,31 @@ class MemoryRuntime:
         chosen = within_budget(hits, memory.retrieval.token_budget)
         if self.traces is not None:
             self.traces.observe(agent_id, [hit.id for hit in chosen])
-        self.emit(Notice("debug", f"✅ Total: {len(chosen)} memories retrieved for {agent_id}"))
+        self._said_retrieved(agent_id, query, chosen)
         self.blocks[agent_id] = memory_message(chosen)
         return self.blocks[agent_id]
+
+    def _said_retrieved(self, agent_id: str, query: str, chosen: list[MemoryHit]) -> None:
+        """The ``MemoryRetrieved`` of a lookup, with why it was made; an event that cannot be made is said
+        with --debug and the step goes on."""
+        reason = self.reasons.pop(agent_id, None) or ("step" if agent_id in self.blocks else "turn_start")
+        try:
+            memories = [
+                RetrievedMemory(
+                    hit.id,
+                    hit.text,
+                    round(hit.score, 4),
+                    hit.source.agent_id,
+                    hit.source.session_id,
+                    hit.source.turn,
+                )
+                for hit in chosen
+            ]
+            event = MemoryRetrieved(agent_id, reason, query, memories)
+        except Exception as error:  # the event reports a lookup; it cannot fail the step
+            self.emit(Notice("debug", f"no MemoryRetrieved event for {agent_id}: {error!r}"))
+            return
+        self.emit(event)
 
     def records_for(self, agent_id: str) -> bool:
         """Whether ``record`` keeps anything of ``agent_id`` (its long-term memory is on)."""
@@ -299,7 +328,7 @@ class MemoryRuntime:
             self.record(agent_id, messages)
             if self.recorder is not None:  # written before the next lookup, so it can find them
                 await self.recorder.settled(RECALL_WAIT_S)
-            self.refresh(agent_id)
+            self.refresh(agent_id, "after_compression")
 
         return on_dropped
 

@@ -30,6 +30,10 @@ DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
 OUTPUT_TAIL_BYTES = 4_000
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+COMMAND_TOOL = "execute_command"
+EXIT_CODE = "exit code: "
+OUTPUT_SUMMARY_LINES = 5
+OUTPUT_SUMMARY_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s:
         else "unconfined"
     )
     spec = ToolSpec(
-        "execute_command",
+        COMMAND_TOOL,
         f"Run a shell command in your workspace ({where}); returns its exit code and output (stdout and "
         "stderr).",
         schema(
@@ -121,7 +125,20 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         await _kill_group(process)
         if confinement.sandbox is not None:
             await _remove_pids_cgroup(process.pid)
-    return f"exit code: {process.returncode}\n{output}"
+    return f"{EXIT_CODE}{process.returncode}\n{output}"
+
+
+def command_summary(result: str) -> str:
+    """What the run's events say of a command's result (``exit code: N`` and the output): the exit code
+    line and the first lines of output, blank ones skipped, at most ``OUTPUT_SUMMARY_LINES`` lines and
+    ``OUTPUT_SUMMARY_CHARS`` characters, with a count of the lines left out."""
+    code, _, output = result.partition("\n")
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    shown = "\n".join([code, *lines[:OUTPUT_SUMMARY_LINES]])
+    more = f"\n[{len(lines) - OUTPUT_SUMMARY_LINES} more lines]" if len(lines) > OUTPUT_SUMMARY_LINES else ""
+    if len(shown) + len(more) > OUTPUT_SUMMARY_CHARS:
+        shown = shown[: OUTPUT_SUMMARY_CHARS - len(more) - 1] + "…"
+    return shown + more
 
 
 def _process_watch(confinement: Confinement, process: asyncio.subprocess.Process) -> list[asyncio.Task[str]]:

@@ -16,9 +16,18 @@ from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.state import user_umask
+from massgen_cli.text import one_line
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, bounded
 from massgen_cli.tools.command_policy import CommandPolicy
-from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool, require_docker
+from massgen_cli.tools.commands import (
+    COMMAND_TOOL,
+    EXIT_CODE,
+    Confinement,
+    SandboxSettings,
+    command_summary,
+    command_tool,
+    require_docker,
+)
 from massgen_cli.tools.custom import (
     CustomToolLoadError,
     custom_tool,
@@ -109,6 +118,16 @@ class Toolbox:
 
 
 LONG_RESULT_HINT = "ask the tool for less (a narrower query, a range, a page)"
+SUMMARY_CHARS = 160
+
+
+def result_summary(name: str, text: str) -> str:
+    """What the run's events say of a tool's result (``ToolFinished.summary``): a command's exit code and
+    first lines of output; otherwise (a refused or failed command too) its text on one line, cut at
+    ``SUMMARY_CHARS``."""
+    if name == COMMAND_TOOL and text.startswith(EXIT_CODE):
+        return command_summary(text)
+    return one_line(text, SUMMARY_CHARS)
 
 
 def _failed(message: str, started: float) -> ToolResult:

@@ -82,7 +82,7 @@ def test_vote_for_unknown_agent_is_reasked_and_never_recorded(in_process):
     result = run.app.ask("Q?")
     assert [(v.voter, v.target) for v in result.votes] == [("a", "a"), ("b", "a")]
     reask = run.requests("b")[-1].messages[-1]["content"]
-    assert "'agent7' is not an agent with an answer (choose from: agent1)" in reask
+    assert "'agent7' is not an agent here (choose from: agent1)" in reask
 
 
 def test_agent_that_never_decides_is_reasked_then_left_out(in_process):

@@ -65,7 +65,10 @@ def test_decide_by_agreement_asks_each_agent_once_and_the_agreed_answer_wins(in_
     result = run.app.ask("What is 10 - 4?")
     assert result.winner == "second" and result.final_answer == "10 - 4 = 6."
     assert result.votes == [] and len(result.answers) == 3
-    assert result.end_reason == "chosen by agreement among 3 answer(s) (first 0.00, second 1.00, third 1.00)"
+    assert result.end_reason.startswith(
+        "chosen by agreement among 3 answer(s) (first 0.00, second 1.00, third 1.00); a tie, broken by "
+        "likeness"
+    )
     for agent in run.app.agents:
         scripted = agent.backend.inner  # type: ignore[attr-defined]
         assert scripted.calls == 1, "answered once, on its own: no restarts, no votes"

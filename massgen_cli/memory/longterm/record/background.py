@@ -3,33 +3,48 @@
 ``submit`` never waits for mem0; ``flush`` (end of turn, exit) waits until the queue is empty;
 ``record_now`` (an agent's own save) writes at once and says what was stored. A failed write is kept
 and tried again at the next flush, and reported; it never ends a turn. Every recording leaves a debug
-dump under the attempt's ``memory_debug/``.
+dump under the attempt's ``memory_debug/`` and, once written, a ``MemoryRecorded`` event.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from massgen_cli.events import Notice, RunEvent
+from massgen_cli.events import MemoryRecorded, Notice, RecordedMemory, RunEvent
 from massgen_cli.logs import write_json
-from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
+from massgen_cli.memory.longterm.record.memories import (
+    IndexedMemory,
+    RecordContext,
+    RecordMessage,
+    RecordOutcome,
+)
 from massgen_cli.memory.longterm.record.spool import Spool
 
 QUEUE_SIZE = 256
 MAX_RETRIES = 3
 
 
+class MemoryLookup(Protocol):
+    """Memories by id, as the index keeps them (their key and text)."""
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]: ...
+
+
 class RecordingStore(Protocol):
-    """Where the recorder writes (``PersistentMemory``); blocking, so it runs in a thread."""
+    """Where the recorder writes (``PersistentMemory``); blocking, so it runs in a thread. Its ``index``
+    says what a recording stored, for the ``MemoryRecorded`` event."""
 
     def record(
         self, messages: list[RecordMessage], context: RecordContext, *, verbatim: bool = False
     ) -> RecordOutcome: ...
+
+    @property
+    def index(self) -> MemoryLookup: ...
 
 
 @dataclass
@@ -75,7 +90,9 @@ class MemoryRecorder:
         memory ids. It takes its turn with the queue's writes, never beside one; a failure is raised."""
         _dump(Job(messages, context, dump_dir, tries=1))
         async with self._writing:
-            return await asyncio.to_thread(self.store.record, messages, context, verbatim=True)
+            outcome = await asyncio.to_thread(self.store.record, messages, context, verbatim=True)
+        await self._said(context.agent_id, outcome)
+        return outcome
 
     def _ensure_worker(self) -> None:
         if self._worker is None or self._worker.done():
@@ -116,12 +133,22 @@ class MemoryRecorder:
                 self._keep(job)
             self._report(job, str(error))
             return
-        stored = outcome.facts if not outcome.verbatim else len(outcome.added) + len(outcome.existing)
-        noun = "fact(s)" if not outcome.verbatim else "record(s) (verbatim)"
-        self.emit(Notice("debug", f"✅ mem0 extracted {stored} {noun}"))
+        await self._said(context.agent_id, outcome)
         if outcome.note:  # stored, but not as configured: said once, as a change in what the run does
             self.errors.append(outcome.note)
             self.emit(Notice("degraded", outcome.note))
+
+    async def _said(self, agent_id: str, outcome: RecordOutcome) -> None:
+        """A ``MemoryRecorded`` for what a recording stored (a lookup of its ids in the index); an event
+        that cannot be made is said with --debug, and the recording stands."""
+        ids = list(dict.fromkeys([*outcome.added, *outcome.existing]))
+        try:
+            found = await asyncio.to_thread(self.store.index.get, ids) if ids else {}
+            event = recorded_event(agent_id, ids, outcome, found)
+        except Exception as error:  # the event reports a recording; it cannot undo or fail it
+            self.emit(Notice("debug", f"no MemoryRecorded event for {agent_id}: {error!r}"))
+            return
+        self.emit(event)
 
     def _keep(self, job: Job) -> None:
         if self.spool is not None:
@@ -164,6 +191,17 @@ class MemoryRecorder:
         if self._worker is not None:
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
+
+
+def recorded_event(
+    agent_id: str, ids: list[str], outcome: RecordOutcome, found: dict[str, IndexedMemory]
+) -> MemoryRecorded:
+    """What a recording stored, in the order of its memory ``ids`` (new: those ``outcome`` added); an id
+    the index no longer holds (deleted meanwhile) is left out."""
+    memories = [found[memory_id] for memory_id in ids if memory_id in found]
+    return MemoryRecorded(
+        agent_id, [RecordedMemory(m.id, m.key, m.text, m.id in outcome.added) for m in memories]
+    )
 
 
 def _dump(job: Job) -> None:

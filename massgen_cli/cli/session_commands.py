@@ -1,0 +1,197 @@
+"""``massgen sessions delete|prune``: remove sessions with what belongs to them, without Typer.
+
+A session owns its folder under ``<state>/sessions/`` (its record, lock, threads, shared memory, the ledger
+of memory files) and the run log folders whose attempts it ran. Its long-term memories go only when asked:
+later runs learn from them, and a memory recorded in several sessions stays while one of them remains.
+A session that a running massgen holds (its lock) is never removed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO
+
+from rich.console import Console
+from rich.markup import escape
+
+from massgen_cli.cli.memory_commands import confirm, open_store
+from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.session import (
+    SessionRecord,
+    hold_session,
+    list_sessions,
+    read_session,
+    release,
+    sessions_root,
+)
+from massgen_cli.state import resolve_state_dir
+
+AGE = re.compile(r"^(\d+)([hdw])$")
+AGE_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+TEMP_PREFIX = "temp_"
+"""What the sessions of single questions asked without ``--session`` are named."""
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What removing one session took away."""
+
+    session_id: str
+    folder: Path
+    files: list[str]
+    log_folders: list[Path]
+    memories: int | None = None
+
+    def describe(self) -> str:
+        parts = [f"its folder {self.folder} ({', '.join(self.files) or 'empty'})"]
+        parts.append(f"{len(self.log_folders)} run log folder(s)")
+        if self.memories is not None:
+            parts.append(f"{self.memories} long-term memor{'y' if self.memories == 1 else 'ies'}")
+        return f"deleted session {self.session_id}: " + ", ".join(parts)
+
+
+def parse_age(text: str) -> timedelta:
+    """``12h``, ``7d`` or ``2w`` as a duration."""
+    match = AGE.match(text.strip().lower())
+    if match is None:
+        raise UsageError(f"--older-than {text!r}: give a number and a unit, h, d or w (12h, 7d, 2w)")
+    return int(match[1]) * AGE_UNITS[match[2]]
+
+
+def delete_sessions(
+    state_dir: Path | None, session_ids: list[str], *, memories: bool, config: str | None, yes: bool
+) -> int:
+    """Delete each session (all or none: an unknown one, or one a running massgen holds, stops the
+    command before anything is deleted); with ``memories``, also the memories recorded only in them."""
+    folder = resolve_state_dir(state_dir)
+    ids = list(dict.fromkeys(session_ids))
+    locks = _hold_all(folder, ids)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        what = f"session {ids[0]}" if len(ids) == 1 else f"{len(ids)} sessions ({', '.join(ids)})"
+        if not yes and not confirm(f"Delete {what}{', long-term memories included' if memories else ''}?"):
+            console.print("nothing deleted")
+            return 0
+        cleared = _clear_memories(folder, ids, config) if memories else {}
+        logs = session_log_folders(folder)
+        for session_id in ids:
+            removed = remove_session(folder, session_id, logs, cleared.get(session_id))
+            console.print(escape(removed.describe()))
+    finally:
+        for lock in locks:
+            release(lock)
+    if not memories:
+        console.print("[dim]long-term memories stay: add --memories to delete those of these sessions too[/]")
+    return 0
+
+
+def prune_sessions(
+    state_dir: Path | None, older_than: str, *, temp_only: bool, dry_run: bool, yes: bool
+) -> int:
+    """Delete the sessions unused for longer than ``older_than`` (only ``temp_*`` ones with
+    ``temp_only``), listed on stdout first; a session in use is kept and said."""
+    folder = resolve_state_dir(state_dir)
+    cutoff = datetime.now() - parse_age(older_than)
+    old = [
+        record
+        for record in list_sessions(folder)
+        if _unused_since(record, cutoff) and (record.session_id.startswith(TEMP_PREFIX) or not temp_only)
+    ]
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    for record in old:
+        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}")
+    if not old:
+        kind = f"{TEMP_PREFIX}* sessions" if temp_only else "sessions"
+        console.print(f"no {kind} unused for more than {older_than}")
+        return 0
+    if dry_run:
+        console.print(f"dry run: {len(old)} session(s) would be deleted")
+        return 0
+    if not yes and not confirm(f"Delete these {len(old)} session(s)?"):
+        console.print("nothing deleted")
+        return 0
+    logs = session_log_folders(folder)
+    deleted = 0
+    for record in old:
+        try:
+            lock = hold_session(folder, record.session_id)
+        except UsageError as error:  # in use since it was listed: kept
+            console.print(f"[yellow]{escape(str(error))}[/]")
+            continue
+        try:
+            console.print(escape(remove_session(folder, record.session_id, logs).describe()))
+            deleted += 1
+        finally:
+            release(lock)
+    console.print(f"deleted {deleted} of {len(old)} session(s); their long-term memories stay")
+    return 0
+
+
+def remove_session(
+    state_dir: Path, session_id: str, logs: dict[str, list[Path]], memories: int | None = None
+) -> Removed:
+    """Remove a session's folder and its run log folders (``logs``: each session's, as
+    ``session_log_folders`` finds them); the caller holds the session's lock."""
+    folder = sessions_root(state_dir) / session_id
+    files = sorted(path.name for path in folder.iterdir() if path.name != ".lock")
+    for log in logs.get(session_id, []):
+        shutil.rmtree(log)
+    shutil.rmtree(folder)
+    return Removed(session_id, folder, files, logs.get(session_id, []), memories)
+
+
+def session_log_folders(state_dir: Path) -> dict[str, list[Path]]:
+    """Each session's run log folders: those whose attempts name it."""
+    from massgen_cli.runlogs.reader import all_runs
+
+    folders: dict[str, list[Path]] = defaultdict(list)
+    for run in all_runs(state_dir):
+        if run.session_id is not None:
+            folders[run.session_id].append(run.folder)
+    return folders
+
+
+def _hold_all(state_dir: Path, session_ids: list[str]) -> list[IO[str]]:
+    """The locks of all these sessions, or none of them and the ``UsageError`` of the first refused."""
+    locks: list[IO[str]] = []
+    try:
+        for session_id in session_ids:
+            locks.append(hold_session(state_dir, session_id))
+    except BaseException:
+        for lock in locks:
+            release(lock)
+        raise
+    return locks
+
+
+def _clear_memories(state_dir: Path, session_ids: list[str], config: str | None) -> dict[str, int]:
+    """How many memories were deleted per session, from the store of ``config`` (default: the config
+    each session was last run with, when it is still there)."""
+    by_config: dict[str | None, list[str]] = defaultdict(list)
+    for session_id in session_ids:
+        by_config[config or _session_config(state_dir, session_id)].append(session_id)
+    cleared = {}
+    for chosen, ids in by_config.items():
+        with open_store(chosen, state_dir) as store:
+            cleared.update({session_id: store.clear(session_id=session_id) for session_id in ids})
+    return cleared
+
+
+def _session_config(state_dir: Path, session_id: str) -> str | None:
+    try:
+        path = read_session(state_dir, session_id).config_path
+    except (MassGenError, ValueError, TypeError):
+        return None
+    return path if path and Path(path).is_file() else None
+
+
+def _unused_since(record: SessionRecord, cutoff: datetime) -> bool:
+    try:
+        return datetime.fromisoformat(record.updated_at) < cutoff
+    except (TypeError, ValueError):
+        return False

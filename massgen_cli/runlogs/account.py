@@ -1,0 +1,149 @@
+"""Runs told as text: one line per run (``massgen logs list``) and a readable account of each turn
+(``massgen logs show``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from massgen_cli.events import Usage
+from massgen_cli.runlogs.reader import Run
+from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell, usage_of
+from massgen_cli.text import one_line
+from massgen_cli.ui import cost_text
+
+QUESTION_CHARS = 60
+TEXT_CHARS = 160
+MEMORY_LINES = 4
+"""The most lines of one lookup or recording in the account (its query and memories)."""
+_STATUS_ORDER = ("unfinished", "failed", "cancelled", "answered")
+
+
+@dataclass(frozen=True)
+class RunLine:
+    """What ``logs list`` says of a run."""
+
+    run: str
+    path: str
+    session_id: str | None
+    turns: list[int]
+    question: str
+    winner: str | None
+    usage: Usage
+    status: str
+
+    def text(self) -> str:
+        turns = f"{len(self.turns)} turn{'s' if len(self.turns) != 1 else ''}"
+        return "  ".join(
+            [
+                self.run,
+                f"{self.session_id or '?':<30}",
+                f"{turns:<7}",
+                f"{self.status:<10}",
+                f"{self.winner or '-':<12}",
+                f"{cost_text(self.usage.cost_usd):<9}",
+                one_line(self.question.splitlines()[0] if self.question else "", QUESTION_CHARS),
+            ]
+        )
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "path": self.path,
+            "session_id": self.session_id,
+            "turns": self.turns,
+            "question": self.question,
+            "winner": self.winner,
+            "status": self.status,
+            "usage": self.usage.fields(),
+        }
+
+
+def run_line(run: Run) -> RunLine:
+    """The run's turns from their summaries: its first question, last winner, what it spent, and the worst
+    way a turn ended (every turn answered: ``answered``)."""
+    turns = run.turns
+    statuses = [record.status for record in turns]
+    status = min(statuses, key=_STATUS_ORDER.index, default="unfinished")
+    spent = [usage_of((record.summary or {}).get("turn_usage") or {}) for record in turns]
+    winners = [str(winner) for record in turns if (winner := (record.summary or {}).get("winner"))]
+    return RunLine(
+        run.name,
+        str(run.folder),
+        run.session_id,
+        [record.turn for record in turns],
+        next((record.question for record in turns if record.question), ""),
+        winners[-1] if winners else None,
+        Usage.total(spent),
+        status,
+    )
+
+
+def account(runs: list[Run]) -> Iterator[str]:
+    """The lines of ``logs show``: each run, each attempt of each turn."""
+    for run in runs:
+        yield f"Run {run.name} · session {run.session_id or '?'} · {len(run.turns)} turn(s)"
+        yield f"  {run.folder}"
+        for record in run.attempts:
+            yield ""
+            yield from _attempt(tell(record))
+        yield ""
+
+
+def _attempt(story: AttemptStory) -> Iterator[str]:
+    record = story.record
+    yield f"Turn {record.turn} · attempt {record.attempt} · {record.status} · {story.duration:.2f}s"
+    yield f"  question: {one_line(record.question, TEXT_CHARS) or '?'}"
+    yield f"  {story.verdict()}"
+    yield from _section("answers", [(lane, mark) for lane in story.lanes for mark in lane.of("answer")])
+    yield from _section("votes", [(lane, mark) for lane in story.lanes for mark in lane.of("vote")])
+    yield from _section("restarts", [(lane, mark) for lane in story.lanes for mark in lane.of("restart")])
+    yield from _section("tools", [(lane, mark) for lane in story.lanes for mark in lane.of("tool")])
+    yield from _memory(story)
+    yield from _section("compressions", [(lane, m) for lane in story.lanes for m in lane.of("compression")])
+    yield "  per agent"
+    for lane in story.lanes:
+        yield f"    {lane.agent_id}: {_spent(lane)}"
+    final = (story.summary.get("final_answer") or "").strip()
+    if final:
+        yield f"  final answer ({story.winner}): {one_line(final, TEXT_CHARS)}"
+    for notice in story.notices:
+        yield f"  {one_line(notice, TEXT_CHARS)}"
+
+
+def _section(title: str, marks: list[tuple[Lane, Mark]]) -> Iterator[str]:
+    if not marks:
+        return
+    yield f"  {title}"
+    for lane, mark in sorted(marks, key=lambda pair: pair[1].at):
+        yield f"    {mark.at:7.2f}s  {lane.agent_id}: {one_line(_plain(mark), TEXT_CHARS)}"
+
+
+def _plain(mark: Mark) -> str:
+    """A mark's title, with the whole of its answer or reason where the title cut it."""
+    if mark.kind == "answer":
+        return f"new answer: {mark.details[0][1]}"
+    return mark.title
+
+
+def _memory(story: AttemptStory) -> Iterator[str]:
+    marks = sorted(
+        ((lane, mark) for lane in story.lanes for mark in lane.of("recall", "record")), key=lambda p: p[1].at
+    )
+    if not marks:
+        return
+    yield "  memory"
+    for lane, mark in marks:
+        yield f"    {mark.at:7.2f}s  {lane.agent_id}: {mark.title}"
+        shown = [(label, text) for label, text in mark.details if label not in ("reason", "note")]
+        for label, text in shown[:MEMORY_LINES]:
+            yield f"             {label}: {one_line(text, TEXT_CHARS)}"
+        if len(shown) > MEMORY_LINES:
+            yield f"             … {len(shown) - MEMORY_LINES} more (`massgen logs report` shows them all)"
+
+
+def _spent(lane: Lane) -> str:
+    calls, failed = lane.tool_calls
+    tools = f"{calls} tool call(s)" + (f", {failed} failed" if failed else "")
+    return f"{len(lane.steps)} step(s) · {lane.usage.describe()} · {lane.busy_seconds:.2f}s busy · {tools}"
