@@ -133,7 +133,7 @@ def list_memories(
                 "goal": goal,
                 "text": memory.text,
                 "role": memory.role,
-                "sources": [vars(s) for s in memory.sources],
+                "sources": [s.to_json() for s in memory.sources],
                 "metadata": memory.extra,
             }
             mark = stale.get(memory.id)

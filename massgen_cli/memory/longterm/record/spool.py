@@ -9,11 +9,13 @@ write."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -80,10 +82,18 @@ class Spool:
         """Where lines that cannot be read are set aside (``spool.damaged``), never deleted."""
         return self.path.with_suffix(".damaged")
 
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """The spool to this process alone (``spool.lock``, beside it): a line another process appends
+        while a run takes the spool would otherwise land in the file being replaced, and be lost."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.with_suffix(".lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
     def _append(self, item: dict[str, Any]) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a+b") as spool:
+            with self._held(), self.path.open("a+b") as spool:
                 spool.write(_line_start(spool) + json.dumps(item, ensure_ascii=False).encode() + b"\n")
         except OSError as error:
             what = "the winner of a turn" if "winner" in item else "a memory record"
@@ -96,6 +106,13 @@ class Spool:
         kept = Kept()
         if not self.path.is_file():
             return kept
+        with self._held():
+            self._take_into(kept)
+        return kept
+
+    def _take_into(self, kept: Kept) -> None:
+        if not self.path.is_file():  # another run took it meanwhile
+            return
         damaged, others = [], []
         for line in filter(None, self.path.read_text(encoding="utf-8", errors="replace").splitlines()):
             target = _read_line(line, kept, self.target)
@@ -109,7 +126,6 @@ class Spool:
                 file.write("\n".join(damaged) + "\n")
         self._leave(others)
         kept.set_aside = len(damaged)
-        return kept
 
     def waiting(self) -> Counter[SpoolTarget]:
         """How many records wait in the spool, by target (read only; records from before targets were
@@ -130,7 +146,7 @@ class Spool:
         if not lines:
             self.path.unlink()
             return
-        fresh = self.path.with_suffix(".jsonl.new")
+        fresh = self.path.with_suffix(f".{os.getpid()}.new")
         fresh.write_text("\n".join(lines) + "\n", encoding="utf-8")
         os.replace(fresh, self.path)
 

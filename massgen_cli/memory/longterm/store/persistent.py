@@ -354,13 +354,15 @@ class PersistentMemory:
     ) -> list[IndexedMemory]:
         return self.index.all(session_id=session_id, agent_id=agent_id, include_stale=include_stale)
 
-    def clear(self, *, session_id: str | None = None) -> int:
-        """Delete every memory (or those recorded only in ``session_id``) from the index and the vector
-        store; returns how many. A clear cut short is finished by the next open."""
+    def clear(self, *, session_id: str | None = None, sessions: set[str] | None = None) -> int:
+        """Delete every memory (or those recorded only in ``session_id``, or only in the ``sessions``),
+        stale ones included, from the index and the vector store; returns how many. A clear cut short is
+        finished by the next open."""
+        within = sessions if sessions is not None else ({session_id} if session_id else None)
         doomed = [
             m.id
-            for m in self.index.all(session_id=session_id)
-            if session_id is None or {s.session_id for s in m.sources} == {session_id}
+            for m in self.index.all(session_id=session_id, include_stale=True)
+            if within is None or {s.session_id for s in m.sources} <= within
         ]
         self.forget(doomed)
         return len(doomed)

@@ -81,7 +81,10 @@ def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
         return f"qdrant server {server_url(settings)}"
     if not settings.on_disk:
         return "qdrant in memory"
-    return f"qdrant at {qdrant_path(settings, state_dir)}"
+    path = qdrant_path(settings, state_dir)
+    if path.is_relative_to(state_dir):  # the default: still the same store if the state folder moves
+        return f"qdrant at <state folder>/{path.relative_to(state_dir)}"
+    return f"qdrant at {path}"
 
 
 def _database_place(connection_string: str) -> str:

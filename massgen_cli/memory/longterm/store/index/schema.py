@@ -12,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.store.index.upgrade import TEXT_FORM, upgrade_text_form
+from massgen_cli.memory.longterm.store.index.upgrade import (
+    BUMP_GENERATION,
+    LEXICAL_TABLE,
+    TEXT_FORM,
+    upgrade_text_form,
+)
 from massgen_cli.memory.longterm.store.vectors import VectorMatrix
 
-_SCHEMA = """
+_SCHEMA = f"""
 PRAGMA journal_mode = WAL;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories (
@@ -27,7 +32,7 @@ CREATE TABLE IF NOT EXISTS memories (
     role TEXT NOT NULL,
     created_at TEXT NOT NULL,
     expires_at REAL,
-    extra TEXT NOT NULL DEFAULT '{}',
+    extra TEXT NOT NULL DEFAULT '{{}}',
     vector BLOB,
     indexed TEXT,
     length INTEGER
@@ -39,7 +44,7 @@ CREATE TABLE IF NOT EXISTS sources (
     turn INTEGER NOT NULL,
     attempt INTEGER NOT NULL,
     recorded_at TEXT NOT NULL,
-    extra TEXT NOT NULL DEFAULT '{}',
+    extra TEXT NOT NULL DEFAULT '{{}}',
     UNIQUE (memory_id, agent_id, session_id, turn, attempt)
 );
 CREATE INDEX IF NOT EXISTS sources_by_memory ON sources(memory_id);
@@ -52,7 +57,7 @@ CREATE TABLE IF NOT EXISTS memory_values (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (memory_id, goal)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS {LEXICAL_TABLE};
 CREATE TABLE IF NOT EXISTS winners (
     session_id TEXT NOT NULL,
     turn INTEGER NOT NULL,
@@ -128,11 +133,19 @@ class IndexFile:
                 time.sleep(0.05)
 
     def _add_missing_columns(self) -> None:
+        """Columns added since a store was made, in one write transaction: processes opening an old index
+        at once add each column once (the others find it there)."""
         with self._lock:
-            for table, column, declaration in _ADDED_COLUMNS:
-                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                if column not in present:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for table, column, declaration in _ADDED_COLUMNS:
+                    present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                    if column not in present:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
             # Keeps the check for memories stored before the index kept vectors instant at any size.
             self._db.execute(
                 "CREATE INDEX IF NOT EXISTS memories_without_vector ON memories(id) WHERE vector IS NULL"
@@ -157,10 +170,7 @@ class IndexFile:
 
     def _bump_generation(self) -> None:
         """Tell every process that holds vectors in memory that some were removed or replaced."""
-        self._db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (name) DO UPDATE "
-            "SET value = CAST(value AS INTEGER) + 1"
-        )
+        self._db.execute(BUMP_GENERATION)
 
 
 def placeholders(ids: Iterable[str]) -> tuple[list[str], str]:

@@ -1,10 +1,11 @@
 """Bringing an index made by an earlier version to today's text form, once, when it is opened.
 
 Earlier indexes held ``<date> · turn <N> · <speaker>: <text>`` as the indexed text (in the lexical
-table, stemmed by FTS5's porter tokenizer) and keyed memories by their text alone. Today's form is
-``[<date>] <speaker>: <text>``, keyed with its speaker and date, with its terms in the lexical table and
-their count in ``length``. Each memory's vector is cleared so the next dense search embeds the new form
-(``PersistentMemory`` fills missing vectors before it ranks)."""
+table, stemmed by FTS5's porter tokenizer), embedded that text, and keyed memories by their text alone.
+Today's lexical form is ``[<date>] <speaker>: <text>``, keyed with its speaker and date, with its terms
+in the lexical table and their count in ``length``; the embedder reads the text alone. Each memory's
+vector is cleared so the next dense search embeds the text (``PersistentMemory`` fills missing vectors
+before it ranks)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,13 @@ from massgen_cli.memory.longterm.store.index.terms import terms
 
 TEXT_FORM = "2"
 _OLD_HEADER = re.compile(r"^(?P<date>.*?) · turn -?\d+ · (?P<speaker>[^\n]*?): ", re.DOTALL)
-_LEXICAL_TABLE = (
-    "CREATE VIRTUAL TABLE memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61')"
+LEXICAL_TABLE = "memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61')"
+"""The lexical table (its terms are ours, so FTS5 only splits on spaces)."""
+BUMP_GENERATION = (
+    "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (name) DO UPDATE "
+    "SET value = CAST(value AS INTEGER) + 1"
 )
+"""Tells every process that holds vectors in memory that some were removed or replaced."""
 
 
 def upgrade_text_form(db: sqlite3.Connection) -> None:
@@ -43,7 +48,7 @@ def _rewrite(db: sqlite3.Connection) -> None:
         "LEFT JOIN memories_fts f ON f.id = m.id"
     ).fetchall()
     db.execute("DROP TABLE IF EXISTS memories_fts")
-    db.execute(_LEXICAL_TABLE)
+    db.execute(f"CREATE VIRTUAL TABLE {LEXICAL_TABLE}")
     for memory_id, text, domain, task_type, old_body in rows:
         indexed = _today_form(text, old_body or text)
         lexical = terms(indexed)
@@ -53,10 +58,7 @@ def _rewrite(db: sqlite3.Connection) -> None:
         )
         db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
     if rows:
-        db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (name) DO UPDATE "
-            "SET value = CAST(value AS INTEGER) + 1"
-        )
+        db.execute(BUMP_GENERATION)
 
 
 def _today_form(text: str, old_indexed: str) -> str:
