@@ -7,7 +7,9 @@ providers. ``local`` means the offline embedder and, for the LLM, verbatim recor
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,3 +131,12 @@ def plan_embedder(endpoint: EmbeddingConfig) -> EmbedderPlan:
     if endpoint.base_url or default_url:
         config["openai_base_url"] = endpoint.base_url or default_url
     return EmbedderPlan({"provider": "openai", "config": config}, False, f"{endpoint.provider}:{model}", dims)
+
+
+def quiet_libraries() -> None:
+    """mem0 and Qdrant log optional-feature notices at WARNING on every start; they are not ours to show."""
+    for name in ("mem0", "mem0.vector_stores.qdrant", "qdrant_client"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    # Its errors are raised as well, and said once by the recorder with what happens next.
+    logging.getLogger("mem0.memory.main").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")

@@ -8,12 +8,10 @@ facts; without one (no key, or the local model) messages are stored verbatim, in
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 import threading
 import uuid
-import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT, convex_fu
 from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
 from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter, shared_local_embedder
 from massgen_cli.memory.longterm.store.index import MemoryIndex
-from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, plan_llm
+from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, plan_llm, quiet_libraries
 from massgen_cli.memory.longterm.store.vector_stores import vector_store_config
 
 NAMESPACE = "massgen"
@@ -95,7 +93,7 @@ class PersistentMemory:
     def _build(self) -> Any:
         os.environ.setdefault("MEM0_TELEMETRY", "False")
         os.environ.setdefault("MEM0_DIR", str(self.state_dir / "mem0"))
-        _quiet_libraries()
+        quiet_libraries()
         from mem0 import Memory
 
         config = {
@@ -392,11 +390,3 @@ class PersistentMemory:
     def close(self) -> None:
         self.index.close()
 
-
-def _quiet_libraries() -> None:
-    """mem0 and Qdrant log optional-feature notices at WARNING on every start; they are not ours to show."""
-    for name in ("mem0", "mem0.vector_stores.qdrant", "qdrant_client"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    # Its errors are raised as well, and said once by the recorder with what happens next.
-    logging.getLogger("mem0.memory.main").setLevel(logging.CRITICAL)
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
