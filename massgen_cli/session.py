@@ -46,6 +46,9 @@ class SessionRecord:
     exchanges: list[Exchange] = field(default_factory=list)
     log_folders: list[str] = field(default_factory=list)
     """The log folders of the runs that took turns in it (``massgen_logs/<name>``), oldest first."""
+    lists_all_runs: bool = True
+    """False for a record written before records listed log folders: the runs before are missing from
+    ``log_folders``, and a scan of the run logs finds them."""
 
 
 class Session:
@@ -137,10 +140,10 @@ def open_session(
         directory = sessions_root(state_dir) / session_id
         if not saved:
             return _load_or_create(directory, session_id, config_path, saved=False)
-        directory.mkdir(parents=True, exist_ok=True)
+        made = _make_folder(directory)
         lock = _hold(directory, session_id)
         try:
-            return _attach(_load_or_create(directory, session_id, config_path), lock)
+            return _attach(_load_or_create(directory, session_id, config_path, made=made), lock)
         except BaseException:
             lock.close()
             raise
@@ -155,7 +158,19 @@ def open_session(
             directory.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
             continue
-        return _attach(_create(directory, new_id, config_path), _hold(directory, new_id))
+        return _attach(_create(directory, new_id, config_path, made=True), _hold(directory, new_id))
+
+
+def _make_folder(directory: Path) -> bool:
+    """Make a named session's folder; whether this process made it. Only then may a refused run remove
+    it: a folder that was there already may hold threads, shared memory or memory files without a
+    ``session.json``."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(exist_ok=False)
+    except FileExistsError:
+        return False
+    return True
 
 
 def _hold(
@@ -199,22 +214,26 @@ def _attach(session: Session, lock: IO[str]) -> Session:
 
 
 def _load_or_create(
-    directory: Path, session_id: str, config_path: str | None, *, saved: bool = True
+    directory: Path, session_id: str, config_path: str | None, *, saved: bool = True, made: bool = False
 ) -> Session:
     path = directory / "session.json"
     if not path.is_file():
         if saved:
             directory.mkdir(parents=True, exist_ok=True)
-        return _create(directory, session_id, config_path, saved=saved)
+        return _create(directory, session_id, config_path, saved=saved, made=made)
     data: dict[str, Any] = read_json(path, "session record")
     data["exchanges"] = [Exchange(**item) for item in data.get("exchanges", [])]
+    data.setdefault("lists_all_runs", "log_folders" in data)  # older records did not list log folders
     return Session(directory, SessionRecord(**data), saved=saved)
 
 
-def _create(directory: Path, session_id: str, config_path: str | None, *, saved: bool = True) -> Session:
+def _create(
+    directory: Path, session_id: str, config_path: str | None, *, saved: bool = True, made: bool = False
+) -> Session:
+    """A new record for ``session_id``; ``made`` when this process made its folder (see ``close``)."""
     now = datetime.now().isoformat(timespec="seconds")
     session = Session(directory, SessionRecord(session_id, now, now, config_path=config_path), saved=saved)
-    session.created = saved
+    session.created = made and saved
     session.save()
     return session
 

@@ -4,11 +4,53 @@ hold the process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, TextIO
 
 import typer
+
+STDOUT_BROKEN = threading.Event()
+"""Set when a write to stdout (or its flush) found the pipe's reader gone: only that ends a command with
+exit 0. A broken pipe of anything else (stderr, a child process, a socket) is a failure like others."""
+
+
+class WatchedStdout:
+    """``sys.stdout`` as the command sees it: the same stream, which notes in ``STDOUT_BROKEN`` when a
+    write to it fails because its reader went away, whoever writes (print, Rich, the answer)."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        with _noting_broken_pipe():
+            return self.stream.write(text)
+
+    def flush(self) -> None:
+        with _noting_broken_pipe():
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def _noting_broken_pipe() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        STDOUT_BROKEN.set()
+        raise
+
+
+def watch_stdout() -> None:
+    """From here on, a failed write to stdout is noted (see ``WatchedStdout``)."""
+    if not isinstance(sys.stdout, WatchedStdout) and sys.stdout is not None:
+        sys.stdout = WatchedStdout(sys.stdout)
 
 
 def guarded(debug: bool, action: Callable[[], int | None]) -> None:
@@ -26,18 +68,24 @@ def guarded(debug: bool, action: Callable[[], int | None]) -> None:
         from massgen_cli.cli.signals import TERMINATED
 
         raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
-    except BrokenPipeError:  # stdout's reader went away (`| head -1`): the command ends quietly
-        from massgen_cli.ui import to_devnull
+    except BrokenPipeError as error:
+        if not STDOUT_BROKEN.is_set():  # stderr's, a child's or a socket's pipe: a failure like others
+            _fail(error, debug)
+        from massgen_cli.ui import to_devnull  # stdout's reader went away (`| head -1`): a quiet end
 
         to_devnull(sys.stdout)
         raise typer.Exit(0) from None
     except Exception as error:  # from outside (the disk, a child process), or a bug of ours
-        if debug:
-            raise
-        _print_error(RuntimeError(_failure_line(error)))
-        raise typer.Exit(1) from None
+        _fail(error, debug)
     if code:
         raise typer.Exit(code)
+
+
+def _fail(error: Exception, debug: bool) -> NoReturn:
+    if debug:
+        raise error
+    _print_error(RuntimeError(_failure_line(error)))
+    raise typer.Exit(1) from None
 
 
 def _failure_line(error: Exception) -> str:
@@ -71,20 +119,19 @@ def stdout_file() -> os.stat_result | None:
 
 
 def reader_gone(stdout_at_start: os.stat_result | None) -> bool:
-    """Whether stdout's reader went away during the command (a pipe closed early, as by ``head``): the
-    last flush finds the pipe closed, or a write did and stdout was handed to /dev/null (Python's advice
-    on SIGPIPE, which Rich follows for its consoles). Such a command ends quietly, with exit 0."""
+    """Whether stdout's reader went away during the command (a pipe closed early, as by ``head``): a
+    write to stdout, or this last flush, found the pipe closed. Such a command ends quietly, with exit 0.
+    That stdout is on /dev/null now proves nothing: Rich hands stdout to /dev/null whichever of its
+    consoles failed, stderr's too, and a regular file never loses its reader."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         from massgen_cli.ui import to_devnull
 
+        STDOUT_BROKEN.set()
         to_devnull(sys.stdout)
-        return True
-    now = stdout_file()
-    if stdout_at_start is None or now is None or os.path.samestat(now, stdout_at_start):
-        return False
-    return os.path.samestat(now, os.stat(os.devnull))
+    mode = stdout_at_start.st_mode if stdout_at_start is not None else 0
+    return (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and STDOUT_BROKEN.is_set()
 
 
 def leave_without_waiting(ended: SystemExit) -> None:

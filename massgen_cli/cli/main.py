@@ -14,7 +14,7 @@ import typer
 from massgen_cli import __version__
 from massgen_cli.cli.argv import first_positional, options_after_command, ray_value
 from massgen_cli.cli.guard import guarded as _guarded
-from massgen_cli.cli.guard import leave_without_waiting, reader_gone, stdout_file
+from massgen_cli.cli.guard import leave_without_waiting, reader_gone, stdout_file, watch_stdout
 from massgen_cli.cli.logs_commands import logs_app
 
 SUBCOMMANDS = ("sessions", "memory", "batch", "logs")
@@ -361,6 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     keep_files_private()
     app, args = route(args)
     stdout_at_start = stdout_file()
+    watch_stdout()
     try:
         app(args=args, prog_name="massgen")
     except SystemExit as ended:

@@ -1,8 +1,9 @@
 """``massgen sessions delete|prune``: remove sessions with what belongs to them, without Typer.
 
 A session owns its folder under ``<state>/sessions/`` (its record, lock, threads, shared memory, the ledger
-of memory files) and the run log folders whose attempts it ran. Its long-term memories go only when asked:
-later runs learn from them, and a memory recorded in several sessions stays while one of them remains.
+of memory files), the run log folders whose attempts it ran and its report (``logs report SESSION``). Its
+long-term memories go only when asked: later runs learn from them, and a memory recorded in several sessions
+stays while one of them remains.
 A session that a running massgen holds (its lock) is never removed.
 """
 
@@ -45,13 +46,13 @@ class Removed:
     folder: Path
     files: list[str]
     log_folders: list[Path]
-    memories: int | None = None
+    report: Path | None = None
 
     def describe(self) -> str:
         parts = [f"its folder {self.folder} ({', '.join(self.files) or 'empty'})"]
         parts.append(f"{len(self.log_folders)} run log folder(s)")
-        if self.memories is not None:
-            parts.append(f"{self.memories} long-term memor{'y' if self.memories == 1 else 'ies'}")
+        if self.report is not None:
+            parts.append(f"its report {self.report}")
         return f"deleted session {self.session_id}: " + ", ".join(parts)
 
 
@@ -77,15 +78,18 @@ def delete_sessions(
         if not yes and not confirm(f"Delete {what}{', long-term memories included' if memories else ''}?"):
             console.print("nothing deleted")
             return 0
-        cleared = _clear_memories(folder, ids, config) if memories else {}
-        logs = session_log_folders(folder)
+        cleared = _clear_memories(folder, ids, config) if memories else None
+        logs = session_log_folders(folder, ids)
         for session_id in ids:
-            removed = remove_session(folder, session_id, logs, cleared.get(session_id))
-            console.print(escape(removed.describe()))
+            console.print(escape(remove_session(folder, session_id, logs.get(session_id, [])).describe()))
     finally:
         for lock in locks:
             release(lock)
-    if not memories:
+    if cleared is not None:
+        console.print(
+            f"deleted {cleared} long-term memor{'y' if cleared == 1 else 'ies'} recorded only in them"
+        )
+    else:
         console.print("[dim]long-term memories stay: add --memories to delete those of these sessions too[/]")
     return 0
 
@@ -115,7 +119,7 @@ def prune_sessions(
     if not yes and not confirm(f"Delete these {len(old)} session(s)?"):
         console.print("nothing deleted")
         return 0
-    logs = session_log_folders(folder)
+    logs = session_log_folders(folder, [record.session_id for record in old])
     deleted = 0
     for record in old:
         try:
@@ -124,7 +128,13 @@ def prune_sessions(
             console.print(f"[yellow]{escape(str(error))}[/]")
             continue
         try:
-            console.print(escape(remove_session(folder, record.session_id, logs).describe()))
+            if not _still_unused(folder, record.session_id, cutoff):  # a run took it while we asked
+                console.print(
+                    f"[yellow]session {escape(record.session_id)} was used since it was listed; it is kept[/]"
+                )
+                continue
+            removed = remove_session(folder, record.session_id, logs.get(record.session_id, []))
+            console.print(escape(removed.describe()))
             deleted += 1
         finally:
             release(lock)
@@ -132,28 +142,56 @@ def prune_sessions(
     return 0
 
 
-def remove_session(
-    state_dir: Path, session_id: str, logs: dict[str, list[Path]], memories: int | None = None
-) -> Removed:
-    """Remove a session's folder and its run log folders (``logs``: each session's, as
-    ``session_log_folders`` finds them); the caller holds the session's lock."""
+def remove_session(state_dir: Path, session_id: str, logs: list[Path]) -> Removed:
+    """Remove a session's folder, its run log folders (``logs``, as ``session_log_folders`` finds them)
+    and its report; the caller holds the session's lock."""
+    from massgen_cli.runlogs.reader import logs_root
+
     folder = sessions_root(state_dir) / session_id
     files = sorted(path.name for path in folder.iterdir() if path.name != ".lock")
-    for log in logs.get(session_id, []):
-        shutil.rmtree(log)
+    for log in logs:
+        shutil.rmtree(log, ignore_errors=True)
+    report = logs_root(state_dir) / f"report_{session_id}.html"
+    had_report = report.is_file()
+    report.unlink(missing_ok=True)
     shutil.rmtree(folder)
-    return Removed(session_id, folder, files, logs.get(session_id, []), memories)
+    return Removed(session_id, folder, files, logs, report if had_report else None)
 
 
-def session_log_folders(state_dir: Path) -> dict[str, list[Path]]:
-    """Each session's run log folders: those whose attempts name it."""
-    from massgen_cli.runlogs.reader import all_runs
+def session_log_folders(state_dir: Path, session_ids: list[str]) -> dict[str, list[Path]]:
+    """These sessions' run log folders: those their records list, and for a record that does not list all
+    (written before records listed them) also those whose attempts name it, by a scan of every run log."""
+    from massgen_cli.runlogs.reader import all_runs, logs_root
 
     folders: dict[str, list[Path]] = defaultdict(list)
-    for run in all_runs(state_dir):
-        if run.session_id is not None:
+    unlisted = set()
+    for session_id in session_ids:
+        listed, whole = _listed_log_folders(state_dir, session_id)
+        paths = (logs_root(state_dir) / name for name in listed)
+        folders[session_id] = [path for path in paths if path.is_dir()]
+        if not whole:
+            unlisted.add(session_id)
+    for run in all_runs(state_dir) if unlisted else []:
+        if run.session_id in unlisted and run.folder not in folders[run.session_id]:
             folders[run.session_id].append(run.folder)
     return folders
+
+
+def _listed_log_folders(state_dir: Path, session_id: str) -> tuple[list[str], bool]:
+    """The log folders a session's record lists, and whether they are all its runs'."""
+    try:
+        record = read_session(state_dir, session_id)
+    except (MassGenError, ValueError, TypeError):  # no record, or a damaged one: its runs are scanned for
+        return [], False
+    return record.log_folders, record.lists_all_runs
+
+
+def _still_unused(state_dir: Path, session_id: str, cutoff: datetime) -> bool:
+    """Whether the session, read again now that it is held, is still unused since ``cutoff``."""
+    try:
+        return _unused_since(read_session(state_dir, session_id), cutoff)
+    except (MassGenError, ValueError, TypeError):
+        return False
 
 
 def _hold_all(state_dir: Path, session_ids: list[str]) -> list[IO[str]]:
@@ -169,16 +207,15 @@ def _hold_all(state_dir: Path, session_ids: list[str]) -> list[IO[str]]:
     return locks
 
 
-def _clear_memories(state_dir: Path, session_ids: list[str], config: str | None) -> dict[str, int]:
-    """How many memories were deleted per session, from the store of ``config`` (default: the config
-    each session was last run with, when it is still there)."""
-    by_config: dict[str | None, list[str]] = defaultdict(list)
-    for session_id in session_ids:
-        by_config[config or _session_config(state_dir, session_id)].append(session_id)
-    cleared = {}
-    for chosen, ids in by_config.items():
+def _clear_memories(state_dir: Path, session_ids: list[str], config: str | None) -> int:
+    """How many memories recorded only in these sessions (in one of them or in several) were deleted,
+    from the store of ``config`` (default: the stores of the configs the sessions were last run with,
+    when they are still there)."""
+    configs = {config} if config else {_session_config(state_dir, session_id) for session_id in session_ids}
+    cleared = 0
+    for chosen in configs:
         with open_store(chosen, state_dir) as store:
-            cleared.update({session_id: store.clear(session_id=session_id) for session_id in ids})
+            cleared += store.clear(sessions=set(session_ids))
     return cleared
 
 

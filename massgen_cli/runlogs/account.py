@@ -10,7 +10,7 @@ from typing import Any
 from massgen_cli.events import Usage
 from massgen_cli.runlogs.reader import Run
 from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell, usage_of
-from massgen_cli.text import one_line
+from massgen_cli.text import one_line, printable
 from massgen_cli.ui import cost_text
 
 QUESTION_CHARS = 60
@@ -34,18 +34,18 @@ class RunLine:
     status: str
 
     def text(self) -> str:
+        """The run's line, with no control character a log could carry to the terminal."""
         turns = f"{len(self.turns)} turn{'s' if len(self.turns) != 1 else ''}"
-        return "  ".join(
-            [
-                self.run,
-                f"{self.session_id or '?':<30}",
-                f"{turns:<7}",
-                f"{self.status:<10}",
-                f"{self.winner or '-':<12}",
-                f"{cost_text(self.usage.cost_usd):<9}",
-                one_line(self.question.splitlines()[0] if self.question else "", QUESTION_CHARS),
-            ]
-        )
+        columns = [
+            self.run,
+            f"{self.session_id or '?':<30}",
+            f"{turns:<7}",
+            f"{self.status:<10}",
+            f"{self.winner or '-':<12}",
+            f"{cost_text(self.usage.cost_usd):<9}",
+            one_line(self.question.splitlines()[0] if self.question else "", QUESTION_CHARS),
+        ]
+        return printable("  ".join(columns))
 
     def record(self) -> dict[str, Any]:
         return {
@@ -81,7 +81,12 @@ def run_line(run: Run) -> RunLine:
 
 
 def account(runs: list[Run]) -> Iterator[str]:
-    """The lines of ``logs show``: each run, each attempt of each turn."""
+    """The lines of ``logs show``: each run, each attempt of each turn, with no control character a log
+    could carry to the terminal (an answer may hold escape sequences that clear it or retitle it)."""
+    return (printable(line) for line in _told(runs))
+
+
+def _told(runs: list[Run]) -> Iterator[str]:
     for run in runs:
         yield f"Run {run.name} · session {run.session_id or '?'} · {len(run.turns)} turn(s)"
         yield f"  {run.folder}"

@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import typer
+
 from massgen_cli.session import Exchange, open_session, read_session
 from tests.conftest import run_cli, state_folder, write_config
 from tests.scripted import scripted
@@ -93,3 +96,31 @@ def test_memory_list_and_search_to_a_closed_pipe(tmp_path: Path):
         line, code, errors = first_line_then_close(*args, "--config", str(config))
         assert "Ferry" in line, (args, line, errors)
         assert_quiet_end(code, errors)
+
+
+def test_a_closed_stderr_is_a_failure_and_not_a_quiet_end(tmp_path: Path):
+    """Rich hands stdout to /dev/null when stderr's reader is gone: that is no sign of stdout's reader
+    going away, and a run whose answer file stays empty must not exit 0."""
+    write_config(tmp_path, scripted({"a": ["one"], "b": ["two"]}))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # stderr's reader is gone before the first progress line
+    with (tmp_path / "ans.txt").open("wb") as answer:
+        command = [sys.executable, "-m", "massgen_cli", "--config", "config.yaml", "Q?"]
+        with subprocess.Popen(command, stdout=answer, stderr=write_end, env=dict(os.environ)) as process:
+            os.close(write_end)
+            process.wait(timeout=300)
+    assert process.returncode == 1
+    assert (tmp_path / "ans.txt").read_text() == ""
+
+
+def test_a_broken_pipe_that_is_not_stdouts_reaches_the_error_path(capsys):
+    from massgen_cli.cli.guard import STDOUT_BROKEN, guarded
+
+    def child_went_away() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert not STDOUT_BROKEN.is_set()
+    with pytest.raises(typer.Exit) as ended:
+        guarded(False, child_went_away)
+    assert ended.value.exit_code == 1
+    assert "error: the system refused an operation: Broken pipe" in capsys.readouterr().err

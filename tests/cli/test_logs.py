@@ -128,3 +128,17 @@ def test_the_session_record_lists_its_runs_log_folders_and_older_records_still_l
     record = json.loads(session.read_text())
     assert record["log_folders"] == sorted(run.name for run in all_runs(state_folder()))
     assert record["turns_completed"] == 2
+
+
+def test_logs_show_and_list_print_no_control_characters_a_log_holds(tmp_path):
+    hostile = "Four.\x1b]0;pwned\x07\x1b[2J\x9b31m"
+    config = scripted({"solo": [hostile]})
+    assert ask(tmp_path, "What is 2+2?\x1b[1A", config=config).exit_code == 0
+    summary = json.loads((newest_run() / "turn_1" / "attempt_1" / "summary.json").read_text())
+    assert summary["final_answer"] == hostile  # the log keeps the answer as it came
+    for args in (("logs", "show"), ("logs", "list")):
+        shown = massgen(*args)
+        assert shown.exit_code == 0, shown.stderr
+        assert "What is 2+2?" in shown.stdout, args
+        assert not {"\x1b", "\x07", "\x9b"} & set(shown.stdout), args
+    assert "Four.]0;pwned[2J31m" in massgen("logs", "show").stdout

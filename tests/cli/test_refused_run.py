@@ -65,3 +65,17 @@ def test_an_interactive_session_without_a_question_is_not_kept(tmp_path: Path):
     asked = massgen("--config", "config.yaml", stdin="Q?\n")
     assert asked.exit_code == 0 and "saved; continue it with --session session_" in asked.stderr
     assert len(sessions_left()) == 1
+
+
+def test_a_refused_run_keeps_a_session_folder_that_was_there_without_a_record(tmp_path: Path):
+    """A folder holding a session's threads and memory files but no session.json was not made by the
+    refused run: it stays as it was."""
+    folder = sessions_root(state_folder()) / "kept"
+    (folder / "threads").mkdir(parents=True)
+    (folder / "threads" / "solo.json").write_text("[]")
+    (folder / "memory_files.json").write_text("{}")
+    write_config(tmp_path, NO_KEY)
+    refused = massgen("--config", "config.yaml", "--session", "kept", "Q?")
+    assert refused.exit_code == 2 and "OPENAI_API_KEY" in refused.stderr
+    assert (folder / "threads" / "solo.json").read_text() == "[]"
+    assert (folder / "memory_files.json").read_text() == "{}"

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -156,3 +159,90 @@ def test_ages_read_as_durations(age: str, duration: timedelta):
 def test_an_age_without_a_unit_is_a_usage_error():
     result = massgen("sessions", "prune", "--older-than", "7")
     assert result.exit_code == 2 and "--older-than '7': give a number and a unit" in result.stderr
+
+
+def test_delete_with_memories_of_several_sessions_clears_those_they_share(in_process, tmp_path: Path):
+    first = answered(in_process, "first", REMEMBERING, "Which ferry leaves first?")
+    second = answered(in_process, "second", REMEMBERING, "Which ferry leaves last?")
+    config = str(write_config(tmp_path, REMEMBERING))
+
+    def memories() -> set[str]:
+        listed = massgen("memory", "list", "--config", config, "--json")
+        return {json.loads(line)["text"] for line in listed.stdout.splitlines()}
+
+    assert memories() == {"Which ferry leaves first?", "Which ferry leaves last?", "The answer."}
+    deleted = massgen("sessions", "delete", first, second, "--memories", "--yes")
+    assert deleted.exit_code == 0, deleted.stderr
+    assert "deleted 3 long-term memories recorded only in them" in deleted.stderr.replace("\n", " ")
+    assert memories() == set()  # "The answer.", recorded in both, went too
+
+
+def test_delete_removes_the_sessions_report(in_process):
+    gone, kept = answered(in_process, "gone"), answered(in_process, "kept")
+    reports = [state_folder() / "massgen_logs" / f"report_{name}.html" for name in (gone, kept)]
+    for name in (gone, kept):
+        assert massgen("logs", "report", name).exit_code == 0
+    assert all(report.is_file() for report in reports)
+    deleted = massgen("sessions", "delete", gone, "--yes")
+    assert deleted.exit_code == 0, deleted.stderr
+    assert f"its report {reports[0]}" in deleted.stderr.replace("\n", "")
+    assert not reports[0].exists() and reports[1].is_file()
+
+
+def test_delete_finds_the_logs_of_a_record_written_before_records_listed_them(in_process):
+    """Such a record, continued since, lists only the later runs: the earlier are found by a scan."""
+    old, kept = answered(in_process, "old"), answered(in_process, "kept")
+    path = sessions_root(state_folder()) / old / "session.json"
+    record = json.loads(path.read_text())
+    del record["log_folders"], record["lists_all_runs"]
+    path.write_text(json.dumps(record))
+    answered(in_process, old)
+    assert len(json.loads(path.read_text())["log_folders"]) == 1 and len(log_folders_of(old)) == 2
+    assert massgen("sessions", "delete", old, "--yes").exit_code == 0
+    assert not log_folders_of(old) and len(log_folders_of(kept)) == 1
+
+
+def test_delete_takes_the_log_folders_the_record_lists(in_process):
+    gone = answered(in_process, "gone")
+    listed = json.loads((sessions_root(state_folder()) / gone / "session.json").read_text())["log_folders"]
+    assert [folder.name for folder in log_folders_of(gone)] == listed
+    attempt = state_folder() / "massgen_logs" / listed[0] / "turn_1" / "attempt_1"
+    for name in ("events.jsonl", "summary.json"):
+        (attempt / name).unlink()
+    deleted = massgen("sessions", "delete", gone, "--yes")  # a scan could no longer tell whose it is
+    assert deleted.exit_code == 0 and "1 run log folder(s)" in deleted.stderr
+    assert not (state_folder() / "massgen_logs" / listed[0]).exists()
+
+
+def test_prune_keeps_a_session_used_while_it_asked(in_process):
+    """The session is listed as old, then used while the question waits for an answer: it stays."""
+    used = answered(in_process, "used")
+    last_used(used, 30)
+    master, slave = pty.openpty()
+    command = [sys.executable, "-m", "massgen_cli", "sessions", "prune", "--older-than", "7d"]
+    env = dict(os.environ)
+    with subprocess.Popen(command, stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=env) as process:
+        os.close(slave)
+        said = read_until(master, "Delete these 1 session(s)?")
+        last_used(used, 0)  # a run took a turn in it meanwhile
+        os.write(master, b"y\n")
+        said += read_until(master, "of 1 session(s)")
+        assert process.wait(timeout=120) == 0
+    os.close(master)
+    assert "session used was used since it was listed; it is kept" in said
+    assert "deleted 0 of 1 session(s)" in said
+    assert (sessions_root(state_folder()) / used / "session.json").is_file() and log_folders_of(used)
+
+
+def read_until(terminal: int, text: str) -> str:
+    """What the command wrote to the terminal until ``text`` (its end, when it never comes)."""
+    said = ""
+    while text not in said.replace("\r", "").replace("\n", " "):
+        try:
+            chunk = os.read(terminal, 4096)
+        except OSError:  # the command ended
+            break
+        if not chunk:
+            break
+        said += chunk.decode("utf-8", errors="replace")
+    return said.replace("\r", "").replace("\n", " ")
