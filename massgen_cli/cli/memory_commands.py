@@ -53,12 +53,10 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
 
 def _say_waiting_records(state_dir: Path, memory: Any) -> None:
     """Records in the spool are not in the store yet: said, with which run writes them."""
-    from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget, waiting_notice
-    from massgen_cli.memory.longterm.store.vector_stores import store_identity
-    from massgen_cli.memory.runtime import SPOOL_NAME
+    from massgen_cli.memory.longterm.record.spool import Spool, waiting_notice
+    from massgen_cli.memory.runtime import SPOOL_NAME, spool_target
 
-    store = store_identity(memory.persistent_memory, state_dir)
-    own = SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
+    own = spool_target(memory, state_dir)
     spool = Spool(state_dir / "memory" / SPOOL_NAME, own)
     try:
         waiting = spool.waiting()

@@ -52,6 +52,12 @@ def searches_all_sessions(memory: MemoryConfig) -> bool:
     return "session_name" in persistent.model_fields_set and persistent.session_name is None
 
 
+def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
+    """The store a memory block's records are meant for, as the spool marks them."""
+    store = store_identity(memory.persistent_memory, state_dir)
+    return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
+
+
 class MemoryRuntime:
     """Long-term memory for the agents of one session; a part of the attempt lifecycle."""
 
@@ -76,7 +82,8 @@ class MemoryRuntime:
         self.wanted = bool(enabled or config.orchestrator.shared_memory.persistent)
         kept = state_dir if self.wanted else None
         self.store = self._open_store(kept) if kept else None
-        self.spool = Spool(kept / "memory" / SPOOL_NAME, self._target(kept), self._failed) if kept else None
+        target = spool_target(self._store_settings(), kept) if kept else None
+        self.spool = Spool(kept / "memory" / SPOOL_NAME, target, self._failed) if kept and target else None
         self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
         self.spool_replayed = False
         learning = config.memory.value_learning
@@ -122,12 +129,6 @@ class MemoryRuntime:
         if persistent_enabled(self.config.memory) or not enabled:
             return self.config.memory
         return self.settings[enabled[0]]
-
-    def _target(self, state_dir: Path) -> SpoolTarget:
-        """The store this run's records are meant for, as the spool marks them."""
-        memory = self._store_settings()
-        store = store_identity(memory.persistent_memory, state_dir)
-        return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
 
     def _off(self, reason: str, state_dir: Path) -> None:
         """Said once, with where this run's records wait meanwhile."""

@@ -12,15 +12,8 @@ from massgen_cli.memory.context.monitor import ContextMonitor
 from massgen_cli.memory.longterm.record.rules import messages_to_record
 from massgen_cli.messages import Message
 from tests.cli.in_process_cli import massgen
+from tests.cli.test_memory_commands import CONFIG
 from tests.conftest import write_config
-
-CONFIG = """
-agent:
-  backend: {type: scripted, responses: [x]}
-memory:
-  enabled: true
-  persistent_memory: {enabled: true}
-"""
 
 
 def recorded_with_a_cut_tool_result() -> list[str]:

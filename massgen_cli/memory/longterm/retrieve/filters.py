@@ -24,6 +24,11 @@ class SearchFilter:
     viewer: Viewer | None = None
     include_stale: bool = False
 
+    @property
+    def restricts_sources(self) -> bool:
+        """Whether only some sessions', agents' or turns' memories are searched (not the whole store)."""
+        return bool(self.session_id or self.agent_id or self.viewer is not None)
+
     def normalized(self) -> SearchFilter:
         """Domain and task type written as keys write them."""
         domain = segment(self.domain) if self.domain else None
@@ -56,7 +61,7 @@ class SearchFilter:
             if value:
                 clauses.append(f"m.{column} = ?")
                 params.append(value)
-        if self.session_id or self.agent_id or self.viewer is not None:
+        if self.restricts_sources:
             condition, extra = self.source_condition()
             # Evaluated once, from the sources index, rather than once per memory.
             clauses.append(f"m.id IN (SELECT s.memory_id FROM sources s {self.join()} WHERE {condition})")

@@ -15,7 +15,7 @@ from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, sour
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import fts_query, query_terms
 
-LEXICAL_CANDIDATES = 20_000
+CANDIDATES = 20_000
 """The most memories of a scope that hold a query's terms scored at once (FTS5's order picks them when
 there are more; below it, the scores are exact for the scope)."""
 
@@ -26,23 +26,40 @@ class IndexSearch(IndexFile):
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s terms, best
         first. The statistics (how many memories of the scope hold each term, their average length)
-        are the scope's, so other sessions' memories change neither scores nor order."""
+        are the scope's, so other sessions' memories change neither scores nor order. A search of the
+        whole store takes FTS5's own ``bm25()``, whose statistics are the store's (scores divided by the
+        best), rather than score every memory that holds a word."""
         wanted = query_terms(query)
         if not wanted:
             return []
-        condition, params = (scope or SearchFilter()).memory_condition()
-        candidates_sql = (
-            "SELECT m.key, f.id, f.body FROM memories_fts f JOIN memories m ON m.id = f.id "
-            f"WHERE memories_fts MATCH ? AND {condition} ORDER BY bm25(memories_fts) LIMIT ?"
+        scope = scope or SearchFilter()
+        condition, params = scope.memory_condition()
+        arguments = [fts_query(wanted), *params]
+        joined = (
+            f"FROM memories_fts f JOIN memories m ON m.id = f.id WHERE memories_fts MATCH ? AND {condition}"
         )
-        statistics_sql = f"SELECT COUNT(*), AVG(m.length) FROM memories m WHERE {condition}"
+        if not scope.restricts_sources:
+            return self._store_wide(joined, arguments, limit)
         with self._lock:
-            found = self._db.execute(candidates_sql, [fts_query(wanted), *params, LEXICAL_CANDIDATES])
-            by_key = {key: (memory_id, body.split()) for key, memory_id, body in found}
+            every = f"SELECT m.key, f.id, f.body {joined} LIMIT ?"
+            found = self._db.execute(every, [*arguments, CANDIDATES + 1]).fetchall()
+            if len(found) > CANDIDATES:  # more than are scored: FTS5's order picks them
+                ordered = f"SELECT m.key, f.id, f.body {joined} ORDER BY bm25(memories_fts) LIMIT ?"
+                found = self._db.execute(ordered, [*arguments, CANDIDATES]).fetchall()
+            statistics_sql = f"SELECT COUNT(*), AVG(m.length) FROM memories m WHERE {condition}"
             documents, average = self._db.execute(statistics_sql, params).fetchone()
+        by_key = {key: (memory_id, body.split()) for key, memory_id, body in found}
         statistics = ScopeStatistics(int(documents or 0), float(average or 0.0))
         ranked = bm25([(key, body) for key, (_, body) in by_key.items()], wanted, statistics)
         return [(by_key[key][0], score) for key, score in ranked[:limit]]
+
+    def _store_wide(self, joined: str, arguments: list[Any], limit: int) -> list[tuple[str, float]]:
+        """FTS5's own ranking (its statistics are the store's), scores divided by the best."""
+        sql = f"SELECT f.id, -bm25(memories_fts) {joined} ORDER BY bm25(memories_fts) LIMIT ?"
+        with self._lock:
+            found = self._db.execute(sql, [*arguments, limit]).fetchall()
+        best = found[0][1] if found and found[0][1] > 0 else 1.0
+        return [(memory_id, score / best) for memory_id, score in found]
 
     def dense(
         self, query_vector: Any, limit: int, scope: SearchFilter | None = None
