@@ -21,11 +21,11 @@ from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.tally import alias_map
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.events import EventSink, Notice
-from massgen_cli.logs import RunLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.filesystem import LEDGER_FILE, FileLedger, MemoryFiles
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.memory import RecordingLink, SharedMemoryPlace, open_shared_memory
+from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import write_problem
 from massgen_cli.tools.mcp import McpHub

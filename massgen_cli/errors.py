@@ -84,8 +84,8 @@ def outside_failure(error: BaseException) -> str | None:
     """The one line for an error that comes from outside the process (the disk, a file, a child process,
     a damaged database file), or None for one that does not: that one is a bug of ours.
 
-    Providers' errors are ``BackendError`` already (``backends.outside``); MCP servers' and tools' errors
-    are the tool call's result; these are what is left to reach the command line."""
+    Providers' errors are ``BackendError`` already (``backends.stream_failures``); MCP servers' and tools'
+    errors are the tool call's result; these are what is left to reach the command line."""
     import sqlite3
     import subprocess
 

@@ -15,8 +15,8 @@ PACKAGE = Path(massgen_cli.__file__).parent
 LAYERS: list[list[str]] = [
     ["massgen_cli"],  # foundations: errors, events, messages, state, text, tokens
     ["config"],
-    ["logs", "session", "ui"],
-    ["runlogs"],  # reads the logs back (its cost figures as the ui shows them)
+    ["session", "ui"],
+    ["runlogs"],  # writes the run logs and reads them back (its cost figures as the ui shows them)
     ["backends"],
     ["tools"],  # uses the backends' ToolSpec
     ["memory.context", "memory.longterm.record", "memory.longterm"],

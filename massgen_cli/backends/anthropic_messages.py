@@ -12,7 +12,7 @@ from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.bounded_http import bounded_client
-from massgen_cli.backends.wire import (
+from massgen_cli.backends.provider_errors import (
     clip,
     connection_error,
     decode_tool_arguments,

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 
-from massgen_cli.backends.outside import MalformedResponseError
+from massgen_cli.backends.stream_failures import MalformedResponseError
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024

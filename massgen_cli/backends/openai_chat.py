@@ -12,8 +12,8 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaTool
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
-from massgen_cli.backends.outside import MalformedResponseError, stream_failure, whole_body
-from massgen_cli.backends.wire import decode_tool_arguments
+from massgen_cli.backends.provider_errors import decode_tool_arguments
+from massgen_cli.backends.stream_failures import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import ConfigError, ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage

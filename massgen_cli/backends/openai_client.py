@@ -8,7 +8,7 @@ import os
 import openai
 
 from massgen_cli.backends.bounded_http import bounded_client
-from massgen_cli.backends.wire import clip, connection_error, retry_after_seconds, timeout_error
+from massgen_cli.backends.provider_errors import clip, connection_error, retry_after_seconds, timeout_error
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
 from massgen_cli.errors import BackendError, ConfigError, ContextLengthError, RateLimitError, ServerError

@@ -12,7 +12,7 @@ import openai
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
-from massgen_cli.backends.wire import clip, decode_tool_arguments
+from massgen_cli.backends.provider_errors import clip, decode_tool_arguments
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import (
     BackendError,

@@ -12,7 +12,7 @@ import random
 from collections.abc import AsyncGenerator, Callable
 
 from massgen_cli.backends.base import Backend, Request
-from massgen_cli.backends.outside import stream_failure
+from massgen_cli.backends.stream_failures import stream_failure
 from massgen_cli.errors import BackendError, RateLimitError
 from massgen_cli.events import StreamEvent
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Request
-from massgen_cli.backends.outside import MalformedResponseError
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
+from massgen_cli.backends.stream_failures import MalformedResponseError
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.errors import BackendError, ContextLengthError
@@ -30,7 +30,6 @@ from massgen_cli.events import (
     ToolStarted,
     Usage,
 )
-from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.compression import Summarizer
 from massgen_cli.memory.context.guard import (
     ContextGuard,
@@ -42,6 +41,7 @@ from massgen_cli.memory.context.guard import (
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
 from massgen_cli.tools.planning import PlanBook
 from massgen_cli.tools.skills import Skill

@@ -28,8 +28,8 @@ from massgen_cli.coordination.toolloop import (
 )
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
-from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message
+from massgen_cli.runlogs.writer import AttemptLog
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from massgen_cli.config.orchestrator import SharedMemoryConfig
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.events import RunEvent
-from massgen_cli.logs import AttemptLog
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.memory.filesystem import MemoryFiles
 from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
@@ -19,6 +18,7 @@ from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.memory.shared.injection import compressed_history, with_blocks
 from massgen_cli.memory.shared.memory import SharedMemory
 from massgen_cli.messages import Message, inject_after_first_system
+from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tools.planning import PlanBook
 from massgen_cli.tools.snapshots import Snapshots
 

@@ -18,8 +18,8 @@ from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
 from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
-from massgen_cli.logs import AttemptLog
 from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tools.toolbox import ToolResult, result_summary
 
 Recall = Callable[[list[Message]], Awaitable[list[Message]]]

@@ -25,8 +25,8 @@ from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
-from massgen_cli.logs import RunLog
 from massgen_cli.messages import Message
+from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session
 
 

@@ -1,5 +1,5 @@
 """Finding and reading run logs: ``<state>/massgen_logs/log_<ts>/turn_<N>/attempt_<M>/`` with
-``events.jsonl``, ``summary.json`` and ``requests/<agent>_<NNN>.json`` (see ``massgen_cli.logs``).
+``events.jsonl``, ``summary.json`` and ``requests/<agent>_<NNN>.json`` (see ``massgen_cli.runlogs.writer``).
 
 Logs are read as they are: an attempt cut short has no summary, a process that was killed may have left
 half a line, and an older log lacks what later versions add. None of that stops the others being read.

@@ -22,7 +22,7 @@ from massgen_cli.tools.base import Tool, ToolError, argument, schema
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
-from massgen_cli.tools.reaped import reaped
+from massgen_cli.tools.reaper import reaped
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
 from massgen_cli.tools.sandbox_launch import pids_cgroup
 

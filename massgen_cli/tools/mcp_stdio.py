@@ -25,7 +25,7 @@ from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from massgen_cli.tools.mcp_lines import MISSING, Line, LineSplitter, OutputWatch, cut_answer, read_oversized
-from massgen_cli.tools.reaped import reaped
+from massgen_cli.tools.reaper import reaped
 
 CHUNK_BYTES = 64 * 1024
 STOP_GRACE_S = 2.0

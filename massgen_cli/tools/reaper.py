@@ -7,7 +7,7 @@ A script rather than a ``preexec_fn``: the runner has threads, and Python code r
 The reaper asks the kernel for SIGTERM when its parent, the runner, dies (PR_SET_PDEATHSIG) and to
 adopt the orphans of what it starts (PR_SET_CHILD_SUBREAPER), so a process that left its group with
 setsid is still found by its parentage. It starts PROGRAM, waits for it and exits with its status; on
-SIGTERM it kills every descendant first."""
+SIGTERM it kills every descendant first. ``reaped`` is how the runner puts a program behind it."""
 
 from __future__ import annotations
 
@@ -16,10 +16,16 @@ import ctypes
 import os
 import signal
 import sys
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_CANNOT_RUN = 127
+
+
+def reaped(program: list[str]) -> list[str]:
+    """The command line that runs ``program`` behind the reaper, tied to this process."""
+    return [sys.executable, "-I", "-S", str(Path(__file__)), str(os.getpid()), *program]
 
 
 def parents() -> dict[int, int]:

@@ -21,9 +21,9 @@ from typing import ClassVar, Protocol
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.memory.filesystem.carry import carry_over
 from massgen_cli.memory.filesystem.folder import TIERS, MemoryFile, StatKey, ensure_tiers, read_tier
 from massgen_cli.memory.filesystem.ledger import Entry, FileLedger
+from massgen_cli.memory.filesystem.merge import merge_into_winner
 from massgen_cli.memory.filesystem.prompt import (
     CONSOLIDATION,
     HEAD_BYTES,
@@ -147,7 +147,7 @@ class MemoryFiles:
             await self.index(agent_id)
         problems = []
         if outcome.winner in self.workspaces:
-            problems = await asyncio.to_thread(carry_over, self.workspaces, outcome.winner)
+            problems = await asyncio.to_thread(merge_into_winner, self.workspaces, outcome.winner)
             for agent_id in self.workspaces:  # what the carry-over wrote is not the agents' own writing
                 given = await asyncio.to_thread(self._changed, agent_id)
                 self.ledger.update(agent_id, _entries(given))

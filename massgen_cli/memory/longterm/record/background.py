@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Protocol
 
 from massgen_cli.events import MemoryRecorded, Notice, RecordedMemory, RunEvent
-from massgen_cli.logs import write_json
 from massgen_cli.memory.longterm.record.memories import (
     IndexedMemory,
     RecordContext,
@@ -24,6 +23,7 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordOutcome,
 )
 from massgen_cli.memory.longterm.record.spool import Spool
+from massgen_cli.runlogs.writer import write_json
 
 QUEUE_SIZE = 256
 MAX_RETRIES = 3

@@ -24,7 +24,7 @@ from massgen_cli.memory.filesystem.folder import (
 )
 
 
-def carry_over(workspaces: Mapping[str, Path], winner: str) -> list[str]:
+def merge_into_winner(workspaces: Mapping[str, Path], winner: str) -> list[str]:
     """Merge every agent's memory files into ``winner``'s workspace, then give the result to the others;
     returns what could not be done (the rest is done)."""
     problems: list[str] = []

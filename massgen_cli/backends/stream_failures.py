@@ -23,7 +23,7 @@ import httpx
 import httpx2
 import pydantic
 
-from massgen_cli.backends.wire import clip
+from massgen_cli.backends.provider_errors import clip
 from massgen_cli.errors import BackendError, ConnectionFailedError
 
 SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
