@@ -59,12 +59,13 @@ def dialogue_fusion(conversations: int) -> dict[str, float]:
 
 
 def record_overhead(records: int = 200) -> dict[str, float]:
-    """What recording adds to a step: the time of ``MemoryRuntime.record`` on the event loop (the write
+    """What recording adds to a step: the time of ``Recording.record`` on the event loop (the write
     itself runs in the background), p50 over ``records`` recordings of a step's messages."""
     from massgen_cli.attempts import AttemptAt
     from massgen_cli.config.schema import MassGenConfig
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
-    from massgen_cli.memory.runtime import MemoryRuntime
+    from massgen_cli.memory.runtime.opening import LongTermRun
+    from massgen_cli.memory.runtime.recording import Recording
 
     config = MassGenConfig.model_validate(
         {
@@ -74,8 +75,9 @@ def record_overhead(records: int = 200) -> dict[str, float]:
     )
 
     async def measure(state: Path) -> list[float]:
-        runtime = MemoryRuntime(config, state, "bench", lambda event: None)
-        runtime.begin(AttemptAt(1, 1))
+        run = LongTermRun(config, state, "bench", lambda event: None)
+        recording = Recording(run)
+        recording.begin(AttemptAt(1, 1))
         times = []
         for number in range(records):
             step = [
@@ -83,10 +85,10 @@ def record_overhead(records: int = 200) -> dict[str, float]:
                 {"role": "assistant", "content": f"Shipment {number * 31 % 997} is at dock {number % 13}."},
             ]
             started = time.perf_counter()
-            runtime.record("a", step)
+            recording.record("a", step)
             times.append((time.perf_counter() - started) * 1000)
             await asyncio.sleep(0)
-        await runtime.close()
+        await run.close()
         close_clients()
         return times
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from massgen_cli.events import (
     Finish,
@@ -27,6 +27,12 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
+Purpose = Literal["coordination", "answer", "presentation", "final_answer", "post_evaluation", "summary"]
+"""Why a request is sent: a coordination step, an agent's own answer, the winner's presentation (which
+post-evaluation may still reject), the turn's final answer as it comes (streamed to stdout), a
+post-evaluation, or a compression's summary."""
+
+
 @dataclass(frozen=True)
 class Request:
     """What one backend call sends.
@@ -38,7 +44,7 @@ class Request:
     messages: list[Message]
     tools: tuple[ToolSpec, ...] = ()
     response_schema: dict[str, Any] | None = None
-    purpose: str = "answer"
+    purpose: Purpose = "answer"
 
     def offers_tool(self, name: str) -> bool:
         return any(tool.name == name for tool in self.tools)

@@ -54,7 +54,7 @@ def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
 def _say_waiting_records(state_dir: Path, memory: Any) -> None:
     """Records in the spool are not in the store yet: said, with which run writes them."""
     from massgen_cli.memory.longterm.record.spool import Spool, waiting_notice
-    from massgen_cli.memory.runtime import SPOOL_NAME, spool_target
+    from massgen_cli.memory.runtime.opening import SPOOL_NAME, spool_target
 
     own = spool_target(memory, state_dir)
     spool = Spool(state_dir / "memory" / SPOOL_NAME, own)
@@ -193,7 +193,7 @@ def values(config: str | None, state_dir: Path | None, *, goal: str | None, limi
 
 def _goal(config: str | None) -> str:
     from massgen_cli.config import load_config
-    from massgen_cli.memory.runtime import value_goal
+    from massgen_cli.memory.runtime.opening import value_goal
 
     return value_goal(load_config(config).config.memory)
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from massgen_cli.backends.base import Backend, Completion, Request
+from massgen_cli.backends.base import Backend, Completion, Purpose, Request
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.backends.stream_failures import MalformedResponseError
@@ -39,26 +40,23 @@ from massgen_cli.memory.context.guard import (
     build_guard,
 )
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.memory.runtime import MemoryRuntime
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
-from massgen_cli.tools.planning import PlanBook
-from massgen_cli.tools.skills import Skill
-from massgen_cli.tools.snapshots import Snapshots
-from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox
+from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
 
-FINAL_ANSWER = "final_answer"
+FINAL_ANSWER: Purpose = "final_answer"
 """The purpose of a request whose reply is the turn's final answer (a presentation, or a lone agent's
 answer, that no post-evaluation can reject): its text streams to stdout as it comes."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Agent:
-    """One configured agent, the backend it talks to, and the guard of its context window."""
+    """One configured agent, the backend it talks to, and the guard of its context window; fixed once
+    built (its toolbox gains the MCP servers' tools when they start)."""
 
     id: str
     config: AgentConfig
@@ -87,35 +85,25 @@ class Agent:
 
 
 @dataclass(frozen=True)
-class Equipment:
-    """What agents draw on beyond their own config: their peers' snapshots, the turn's task plans, the
-    skills found; and what their commands must not see: the runner's own folders and files (``private``)
-    and each agent's workspace (``workspaces``), hidden from the others."""
+class AgentParts:
+    """What an agent is given beyond its config: its toolbox, and where compression hands what it drops
+    (long-term memory, when it is on for the agent)."""
 
-    snapshots: Snapshots | None = None
-    plans: PlanBook | None = None
-    skills: tuple[Skill, ...] = ()
-    private: tuple[Path, ...] = ()
-    workspaces: dict[str, Path] = field(default_factory=dict)
-
-    def sources(self, agent_id: str) -> ToolSources:
-        view = self.snapshots.view_folder(agent_id) if self.snapshots is not None else None
-        others = tuple(path for owner, path in self.workspaces.items() if owner != agent_id)
-        return ToolSources(view, self.plans, self.skills, (*self.private, *others))
+    toolbox: Toolbox
+    keeper: DroppedListener | None = None
 
 
 def build_agents(
-    config: MassGenConfig, emit: Emit, memory: MemoryRuntime | None = None, equipment: Equipment | None = None
+    config: MassGenConfig, emit: Emit, parts: Mapping[str, AgentParts] | None = None
 ) -> list[Agent]:
     """Backends, guards and toolboxes for every agent, in registration order (retries are reported via
-    ``emit``), with what ``equipment`` gives them (peers' snapshots, planning, skills)."""
-    agents, equipment = [], equipment or Equipment()
-    toolboxes = [
-        build_toolbox(agent, index, config.orchestrator, equipment.sources(agent.id or ""))
-        for index, agent in enumerate(config.agents)
-    ]
-    for agent_config, toolbox in zip(config.agents, toolboxes, strict=True):
+    ``emit``); ``parts`` gives each agent its toolbox (else the config's tools alone) and keeper."""
+    agents = []
+    for index, agent_config in enumerate(config.agents):
         agent_id = agent_config.id or ""
+        given = (parts or {}).get(agent_id)
+        if given is None:
+            given = AgentParts(build_toolbox(agent_config, index, config.orchestrator))
 
         def on_retry(error: BackendError, attempt: int, delay: float, agent_id: str = agent_id) -> None:
             emit(Notice("warning", f"[{agent_id}] {error}; retry {attempt} in {delay:.1f}s"))
@@ -125,17 +113,9 @@ def build_agents(
         summary = (create_backend(summary_config), summary_config) if summary_config is not None else None
         summary_backend = summary[0] if summary is not None else None
         summarizer = _summarizer(agent_config, backend, summary, _summary_usage(agent_id, emit))
-        dropped = DropHandling(summarizer, _keeper(memory, agent_id))
-        guard = _guard(agent_config, backend, dropped, emit)
-        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, toolbox))
+        guard = _guard(agent_config, backend, DropHandling(summarizer, given.keeper), emit)
+        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox))
     return agents
-
-
-def _keeper(memory: MemoryRuntime | None, agent_id: str) -> DroppedListener | None:
-    """Where compression hands what it drops: long-term memory, when it is on for the agent."""
-    if memory is None or not memory.enabled_for(agent_id):
-        return None
-    return memory.dropped_listener(agent_id)
 
 
 def _summary_config(agent_config: AgentConfig) -> BackendConfig | None:
@@ -183,7 +163,10 @@ def _summary_usage(agent_id: str, emit: Emit) -> Callable[[Usage, BackendConfig]
     return lambda spent, config: emit(AgentUsage(agent_id, priced(spent, config)))
 
 
-def text_kind(request: Request) -> str:
+TextKind = Literal["presentation", "evaluation", "content"]
+
+
+def text_kind(request: Request) -> TextKind:
     """How the text of a reply to ``request`` is shown: ``presentation`` (the final answer, on stdout) for
     a final answer's request that offers no tools and asks for no JSON (text before a tool call, or JSON,
     is no answer), ``evaluation`` for a post-evaluation, else ``content``."""

@@ -9,23 +9,7 @@ from typing import Any
 
 from massgen_cli.backends.base import Completion, ToolSpec
 
-NEW_ANSWER, VOTE, SHARE_MEMORY = "new_answer", "vote", "share_memory"
-
-SHARE_TOOL = ToolSpec(
-    SHARE_MEMORY,
-    "Share a note with the other agents: a finding, a plan, a constraint. Type 'slot:<name>' sets a "
-    "session slot. Scope 'round' lasts this turn, 'conversation' the whole session. Still end your step "
-    "with new_answer or vote.",
-    {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "description": "What kind of note, e.g. plan, finding, slot:city."},
-            "content": {"type": "string"},
-            "scope": {"type": "string", "enum": ["round", "conversation"]},
-        },
-        "required": ["type", "content", "scope"],
-    },
-)
+NEW_ANSWER, VOTE = "new_answer", "vote"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from massgen_cli.backends.base import Request, ToolSpec
+from massgen_cli.backends.base import Purpose, Request, ToolSpec
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
@@ -92,7 +92,7 @@ class Finale:
     scope: AttemptScope
 
     async def final_answer(
-        self, agents: Sequence[Agent], question: str, result: AttemptResult, purpose: str
+        self, agents: Sequence[Agent], question: str, result: AttemptResult, purpose: Purpose
     ) -> str | None:
         """The winning answer as it is (one agent, or ``final_presentation: reuse``), else the winner's
         presentation of it, written with ``purpose``; None without a winner."""
@@ -116,18 +116,17 @@ class Finale:
         return mode != "reuse"
 
     async def _present(
-        self, winner: Agent, agent_ids: list[str], question: str, result: AttemptResult, purpose: str
+        self, winner: Agent, agent_ids: list[str], question: str, result: AttemptResult, purpose: Purpose
     ) -> str:
         """The winner writes the final answer, with its tools when its backend calls tools: this is when
         context paths with permission write may be written. A failure leaves the winning answer."""
         synthesis = self.settings.final_answer_mode == "synthesize"
         task = prompts.presentation_message(question, result.answers, result.votes, agent_ids, synthesis)
         with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
-        files = self.context.memory_files
         system = prompts.own_system_message(
             winner.config.system_message,
             winner.toolbox.instructions() if with_tools else "",
-            files.consolidation(winner.id) if files is not None and with_tools else "",
+            *(self.context.presentation_notes(winner.id) if with_tools else ()),
             appended=winner.config.append_system_prompt,
         )
         request = Request(self.context.plain(winner, system, task), purpose=purpose)
@@ -188,7 +187,7 @@ class Finale:
         return Verdict(True, str(arguments.get("reason", "")), str(arguments.get("instructions", "")))
 
 
-def final_purpose(may_restart: bool) -> str:
+def final_purpose(may_restart: bool) -> Purpose:
     """The purpose of a request for the final answer: ``FINAL_ANSWER`` (it streams to stdout) unless a
     post-evaluation may still reject it."""
     return "presentation" if may_restart else FINAL_ANSWER

@@ -24,13 +24,13 @@ from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
+from massgen_cli.coordination.extension import StepAt
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import pick_winner
 from massgen_cli.coordination.toolloop import ToolsRefused
 from massgen_cli.coordination.workflow_step import StepOutcome, Task, WorkflowStep
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice
-from massgen_cli.memory.shared.memory import SharedMemory
 from massgen_cli.messages import Message
 
 
@@ -49,10 +49,8 @@ class AttemptResult:
 class Orchestrator:
     """Runs one attempt over ``agents`` for ``question``, at ``scope`` (whose ``emit`` gets the events).
 
-    Steps are assembled by ``context``: the agents' threads, long-term memory, and shared memory in any
-    combination of conversation (answers and votes of all agents), persistent (long-term knowledge,
-    turn-aware) and entries (scoped entries and slots, written with the ``share_memory`` tool). With
-    none, the messages agents get are unchanged.
+    Steps are assembled by ``context``: the agents' threads and the extensions that are on, which hear
+    of every decision, new answer, vote and restart. With none, the messages agents get are unchanged.
     """
 
     def __init__(
@@ -87,10 +85,6 @@ class Orchestrator:
         self.abandoned: list[asyncio.Task[StepOutcome]] = []
         self.restart_due: set[str] = set()
         self.end_reason = ""
-
-    @property
-    def shared(self) -> SharedMemory:
-        return self.context.shared
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
         """Coordinate until every agent has voted or can do no more, or a limit is reached."""
@@ -158,10 +152,7 @@ class Orchestrator:
             return
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
-            self.workflow.record(agent_id, outcome)
-            await self.context.memory_files_written(agent_id)
-        if outcome.decision is not None and outcome.tools_used:  # peers see what work backs a decision
-            await self.shared.record(agent_id, outcome.tools_used, self.scope.turn, self.scope.attempt)
+            await self.workflow.decided(self.agents[agent_id], outcome)
         if isinstance(outcome.decision, NewAnswer):
             await self._accept_answer(agent_id, outcome.decision.content)
         elif isinstance(outcome.decision, VoteFor):
@@ -176,9 +167,8 @@ class Orchestrator:
 
     async def _accept_answer(self, agent_id: str, content: str) -> None:
         self.board.add_answer(agent_id, content)
-        await self.context.snapshot(self.agents[agent_id])
         self.emit(AgentStatus(agent_id, "answered", content))
-        await self.shared.record(agent_id, content, self.scope.turn, self.scope.attempt)
+        await self.context.answered(self._at(agent_id), content)
         if self.votes:
             self.emit(
                 Notice("info", f"new answer from {agent_id}: {len(self.votes)} earlier vote(s) cleared")
@@ -210,9 +200,10 @@ class Orchestrator:
         self.votes[agent_id] = vote
         self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
-        await self.shared.record(
-            agent_id, f"Voted for {vote.target}: {vote.reason}", self.scope.turn, self.scope.attempt
-        )
+        await self.context.voted(self._at(agent_id), vote)
+
+    def _at(self, agent_id: str) -> StepAt:
+        return self.scope.step_at(self.agents[agent_id], self.workflow.task.question)
 
     def _cancel_steps(self, agent_ids: list[str]) -> tuple[list[asyncio.Task[StepOutcome]], list[str]]:
         """Cancel the agents' running steps at once; returns those steps, and the agents to start again
@@ -234,8 +225,7 @@ class Orchestrator:
         return cancelled, again
 
     def _begin_again(self, agent_id: str) -> None:
-        if self.context.memory is not None:
-            self.context.memory.refresh(agent_id)
+        self.context.restarted(agent_id)
         self.emit(AgentStatus(agent_id, "restarted", "new answers to consider"))
         self._start(agent_id)
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from massgen_cli.backends.base import Request
+from massgen_cli.backends.base import Purpose, Request
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
-from massgen_cli.coordination.steps import StepContext
+from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
 from massgen_cli.coordination.toolloop import (
     SINGLE_ANSWER_SCHEMA,
@@ -29,19 +30,19 @@ from massgen_cli.coordination.toolloop import (
 from massgen_cli.errors import BackendError
 from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.messages import Message
-from massgen_cli.runlogs.writer import AttemptLog
 
 
 @dataclass(frozen=True)
 class AnswerStep:
-    """Where an own-answer step runs and how long it may take."""
+    """Where an own-answer step runs (its attempt's scope) and how long it may take."""
 
     context: StepContext
-    turn: int
-    emit: Callable[[RunEvent], None]
-    log: AttemptLog | None
+    scope: AttemptScope
     tool_call_limit: int
     timeout_s: float
+
+    def emit(self, event: RunEvent) -> None:
+        self.scope.emit(event)
 
 
 @dataclass
@@ -52,23 +53,25 @@ class OwnAnswer:
     failure: str = ""
 
 
-async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: str = "answer") -> OwnAnswer:
+async def own_answer(
+    agent: Agent, question: str, step: AnswerStep, *, purpose: Purpose = "answer"
+) -> OwnAnswer:
     """``agent``'s answer: its own system prompt, the question, its memory and tools; its request's
     ``purpose`` is ``FINAL_ANSWER`` when the answer is the turn's final answer as it comes."""
     json_tools = bool(agent.toolbox) and not agent.backend.capabilities.tool_calls
     extra = (
         [json_tool_instructions(agent.toolbox.specs), prompts.SINGLE_JSON_INSTRUCTIONS] if json_tools else []
     )
-    context = step.context
+    context, at = step.context, step.scope.step_at(agent, question)
     system = prompts.own_system_message(
         agent.config.system_message,
         agent.toolbox.instructions(),
         *extra,
-        await context.memory_files_note(agent, peers=False),
+        *await context.system_notes(at, with_peers=False),
         appended=agent.config.append_system_prompt,
     )
     task: Message = {"role": "user", "content": question}
-    messages = await context.messages(agent, step.turn, question, system, task)
+    messages = await context.messages(agent, at, system, task)
     schema = SINGLE_ANSWER_SCHEMA if json_tools else None
     request = Request(messages, response_schema=schema, purpose=purpose)
     write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
@@ -78,11 +81,11 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: 
                 agent,
                 request,
                 step.emit,
-                step.log,
+                step.scope.log,
                 limit=step.tool_call_limit,
                 decide_now=prompts.ANSWER_NOW,
                 on_compressed=write_back,
-                recall=partial(context.recalled, agent, question),
+                recall=partial(context.recalled, at),
             ),
             step.timeout_s,
         )
@@ -92,16 +95,14 @@ async def own_answer(agent: Agent, question: str, step: AnswerStep, *, purpose: 
     except TimeoutError:
         step.emit(AgentStatus(agent.id, "failed", f"timed out after {step.timeout_s:g}s"))
         return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s")
-    if context.memory is not None:
-        context.memory.record(agent.id, [task, *done.exchange], reasoning=done.completion.reasoning)
-    await context.memory_files_written(agent.id)
+    await context.decided(StepDone(at, done.exchange, done.completion.reasoning))
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
     if not text:
         return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")
     return OwnAnswer(agent.id, text, done.exchange)
 
 
-async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose: str) -> AttemptResult:
+async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose: Purpose) -> AttemptResult:
     """One agent needs no voting: its answer is the final answer (streamed as it comes when ``purpose`` is
     ``FINAL_ANSWER``, that is when no post-evaluation can reject it)."""
     started = time.monotonic()

@@ -1,26 +1,21 @@
-"""Step assembly, one path for every agent step: its system prompt, its thread, the task, and the blocks
-(retrieved long-term memories, the shared block, the task plans) right after the system prompt; a
-compression of the request is written back to the agent's thread so it is not redone."""
+"""Step assembly, one path for every agent step: its system prompt, its thread, the task, and the
+extensions' context blocks right after the system prompt; a compression of the request is written back
+to the agent's thread (without the blocks) so it is not redone. What the extensions do around a step is
+walked here, in their order, so the rest of the turn calls one method for each moment."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.config.orchestrator import SharedMemoryConfig
+from massgen_cli.attempts import Vote
+from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.memory.filesystem import MemoryFiles
-from massgen_cli.memory.longterm.retrieve.retrieval import is_memory_message
-from massgen_cli.memory.runtime import MemoryRuntime
-from massgen_cli.memory.shared.injection import compressed_history, with_blocks
-from massgen_cli.memory.shared.memory import SharedMemory
-from massgen_cli.messages import Message, inject_after_first_system
+from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import AttemptLog
-from massgen_cli.tools.planning import PlanBook
-from massgen_cli.tools.snapshots import Snapshots
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -40,85 +35,108 @@ class AttemptScope:
     emit: Emit = _ignore
     log: AttemptLog | None = None
 
+    def step_at(self, agent: Agent, question: str) -> StepAt:
+        return StepAt(agent.id, question, self.turn, self.attempt, agent.workspace)
 
-@dataclass
+
+@dataclass(frozen=True)
 class StepContext:
-    """What the steps of an attempt draw on: the agents' threads, long-term memory and shared memory
-    (any of them empty), peers' snapshots, task plans and memory files (when they are on)."""
+    """What the steps of an attempt draw on: the agents' threads and the extensions that are on."""
 
     threads: AgentThreads = field(default_factory=AgentThreads)
-    memory: MemoryRuntime | None = None
-    shared: SharedMemory = field(default_factory=lambda: SharedMemory(SharedMemoryConfig()))
-    snapshots: Snapshots | None = None
-    plans: PlanBook | None = None
-    memory_files: MemoryFiles | None = None
+    extensions: tuple[StepExtension, ...] = ()
 
-    async def peers_note(self, agent: Agent) -> str:
-        """The agent's view of its peers' snapshots, rebuilt; the line that tells it where they are."""
-        if self.snapshots is None:
-            return ""
-        labels = await asyncio.to_thread(self.snapshots.refresh_view, agent.id)
-        folder = self.snapshots.view_folder(agent.id)
-        if not labels:
-            return f"Your peers' workspaces will appear under {folder} (read-only) once they answer."
-        listed = ", ".join(f"{folder / label}" for label in labels)
-        return f"Your peers' workspaces as of their latest answers (read-only, by their labels): {listed}"
+    @property
+    def markers(self) -> tuple[BlockMarker, ...]:
+        return tuple(marker for extension in self.extensions for marker in extension.markers)
 
-    async def snapshot(self, agent: Agent) -> None:
-        """Keep the agent's workspace as it is now, for its peers (after a new answer)."""
-        if self.snapshots is not None and agent.workspace is not None:
-            await asyncio.to_thread(self.snapshots.take, agent.id, agent.workspace)
+    async def system_notes(self, at: StepAt, *, with_peers: bool) -> list[str]:
+        """The extensions' sections of the agent's system prompt."""
+        return [await extension.system_note(at, with_peers=with_peers) for extension in self.extensions]
 
-    async def memory_files_note(self, agent: Agent, *, peers: bool = True) -> str:
-        """What the agent's system prompt says of its memory files (and, with ``peers``, of its peers' as
-        of their latest answers: call ``peers_note`` first) before a step; "" when the mode is off."""
-        if self.memory_files is None:
-            return ""
-        view = self.snapshots.view_folder(agent.id) if self.snapshots is not None and peers else None
-        return await asyncio.to_thread(self.memory_files.section, agent.id, view)
-
-    async def memory_files_written(self, agent_id: str) -> None:
-        """After a step that decided: the agent's changed memory files go to long-term memory."""
-        if self.memory_files is not None:
-            await self.memory_files.index(agent_id)
+    async def task_notes(self, at: StepAt) -> str:
+        """The extensions' lines for a coordination step's task."""
+        notes = [await extension.task_note(at) for extension in self.extensions]
+        return "\n\n".join(note for note in notes if note)
 
     def plain(self, agent: Agent, system: Message | None, task: Message) -> list[Message]:
-        """The system prompt, the agent's thread and the task, without memory blocks."""
+        """The system prompt, the agent's thread and the task, without context blocks."""
         return _in_order(system, agent.history(self.threads), task)
 
     async def messages(
-        self, agent: Agent, turn: int, question: str, system: Message | None, task: Message
+        self, agent: Agent, at: StepAt, system: Message | None, task: Message
     ) -> list[Message]:
-        """``plain`` with the retrieved memories, the shared block and the task plans after the system
-        prompt."""
+        """``plain`` with the extensions' context blocks after the system prompt."""
         history = agent.history(self.threads)
-        retrieved = None
-        if self.memory is not None:
-            retrieved = await self.memory.retrieved_block(agent.id, question, history)
-        shared = await self.shared.block(agent.id, turn, question)
-        plans = self.plans.block(agent.id) if self.plans is not None else None
-        return with_blocks(_in_order(system, history, task), retrieved, shared, plans)
+        blocks = [block for extension in self.extensions for block in await extension.blocks(at, history)]
+        return _after_system(_in_order(system, history, task), blocks)
 
-    async def recalled(self, agent: Agent, question: str, messages: list[Message]) -> list[Message]:
-        """``messages`` (a request compressed inside a step) with its retrieved memories looked up again,
-        so what compression dropped can come back."""
-        if self.memory is None:
-            return messages
-        self.memory.refresh(agent.id, "after_compression")
-        block = await self.memory.retrieved_block(agent.id, question, messages)
-        kept = [message for message in messages if not is_memory_message(message)]
-        return inject_after_first_system(kept, block) if block is not None else kept
+    async def recalled(self, at: StepAt, messages: list[Message]) -> list[Message]:
+        """``messages`` (a request compressed inside a step) with the blocks the extensions make again."""
+        for extension in self.extensions:
+            fresh = await extension.recall(at, messages)
+            if fresh is None:
+                continue
+            kept = [m for m in messages if not any(marker.marks(m) for marker in extension.markers)]
+            messages = _after_system(kept, list(fresh))
+        return messages
 
     def thread_writer(self, agent_id: str, system_prompts: int) -> CompressedListener:
         """Keeps a compression of a step's request (``system_prompts`` leading system messages, then the
-        thread, then the task) as the agent's thread; long-term memory is looked up again after it."""
+        thread, then the task) as the agent's thread; the extensions hear of it."""
 
         async def write_back(messages: list[Message]) -> None:
-            if self.memory is not None:
-                self.memory.refresh(agent_id, "after_compression")
-            await self.threads.replace_history(agent_id, compressed_history(messages, system_prompts))
+            for extension in self.extensions:
+                extension.restarted(agent_id, compressed=True)
+            history = compressed_history(messages, system_prompts, self.markers)
+            await self.threads.replace_history(agent_id, history)
 
         return write_back
+
+    def workflow_tools(self, agent_id: str) -> tuple[ToolSpec, ...]:
+        return tuple(tool for extension in self.extensions for tool in extension.workflow_tools(agent_id))
+
+    def replied(self, at: StepAt, completion: Completion) -> None:
+        for extension in self.extensions:
+            extension.replied(at, completion)
+
+    def veto(self, at: StepAt, answer: str | None) -> str:
+        """The first extension's reason against the decision, or ""."""
+        return next((reason for e in self.extensions if (reason := e.veto(at, answer))), "")
+
+    async def decided(self, done: StepDone) -> None:
+        for extension in self.extensions:
+            await extension.decided(done)
+
+    async def answered(self, at: StepAt, content: str) -> None:
+        for extension in self.extensions:
+            await extension.answered(at, content)
+
+    async def voted(self, at: StepAt, vote: Vote) -> None:
+        for extension in self.extensions:
+            await extension.voted(at, vote)
+
+    def restarted(self, agent_id: str) -> None:
+        for extension in self.extensions:
+            extension.restarted(agent_id)
+
+    def presentation_notes(self, agent_id: str) -> list[str]:
+        return [extension.presentation_note(agent_id) for extension in self.extensions]
+
+
+def compressed_history(
+    messages: list[Message], system_prompts: int, markers: Sequence[BlockMarker]
+) -> list[Message]:
+    """The thread part of a compressed request: without the leading system prompts, the final user
+    message, and the context blocks (they are made again for every request)."""
+    kept = messages[system_prompts:-1]
+    return [m for m in kept if not any(marker.marks(m) for marker in markers)]
+
+
+def _after_system(messages: list[Message], blocks: list[Message]) -> list[Message]:
+    """``messages`` with ``blocks``, in order, right after the first system message (first if none)."""
+    position = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "system"), 0)
+    return [*messages[:position], *blocks, *messages[position:]]
 
 
 def _in_order(system: Message | None, history: list[Message], task: Message) -> list[Message]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
+from massgen_cli.backends.base import Purpose
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.final import Finale, final_purpose
@@ -106,7 +107,7 @@ class TurnRunner:
             part.begin(at)
         return at
 
-    async def _attempt(self, question: str, at: AttemptAt, extra: str, purpose: str) -> TurnResult:
+    async def _attempt(self, question: str, at: AttemptAt, extra: str, purpose: Purpose) -> TurnResult:
         scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
         coordination = await self._coordinate(question, scope, extra, purpose)
         self.transcripts = coordination.transcripts
@@ -116,7 +117,7 @@ class TurnRunner:
         return self._result(question, at, coordination, final)
 
     async def _coordinate(
-        self, question: str, scope: AttemptScope, extra: str, purpose: str
+        self, question: str, scope: AttemptScope, extra: str, purpose: Purpose
     ) -> AttemptResult:
         """The attempt's answers and winner: one agent's own answer, agreement, or votes."""
         settings, context = self.config.orchestrator, self.crew.context
@@ -128,7 +129,7 @@ class TurnRunner:
             return await orchestrator.run(question, extra)
         timeout_s = min(settings.step_timeout_seconds, timeouts.orchestrator_timeout_seconds)
         tool_calls = settings.max_tool_calls_per_step
-        step = AnswerStep(context, scope.turn, self.emit, scope.log, tool_calls, timeout_s)
+        step = AnswerStep(context, scope, tool_calls, timeout_s)
         if len(self.agents) == 1:
             return await answer_alone(self.agents[0], question, step, purpose=purpose)
         return await answer_by_agreement(self.agents, question, step)
@@ -160,7 +161,7 @@ class TurnRunner:
             end_reason=coordination.end_reason,
             usage=spent,
             timings_s=coordination.timings_s,
-            memory_errors=self.crew.context.shared.take_errors(),
+            memory_errors=[],  # the attempt parts' problems join when the turn commits
             tool_calls={
                 agent.id: ledger.tool_calls(agent.id)
                 for agent in self.agents

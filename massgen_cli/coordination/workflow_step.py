@@ -1,7 +1,7 @@
 """One agent's coordination step: the request (the question, the answers so far under their aliases,
 the workflow tools or a JSON schema of them), the tool loop, and bounded re-asks until the reply ends
-with a valid ``new_answer`` or ``vote``. What the step decided is recorded to long-term memory by
-``record``; scoped entries the agent wrote with ``share_memory`` go to shared memory as it replies."""
+with a valid ``new_answer`` or ``vote``. The extensions see each reply and may veto a decision; what a
+step decided reaches them through ``decided``."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ import asyncio
 from dataclasses import dataclass, field
 from functools import partial
 
-from massgen_cli.backends.base import Completion, Request
+from massgen_cli.backends.base import Request
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import (
     NEW_ANSWER,
-    SHARE_MEMORY,
-    SHARE_TOOL,
     Decision,
     NewAnswer,
     VoteFor,
@@ -25,13 +23,12 @@ from massgen_cli.coordination.decisions import (
     parse_decision,
     workflow_tools,
 )
+from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.step_watch import CoordinationWatch
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import resolve_target
 from massgen_cli.coordination.toolloop import ToolStep, json_tool_instructions, run_with_tools, tool_activity
 from massgen_cli.coordination.voting_styles import novelty_instructions, too_like, voting_instructions
-from massgen_cli.events import Notice
-from massgen_cli.memory.shared.entries import Scope
 from massgen_cli.messages import Message
 
 
@@ -76,7 +73,6 @@ class WorkflowStep:
         self.scope = scope
         self.board = board
         self.task = task
-        self.question_recorded: set[str] = set()
 
     async def run(self, agent: Agent) -> StepOutcome:
         """One step plus bounded re-asks when it ends without a valid decision; the outcome's version is
@@ -89,9 +85,9 @@ class WorkflowStep:
                 return StepOutcome(None, board.seen[agent.id], f"step cap ({cap}) reached")
             step = await self._step(agent, messages, first=reask == 0)
             completion = step.completion
-            self._share(agent.id, completion)
+            self.context.replied(self.scope.step_at(agent, self.task.question), completion)
             parsed = parse_decision(completion)
-            decision, problem = self._validate(agent.id, parsed)
+            decision, problem = self._validate(agent, parsed)
             if decision is not None:
                 transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
                 used = tool_activity(step.exchange)
@@ -118,7 +114,7 @@ class WorkflowStep:
                     limit=self.settings.max_tool_calls_per_step,
                     decide_now=prompts.TOOL_LIMIT,
                     on_compressed=write_back,
-                    recall=partial(self.context.recalled, agent, self.task.question),
+                    recall=partial(self.context.recalled, self.scope.step_at(agent, self.task.question)),
                     watch=watch,
                 ),
                 self.settings.step_timeout_seconds,
@@ -135,21 +131,25 @@ class WorkflowStep:
             total is None or board.total_answers() < total
         )
 
-    def record(self, agent_id: str, outcome: StepOutcome) -> None:
-        """Long-term memory gets the question (once a turn), the reasoning and a new answer."""
-        memory = self.context.memory
-        if memory is None:
-            return
-        messages: list[Message] = []
-        if agent_id not in self.question_recorded:
-            self.question_recorded.add(agent_id)
-            messages.append({"role": "user", "content": self.task.question})
-        messages += outcome.transcript  # tool exchanges (the recording rules pick what to keep)
+    async def decided(self, agent: Agent, outcome: StepOutcome) -> None:
+        """The extensions learn what the step decided: its transcript (with a new answer as text when it
+        was not given as a ``new_answer`` call), reasoning and tool use."""
+        messages = list(outcome.transcript)
         if isinstance(outcome.decision, NewAnswer) and not _calls(outcome.transcript, NEW_ANSWER):
             messages.append({"role": "assistant", "content": outcome.decision.content})
-        memory.record(agent_id, messages, reasoning=outcome.reasoning)
+        at = self.scope.step_at(agent, self.task.question)
+        await self.context.decided(StepDone(at, messages, outcome.reasoning, outcome.tools_used))
 
-    def _validate(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
+    def _validate(self, agent: Agent, decision: Decision | None) -> tuple[Decision | None, str]:
+        """The decision if it stands (else None) and why not: the workflow's rules, then the extensions'."""
+        valid, problem = self._checked(agent.id, decision)
+        if valid is None:
+            return None, problem
+        answer = valid.content if isinstance(valid, NewAnswer) else None
+        vetoed = self.context.veto(self.scope.step_at(agent, self.task.question), answer)
+        return (None, vetoed) if vetoed else (valid, "")
+
+    def _checked(self, agent_id: str, decision: Decision | None) -> tuple[Decision | None, str]:
         if decision is None:
             return None, prompts.REASK
         if isinstance(decision, NewAnswer):
@@ -197,20 +197,21 @@ class WorkflowStep:
     async def _messages(self, agent: Agent) -> list[Message]:
         uses_json = not agent.backend.capabilities.tool_calls
         tool_text = json_tool_instructions(agent.toolbox.specs) if uses_json and agent.toolbox else ""
-        peers = await self.context.peers_note(agent)
+        at = self.scope.step_at(agent, self.task.question)
+        notes = await self.context.task_notes(at)  # first: a note may refresh what a system note reads
         system = prompts.system_message(
             agent.config.system_message,
             *self._judging(agent),
             agent.toolbox.instructions(),
             tool_text,
-            await self.context.memory_files_note(agent),
+            *await self.context.system_notes(at, with_peers=True),
             uses_json=uses_json,
             appended=agent.config.append_system_prompt,
         )
-        extra = "\n\n".join(part for part in (self.task.extra, peers) if part)
+        extra = "\n\n".join(part for part in (self.task.extra, notes) if part)
         board = self.board
         task = prompts.task_message(self.task.question, board.answers, board.order, extra)
-        return await self.context.messages(agent, self.scope.turn, self.task.question, system, task)
+        return await self.context.messages(agent, at, system, task)
 
     def _judging(self, agent: Agent) -> tuple[str, str]:
         """How the agent judges answers (its voting style, else the orchestrator's) and how new an answer
@@ -225,24 +226,10 @@ class WorkflowStep:
         )
         return voting, novelty_instructions(settings.answer_novelty_requirement)
 
-    def _share(self, agent_id: str, completion: Completion) -> None:
-        """Scoped entries an agent wrote with ``share_memory`` in this step."""
-        entries = self.context.shared.entries
-        for call in completion.tool_calls:
-            if call.name != SHARE_MEMORY or entries is None:
-                continue
-            kind = str(call.arguments.get("type", "")).strip()
-            content = str(call.arguments.get("content", ""))
-            scope: Scope = "conversation" if call.arguments.get("scope") == "conversation" else "round"
-            if kind and content:
-                entries.add(kind, content, scope, agent_id, self.scope.turn, self.scope.attempt)
-                self.scope.emit(Notice("info", f"[{agent_id}] shared {kind} ({scope})"))
-
     def _request(self, agent: Agent, messages: list[Message]) -> Request:
         can_answer, targets = self.can_answer(agent.id), self.board.vote_aliases()
         if agent.backend.capabilities.tool_calls:
-            sharing = self.context.shared.entries is not None
-            tools = workflow_tools(can_answer, targets) + (SHARE_TOOL,) * sharing
+            tools = workflow_tools(can_answer, targets) + self.context.workflow_tools(agent.id)
             return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
 

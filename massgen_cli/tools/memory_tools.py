@@ -62,9 +62,11 @@ class StaleNote:
 
 
 class AgentMemory(Protocol):
-    """Long-term memory as the memory tools use it, for the agent named in each call (the memory runtime)."""
+    """Long-term memory as the memory tools use it, for the agent named in each call
+    (``memory.runtime.agent_tools``)."""
 
-    session_id: str
+    @property
+    def session_id(self) -> str: ...
 
     def all_sessions_allowed(self, agent_id: str) -> bool: ...
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.messages import Message, is_system_block
+from massgen_cli.messages import Message
 from massgen_cli.state import read_json, write_json
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 
@@ -123,10 +123,6 @@ class PlanBook:
 
     def roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
         """Plans outlive a rejected attempt (the work they track goes on); a new turn starts afresh."""
-
-
-def is_plans_block(message: Message) -> bool:
-    return is_system_block(message, PLANS_HEADER)
 
 
 def _planning_tools(book: PlanBook, agent_id: str) -> list[Tool]:

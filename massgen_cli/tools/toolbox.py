@@ -37,10 +37,7 @@ from massgen_cli.tools.custom import (
 )
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
-from massgen_cli.tools.planning import GUIDANCE as PLANNING_GUIDANCE
-from massgen_cli.tools.planning import PlanBook
 from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
-from massgen_cli.tools.skills import Skill, skill_tool, skills_instructions
 
 
 @dataclass(frozen=True)
@@ -54,20 +51,18 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class ToolSources:
-    """What tools come from beyond an agent's own config: its view of its peers' snapshots, the turn's
-    task plans, the skills found, and the folders and files its commands must not see (the runner's
-    folder, state and config, other agents' workspaces)."""
+    """What an agent's tools reach beyond its own config: folders its file tools may read (its view of
+    its peers' snapshots, the skills), and the folders and files its commands must not see (the
+    runner's folder, state and config, other agents' workspaces)."""
 
-    peers_view: Path | None = None
-    plans: PlanBook | None = None
-    skills: tuple[Skill, ...] = ()
+    readable: tuple[Path, ...] = ()
     private: tuple[Path, ...] = ()
 
 
 @dataclass
 class Toolbox:
     """Tools by name, run with a per-call timeout. ``roots`` is where the file tools may go; ``guidance``
-    is what the system prompt says of the tools besides the roots (skills, planning)."""
+    is what the system prompt says of the tools besides the roots (what the features' tools are for)."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
     call_timeout_s: float = 120.0
@@ -85,14 +80,14 @@ class Toolbox:
         return tuple(tool.spec for tool in self.tools.values())
 
     def add(self, tools: Iterable[Tool], guidance: str = "") -> None:
-        """Tools the run gives beside the config's (the memory tools), with what the prompt says of them."""
+        """Tools the run gives beside the config's (a feature's), with what the prompt says of them."""
         self.tools.update({tool.name: tool for tool in tools})
         if guidance:
             self.guidance = (*self.guidance, guidance)
 
     def instructions(self) -> str:
         """What the system prompt says about the tools: where the agent's files are (the workspace, what
-        a relative path means, the roots one per line with their permission), skills, planning."""
+        a relative path means, the roots one per line with their permission), then the features' guidance."""
         parts = list(self.guidance)
         if self.roots is not None:
             parts.insert(0, self.roots.explained())
@@ -137,29 +132,26 @@ def _failed(message: str, started: float) -> ToolResult:
 def build_toolbox(
     agent: AgentConfig, index: int, orchestrator: OrchestratorConfig, sources: ToolSources | None = None
 ) -> Toolbox:
-    """The tools ``agent`` (the ``index``-th of ``agents:``) is given, with its peers' snapshots
-    read-only, its planning tools and the skills (``sources``); a problem is a ``ConfigError`` naming the
-    YAML path."""
+    """The tools ``agent`` (the ``index``-th of ``agents:``) is given by its config, with the folders
+    ``sources`` lets it read; a problem is a ``ConfigError`` naming the YAML path."""
     backend, where, sources = agent.backend, f"agents[{index}].backend", sources or ToolSources()
     _require_existing("orchestrator.context_paths", orchestrator.context_paths)
     _require_existing(f"{where}.context_paths", backend.context_paths)
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
-    roots = agent_roots(backend.cwd, context_paths, sources.peers_view, [s.folder for s in sources.skills])
+    roots = agent_roots(backend.cwd, context_paths, sources.readable)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         timeout_s = orchestrator.tool_call_timeout_seconds
         tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
     tools += _custom_tools(agent, roots, where)
-    guidance: list[str] = []
-    if sources.skills:
-        tools.append(skill_tool(list(sources.skills)))
-        guidance.append(skills_instructions(list(sources.skills)))
-    if sources.plans is not None:
-        workspace = roots.base if roots is not None and backend.cwd is not None else None
-        tools += sources.plans.tools(agent.id or "", workspace)
-        guidance.append(PLANNING_GUIDANCE)
     timeout_s = orchestrator.tool_call_timeout_seconds
-    return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots, tuple(guidance))
+    return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots)
+
+
+def own_workspace(toolbox: Toolbox, agent: AgentConfig) -> Path | None:
+    """The agent's own workspace (``backend.cwd``, resolved), if it has one."""
+    roots = toolbox.roots
+    return roots.base if roots is not None and agent.backend.cwd is not None else None
 
 
 def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
@@ -174,15 +166,11 @@ def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
 
 
 def agent_roots(
-    cwd: str | None,
-    context_paths: Sequence[ContextPath],
-    peers_view: Path | None = None,
-    readable: Sequence[Path] = (),
+    cwd: str | None, context_paths: Sequence[ContextPath], readable: Sequence[Path] = ()
 ) -> Roots | None:
-    """The workspace (created if missing), the context paths (written in the final presentation only),
-    the peers' view and other ``readable`` folders (skills), or None without a workspace, context path
-    or peers' view."""
-    if cwd is None and not context_paths and peers_view is None:
+    """The workspace (created if missing), the context paths (written in the final presentation only)
+    and the ``readable`` folders (peers' snapshots, skills), or None without any of them."""
+    if cwd is None and not context_paths and not readable:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
     if workspace is not None and not workspace.exists():
@@ -190,7 +178,6 @@ def agent_roots(
         workspace.chmod(0o777 & ~user_umask())  # the user's folder, not the process's private state
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
     roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
-    roots += [Root.of(peers_view, writable=False)] if peers_view is not None else []
     roots += [Root.of(folder, writable=False) for folder in readable]
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
     return Roots(base, tuple(roots))

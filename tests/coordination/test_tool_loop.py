@@ -57,7 +57,7 @@ def test_a_single_agent_reads_files_then_answers(in_process, workspace: Path):
     assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["read_file", "list_directory"]
     assert read["role"] == "tool" and read["tool_call_id"] == assistant["tool_calls"][0]["id"]
     assert "port 8123" in read["content"] and "notes.md" in listing["content"]
-    thread = run.app.threads.get_history("reader")
+    thread = run.app.run.threads.get_history("reader")
     assert [m["role"] for m in thread] == ["user", "assistant", "tool", "tool", "assistant"]
     summary = json.loads((attempt_folder(run) / "summary.json").read_text())
     assert summary["tool_calls"] == {"reader": {"calls": 2, "failed": 0}}

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 
 from massgen_cli.memory.context.conversation import ConversationMemory, StoredMessage
 from massgen_cli.memory.shared.entries import SharedEntries
-from massgen_cli.messages import Message, is_system_block
+from massgen_cli.messages import Message
 from massgen_cli.tokens import count_text_tokens
 
 CONVERSATION_HEADER = "=== SHARED CONVERSATION MEMORY ==="
 PERSISTENT_HEADER = "=== SHARED PERSISTENT MEMORY ==="
 ENTRIES_HEADER = "=== SHARED ENTRIES ==="
 SLOTS_HEADER = "=== SESSION SLOTS ==="
+SHARED_HEADERS = (CONVERSATION_HEADER, PERSISTENT_HEADER, ENTRIES_HEADER, SLOTS_HEADER)
 _WORD = re.compile(r"\w+")
 
 
@@ -86,7 +87,3 @@ def fit_block(sections: list[tuple[str, list[str]]], token_budget: int) -> Messa
         sections[longest] = (header, lines[1:])
         sections = [(h, ls) for h, ls in sections if ls]
     return None
-
-
-def is_shared_block(message: Message) -> bool:
-    return is_system_block(message, CONVERSATION_HEADER, PERSISTENT_HEADER, ENTRIES_HEADER, SLOTS_HEADER)

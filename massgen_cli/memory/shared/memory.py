@@ -192,22 +192,22 @@ class SharedMemory:
         self.marks[(at.turn, at.attempt)] = self.conversation.size() if self.conversation is not None else 0
         self.link = replace(self.link, dump_dir=at.log_dir / "memory_debug" if at.log_dir else None)
         self.facts = self.read_facts()
-        self.errors = []
         self._cache.clear()
 
     async def commit(self, outcome: TurnOutcome) -> list[str]:
-        """A turn with an answer leaves the orchestrator's entries; one without is rolled back."""
+        """A turn with an answer leaves the orchestrator's entries; one without is rolled back. Returns
+        the memory failures of the turn."""
         at = outcome.at
         if not outcome.answered:
             self.roll_back(at, whole_turn=True)
-            return []
+            return self.take_errors()
         if self.entries is not None:
             winning = f"{outcome.winner}: {outcome.final_answer}"
             self.entries.add("winning_answer", winning, "conversation", ORCHESTRATOR, at.turn, at.attempt)
             votes = outcome.votes_line() or "no votes"
             self.entries.add("vote_result", votes, "conversation", ORCHESTRATOR, at.turn, at.attempt)
         self.save()
-        return []
+        return self.take_errors()
 
     def roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
         if self.entries is not None:

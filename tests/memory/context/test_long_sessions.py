@@ -78,7 +78,7 @@ def test_three_agents_stay_under_the_trigger(in_process):
     monitor = ContextMonitor("scripted", 2500, trigger_threshold=0.75, target_ratio=0.4)
     assert max(request_tokens(path, monitor) for path in all_requests()) <= monitor.trigger_tokens
     assert "Context compressed" in run.err.getvalue()
-    thread = run.app.threads.get_history("a")
+    thread = run.app.run.threads.get_history("a")
     assert thread[0]["content"].startswith("[Conversation summary]")
 
 

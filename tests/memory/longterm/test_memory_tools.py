@@ -65,7 +65,7 @@ def assert_shown_like_any_tool(run) -> None:  # type: ignore[no-untyped-def]
     assert [e["name"] for e in started] == ["memory_save", "memory_search"]
     assert started[0]["arguments"] == {"text": "The vault code is 4711.", "kind": "fact"}
     assert any("Used tools: memory_save ×1, memory_search ×1" in text for text in system_texts(run, "b"))
-    thread = run.app.threads.get_history("b")
+    thread = run.app.run.threads.get_history("b")
     calls = [c["function"]["name"] for m in thread for c in m.get("tool_calls") or ()]
     assert calls == ["memory_search", "vote"]
     assert any(m["role"] == "tool" and m["content"] == "No memories found." for m in thread)
@@ -135,8 +135,8 @@ def test_a_rejected_attempts_save_is_gone_from_searches(in_process):
     result = run.app.ask("When does the gate open?")
     assert (result.attempt, result.winner, result.final_answer) == (2, "a", "dawn")
     rejected, kept = (saved_id(text) for text in tool_results(run, "a", "memory_save"))
-    assert run.app.memory.store is not None
-    stored = {m.id: m for m in run.app.memory.store.list_memories()}
+    assert run.app.run.long_term.store is not None
+    stored = {m.id: m for m in run.app.run.long_term.store.list_memories()}
     assert stored[rejected].text == "The gate opens at noon.", "attempt 1's save was written"
     assert [s.attempt for s in stored[rejected].sources] == [1] and stored[kept].extra["kind"] == "note"
     run.app.close()

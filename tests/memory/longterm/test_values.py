@@ -145,23 +145,23 @@ def test_a_cancelled_turn_changes_no_value_and_a_finished_one_does(in_process):
         interactive=True,
     )
     assert run.app.ask("What is the bridge code?").winner == "a"
-    store = run.app.memory.store
+    store = run.app.run.long_term.store
     ids = [m.id for m in store.list_memories()]
     before = store.index.values(ids, "general")
 
     async def cancelled_turn() -> None:
-        turn = asyncio.create_task(run.app.turns.run("And the bridge code again?"))
+        turn = asyncio.create_task(run.app.run.turns.run("And the bridge code again?"))
         # Cancelled once both agents are in their slow step: retrieval has traced memories by then.
         await asyncio.to_thread(
             wait_until, lambda: len(run.requests("a")) == 4 and len(run.requests("b")) == 4
         )
-        assert run.app.memory.traces.traces, "turn 2 traced the memories it retrieved"
+        assert run.app.run.long_term.traces.traces, "turn 2 traced the memories it retrieved"
         turn.cancel()
         with pytest.raises(asyncio.CancelledError):
             await turn
 
     run.app.runner.run(cancelled_turn())
     assert store.index.values(ids, "general") == before
-    assert run.app.memory.traces.traces == {}
+    assert run.app.run.long_term.traces.traces == {}
     assert run.app.ask("Once more: the bridge code?").winner == "a"
     assert store.index.values(ids, "general") != before, "a finished turn does move the values"

@@ -13,6 +13,7 @@ from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.orchestrator import Orchestrator
 from massgen_cli.coordination.steps import AttemptScope, StepContext
+from massgen_cli.features.shared_block import SharedBlock
 from massgen_cli.memory.context.conversation import ConversationMemory
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
@@ -50,7 +51,11 @@ def agents_and_config(tmp_path, text=AGENTS):  # type: ignore[no-untyped-def]
 
 def persistent_orchestrator(agents, config, store):  # type: ignore[no-untyped-def]
     shared = SharedMemory(config.orchestrator.shared_memory, SharedStores(persistent=store), session_id="s")
-    return Orchestrator(agents, config.orchestrator, context=StepContext(shared=shared))
+    return Orchestrator(agents, config.orchestrator, context=shared_context(shared)), shared
+
+
+def shared_context(shared: SharedMemory) -> StepContext:
+    return StepContext(extensions=(SharedBlock(shared),))
 
 
 @pytest.mark.parametrize("conversation", [False, True])
@@ -71,7 +76,7 @@ def test_injection_and_recording_in_every_combination(tmp_path, store, conversat
     orchestrator = Orchestrator(
         agents,
         config.orchestrator,
-        context=StepContext(shared=shared),
+        context=shared_context(shared),
         scope=AttemptScope(session_id="s", turn=2),
     )
     result = asyncio.run(orchestrator.run("Tell me about rivers"))
@@ -111,7 +116,7 @@ def test_window_keeps_recent_and_relevant(tmp_path):
         conversation.add_now({"role": "assistant", "content": text}, agent_id=agent)
     stores = SharedStores(conversation=conversation)
     shared = SharedMemory(config.orchestrator.shared_memory, stores, session_id="s")
-    orchestrator = Orchestrator(agents, config.orchestrator, context=StepContext(shared=shared))
+    orchestrator = Orchestrator(agents, config.orchestrator, context=shared_context(shared))
     asyncio.run(orchestrator.run("Which rivers are long?"))
     first_request = agents[1].backend.inner.requests[0].messages  # type: ignore[attr-defined]
     block = first_request[1]["content"].splitlines()
@@ -125,10 +130,10 @@ def test_failing_shared_memory_never_stops_the_turn(tmp_path, store):
         raise RuntimeError("store offline")
 
     store.search = broken  # type: ignore[method-assign]
-    orchestrator = persistent_orchestrator(agents, config, store)
+    orchestrator, shared = persistent_orchestrator(agents, config, store)
     result = asyncio.run(orchestrator.run("Q?"))
     assert result.winner == "a"
-    assert any("store offline" in error for error in orchestrator.shared.take_errors())
+    assert any("store offline" in error for error in shared.take_errors())
     assert agents[1].backend.inner.requests[0].messages[-1]["role"] == "user"  # type: ignore[attr-defined]
 
 
@@ -139,9 +144,9 @@ def test_a_store_that_cannot_record_is_tolerated(tmp_path, store):
         raise NotImplementedError
 
     store.record = read_only  # type: ignore[method-assign]
-    orchestrator = persistent_orchestrator(agents, config, store)
+    orchestrator, shared = persistent_orchestrator(agents, config, store)
     assert asyncio.run(orchestrator.run("Q?")).winner == "a"
-    assert orchestrator.shared.take_errors() == []
+    assert shared.take_errors() == []
 
 
 def test_entries_override_expire_and_roll_back(tmp_path):
@@ -233,7 +238,7 @@ def test_entries_of_a_restarted_attempt_are_rolled_back(in_process):
     assert result.attempt == 2 and result.final_answer == "second try"
     seen = first_attempt_requests(run, "b")
     assert any("attempt one plan" in text for text in seen), "attempt 1 shared the plan before rollback"
-    entries = run.app.shared.entries
+    entries = run.app.run.shared.entries
     assert entries.in_effect(1, "plan") == []
     assert [e.content.split(": ", 1)[1] for e in entries.in_effect(2, "winning_answer")] == ["second try"]
     saved = json.loads((run.app.session.directory / "shared.json").read_text())
@@ -257,15 +262,15 @@ def test_entries_of_a_cancelled_turn_are_rolled_back(in_process):
     )
 
     async def cancel_once_shared() -> None:
-        turn = asyncio.create_task(run.app.turns.run("Q?"))
+        turn = asyncio.create_task(run.app.run.turns.run("Q?"))
         await asyncio.to_thread(wait_until, lambda: len(run.requests("a")) == 2)  # shared, then slow
-        assert [entry.content for entry in run.app.shared.entries.entries] == ["never finished"]
+        assert [entry.content for entry in run.app.run.shared.entries.entries] == ["never finished"]
         turn.cancel()
         with pytest.raises(asyncio.CancelledError):
             await turn
 
     run.app.runner.run(cancel_once_shared())
-    assert run.app.shared.entries.entries == []
+    assert run.app.run.shared.entries.entries == []
     assert run.app.session.next_turn == 2, "a cancelled turn keeps its number"
 
 
@@ -335,5 +340,5 @@ def test_shared_conversation_of_a_rejected_attempt_is_rolled_back(in_process):
     assert run.app.ask("Q?").final_answer == "second try"
     seen = first_attempt_requests(run, "b")
     assert any("SHARED CONVERSATION" in t and "first try" in t for t in seen), "shared before the rollback"
-    contents = [item.message["content"] for item in run.app.shared.conversation.items]
+    contents = [item.message["content"] for item in run.app.run.shared.conversation.items]
     assert "first try" not in contents and "second try" in contents

@@ -1,5 +1,5 @@
 """Retrieval for an agent step: the query, the hits that fit the budget, and the injected
-``Relevant memories:`` message. When to retrieve is decided in ``memory.runtime``.
+``Relevant memories:`` message. When to retrieve is decided in ``memory.runtime.recall``.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from massgen_cli.memory.longterm.record.memories import MemoryHit
-from massgen_cli.messages import Message, is_system_block
+from massgen_cli.messages import Message
 from massgen_cli.tokens import count_text_tokens
 
 HEADER = "Relevant memories:"
@@ -49,7 +49,3 @@ def memory_message(hits: Sequence[MemoryHit]) -> Message | None:
     if not hits:
         return None
     return {"role": "system", "content": "\n".join([HEADER, *(attribution_line(hit) for hit in hits)])}
-
-
-def is_memory_message(message: Message) -> bool:
-    return is_system_block(message, HEADER)

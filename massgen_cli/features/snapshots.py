@@ -1,0 +1,37 @@
+"""Workspace snapshots (``orchestrator.snapshot_storage``): an agent's workspace is kept as it is at each
+new answer, and every agent reads its peers' latest, read-only, under their aliases (``Snapshots`` is the
+attempt part)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from massgen_cli.coordination.extension import StepAt, StepExtension
+from massgen_cli.tools.snapshots import Snapshots
+
+
+class PeerSnapshots(StepExtension):
+    name: ClassVar[str] = "workspace snapshots"
+
+    def __init__(self, snapshots: Snapshots):
+        self.snapshots = snapshots
+
+    def readable(self, agent_id: str) -> Sequence[Path]:
+        return [self.snapshots.view_folder(agent_id)]
+
+    async def task_note(self, at: StepAt) -> str:
+        """The agent's view of its peers' snapshots, rebuilt; the line that tells it where they are."""
+        labels = await asyncio.to_thread(self.snapshots.refresh_view, at.agent_id)
+        folder = self.snapshots.view_folder(at.agent_id)
+        if not labels:
+            return f"Your peers' workspaces will appear under {folder} (read-only) once they answer."
+        listed = ", ".join(f"{folder / label}" for label in labels)
+        return f"Your peers' workspaces as of their latest answers (read-only, by their labels): {listed}"
+
+    async def answered(self, at: StepAt, content: str) -> None:
+        """Keep the agent's workspace as it is now, for its peers."""
+        if at.workspace is not None:
+            await asyncio.to_thread(self.snapshots.take, at.agent_id, at.workspace)

@@ -1,0 +1,75 @@
+"""What the agents' memory tools (``memory_search``, ``memory_save``, ``memory_forget``) ask of long-term
+memory: a search with retrieval's visibility, a save written at once as the agent's record of this turn
+and attempt, and a stale mark on a memory the agent can see."""
+
+from __future__ import annotations
+
+import asyncio
+
+from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
+from massgen_cli.memory.runtime.recall import Recall
+from massgen_cli.tools.memory_tools import FoundMemory, SavedMemory, StaleNote
+
+
+class AgentMemoryTools:
+    """Long-term memory as the memory tools use it (``tools.memory_tools.AgentMemory``)."""
+
+    def __init__(self, run: LongTermRun, recall: Recall):
+        self.run = run
+        self.recall = recall
+
+    @property
+    def session_id(self) -> str:
+        return self.run.session_id
+
+    def all_sessions_allowed(self, agent_id: str) -> bool:
+        return searches_all_sessions(self.run.settings[agent_id])
+
+    async def search_visible(
+        self, agent_id: str, query: str, limit: int, *, all_sessions: bool
+    ) -> list[FoundMemory]:
+        """What retrieval would bring ``agent_id`` now (turn-aware, not stale), best first;
+        ``all_sessions`` only where its config searches every session."""
+        viewer = self.recall.viewer(
+            agent_id, all_sessions=all_sessions and self.all_sessions_allowed(agent_id)
+        )
+        hits = await asyncio.to_thread(self.recall.search, agent_id, query, limit, viewer)
+        return [
+            FoundMemory(
+                hit.id,
+                hit.text,
+                hit.score,
+                hit.source.agent_id,
+                hit.source.session_id,
+                hit.source.turn,
+                str({**hit.memory.extra, **hit.source.extra}.get("kind") or ""),
+            )
+            for hit in hits
+        ]
+
+    async def save_memory(self, agent_id: str, text: str, kind: str) -> SavedMemory:
+        """``text`` written now, verbatim, as the agent's in this turn and attempt (so the others see it
+        once that attempt wins the turn), kept as semantic memory."""
+        run = self.run
+        assert run.recorder is not None, "memory tools are offered only with an open store"
+        context = RecordContext(agent_id, run.session_id, run.at.turn, run.at.attempt, level="semantic")
+        message: RecordMessage = {"role": "assistant", "content": text, "metadata": {"kind": kind}}
+        outcome = await run.recorder.record_now([message], context, run.dump_dir)
+        return SavedMemory(tuple(outcome.added), tuple(outcome.existing))
+
+    async def mark_stale(self, agent_id: str, memory_id: str, reason: str) -> StaleNote | None:
+        """Mark a memory ``agent_id`` can see as stale (None: it cannot see it)."""
+        run = self.run
+        assert run.store is not None, "memory tools are offered only with an open store"
+        index, viewer = run.store.index, self.recall.viewer(agent_id)
+
+        def mark() -> StaleNote | None:
+            if memory_id not in index.attribute([memory_id], SearchFilter(viewer=viewer)):
+                return None
+            newly = index.mark_stale(memory_id, reason, agent_id, session_id=run.session_id, turn=run.at.turn)
+            kept = index.stale_marks([memory_id])[memory_id]
+            return StaleNote(kept.marked_by, kept.reason, newly)
+
+        return await asyncio.to_thread(mark)

@@ -1,0 +1,148 @@
+"""Opening a run's long-term memory: the store, the spool that keeps records while the store is off,
+the background recorder, the value traces, and each agent's memory settings. A store that cannot open
+is said once, and the run goes on without it. The other roles (recall, recording, the agents' memory
+tools) read what is opened here, and where the run stands (``LongTermRun.at``)."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from massgen_cli.attempts import AttemptAt
+from massgen_cli.config.memory import MemoryConfig
+from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.errors import MassGenError
+from massgen_cli.events import Notice, RunEvent
+from massgen_cli.memory.longterm.record.background import MemoryRecorder
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget
+from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import store_identity
+
+SPOOL_NAME = "spool.jsonl"
+
+
+def persistent_enabled(memory: MemoryConfig | None) -> bool:
+    return bool(memory and memory.enabled and memory.persistent_memory.enabled)
+
+
+def value_goal(memory: MemoryConfig) -> str:
+    """The goal learned values belong to: ``value_learning.goal``, else the memory's task type."""
+    return memory.value_learning.goal or memory.task_type
+
+
+def searches_all_sessions(memory: MemoryConfig) -> bool:
+    """``session_name: null`` written explicitly means: search every session."""
+    persistent = memory.persistent_memory
+    return "session_name" in persistent.model_fields_set and persistent.session_name is None
+
+
+def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
+    """The store a memory block's records are meant for, as the spool marks them."""
+    store = store_identity(memory.persistent_memory, state_dir)
+    return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
+
+
+def wanted(config: MassGenConfig) -> bool:
+    """Whether the config turns long-term memory on for any agent, or for the shared block."""
+    settings = [agent.memory or config.memory for agent in config.agents]
+    return (
+        any(persistent_enabled(memory) for memory in settings) or config.orchestrator.shared_memory.persistent
+    )
+
+
+class LongTermRun:
+    """A run's long-term memory as opened (``store`` is None when it could not open, or nothing is kept),
+    and the attempt the run is in."""
+
+    def __init__(
+        self, config: MassGenConfig, state_dir: Path | None, session_id: str, emit: Callable[[RunEvent], None]
+    ):
+        """``state_dir`` None: the state folder cannot be written, so nothing is stored or kept."""
+        self.config = config
+        self.session_id = session_id
+        self.emit = emit
+        self.settings: dict[str, MemoryConfig] = {
+            a.id or "": a.memory or config.memory for a in config.agents
+        }
+        self.startup_errors: list[str] = []
+        kept = state_dir if wanted(config) else None
+        self.store = self._open_store(kept) if kept else None
+        target = spool_target(self.store_settings(), kept) if kept else None
+        self.spool = Spool(kept / "memory" / SPOOL_NAME, target, self.failed) if kept and target else None
+        self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
+        learning = config.memory.value_learning
+        self.traces = EligibilityTraces(learning) if learning.enabled and self.store else None
+        self.at = AttemptAt(0)
+        self.dump_dir: Path | None = None
+
+    def begin(self, at: AttemptAt) -> None:
+        self.at = at
+        self.dump_dir = at.log_dir / "memory_debug" if at.log_dir else None
+
+    def enabled_for(self, agent_id: str) -> bool:
+        return self.store is not None and persistent_enabled(self.settings.get(agent_id))
+
+    def tools_for(self, agent_id: str) -> bool:
+        """Whether the agent is given the memory tools: long-term memory on for it, and ``memory.tools``."""
+        return self.enabled_for(agent_id) and self.settings[agent_id].tools
+
+    def store_settings(self) -> MemoryConfig:
+        """The memory block the process's store is opened with: the global one when it turns long-term
+        memory on, else the first agent's that does."""
+        enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
+        if persistent_enabled(self.config.memory) or not enabled:
+            return self.config.memory
+        return self.settings[enabled[0]]
+
+    def failed(self, message: str) -> None:
+        """A memory failure: shown, and kept for the turn's summary."""
+        if self.recorder is not None:
+            self.recorder.errors.append(message)
+        self.emit(Notice("warning", message))
+
+    async def close(self) -> None:
+        if self.recorder is not None:
+            await self.recorder.close()
+        if self.store is not None:
+            self.store.close()
+
+    def _open_store(self, state_dir: Path) -> PersistentMemory | None:
+        """The process's store, opened now so a problem (another process's lock, a server that is
+        down) shows before the first turn; the run goes on without long-term memory then."""
+        memory = self.store_settings()
+        try:
+            store = PersistentMemory(
+                memory.persistent_memory,
+                state_dir,
+                domain=memory.domain,
+                task_type=memory.task_type,
+                lifecycle=memory.lifecycle,
+            )
+            store.mem0  # noqa: B018 (builds mem0 and opens the vector store)
+        except (MassGenError, OSError) as error:  # a known problem: a lock, a server, the disk, damage
+            self._off(f"long-term memory is off for this run: {error}", state_dir)
+            return None
+        except Exception as error:  # a bug: said as one, but the run still goes on without the store
+            self.emit(Notice("debug", traceback.format_exc()))
+            self._off(
+                f"long-term memory is off for this run because of an unexpected {type(error).__name__}: "
+                f"{error} (a bug; please report it, --debug shows where)",
+                state_dir,
+            )
+            return None
+        plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
+        self.emit(Notice("debug", plan))
+        return store
+
+    def _off(self, reason: str, state_dir: Path) -> None:
+        """Said once, with where this run's records wait meanwhile."""
+        spool = state_dir / "memory" / SPOOL_NAME
+        message = (
+            f"{reason.rstrip('. ')}. This run's memory records are kept in {spool} and written by the "
+            "first run that opens the store again"
+        )
+        self.startup_errors.append(message)
+        self.emit(Notice("degraded", message))
