@@ -19,6 +19,7 @@ from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent, AgentParts, build_agents
 from massgen_cli.coordination.extension import StepExtension
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.tally import alias_map
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
@@ -67,7 +68,7 @@ class ComposedRun:
         self.agents: list[Agent] = _agents(config, self.features, place, emit)
         self.threads = AgentThreads.load(place.session.directory, saved=place.state_dir is not None)
         context = StepContext(self.threads, tuple(self.features.extensions))
-        crew = Crew(config, self.agents, context)
+        crew = Crew(self.agents, context, CoordinationPolicy.of(config))
         self.turns = TurnRunner(crew, place.session, self.features.parts, record)
         self.mcp = McpHub(emit)
         self.mcp_connected = False

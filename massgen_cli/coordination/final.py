@@ -14,11 +14,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from massgen_cli.backends.base import Purpose, Request, ToolSpec
-from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import run_with_tools
 from massgen_cli.errors import BackendError
@@ -84,10 +84,10 @@ def presenting(agent: Agent) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Finale:
-    """The end of one attempt, run with the orchestrator's settings, the steps' context and the attempt's
+    """The end of one attempt, run with the coordination policy, the steps' context and the attempt's
     scope (where its events and requests go)."""
 
-    settings: OrchestratorConfig
+    policy: CoordinationPolicy
     context: StepContext
     scope: AttemptScope
 
@@ -109,7 +109,7 @@ class Finale:
 
     def _presents(self, winner: Agent) -> bool:
         """Whether the winner writes the final answer in a call of its own."""
-        mode = self.settings.final_answer_mode
+        mode = self.policy.final_answer
         if mode == "reuse_unless_writing":  # as MassGen: context paths are written in the presentation
             roots = winner.toolbox.roots
             return roots is not None and any(root.final_only for root in roots.roots)
@@ -120,7 +120,7 @@ class Finale:
     ) -> str:
         """The winner writes the final answer, with its tools when its backend calls tools: this is when
         context paths with permission write may be written. A failure leaves the winning answer."""
-        synthesis = self.settings.final_answer_mode == "synthesize"
+        synthesis = self.policy.final_answer == "synthesize"
         task = prompts.presentation_message(question, result.answers, result.votes, agent_ids, synthesis)
         with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
         system = prompts.own_system_message(
@@ -130,7 +130,7 @@ class Finale:
             appended=winner.config.append_system_prompt,
         )
         request = Request(self.context.plain(winner, system, task), purpose=purpose)
-        timeout = self.settings.step_timeout_seconds
+        timeout = self.policy.timing.step_s
         try:
             with presenting(winner):
                 step = await asyncio.wait_for(
@@ -139,7 +139,7 @@ class Finale:
                         request,
                         self.scope.emit,
                         self.scope.log,
-                        limit=self.settings.max_tool_calls_per_step,
+                        limit=self.policy.tool_calls_per_step,
                         decide_now=prompts.ANSWER_NOW,
                     ),
                     timeout,
@@ -156,7 +156,7 @@ class Finale:
         """Post-evaluation by the winner; a failure (or a timeout) keeps the answer."""
         try:
             return await asyncio.wait_for(
-                self._evaluate(winner, question, final_answer), self.settings.step_timeout_seconds
+                self._evaluate(winner, question, final_answer), self.policy.timing.step_s
             )
         except (BackendError, TimeoutError) as error:
             problem = str(error) or "it timed out"

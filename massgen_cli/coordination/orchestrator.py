@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from massgen_cli.attempts import Vote
-from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
 from massgen_cli.coordination.extension import StepAt
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import pick_winner
 from massgen_cli.coordination.toolloop import ToolsRefused
@@ -56,22 +56,20 @@ class Orchestrator:
     def __init__(
         self,
         agents: Sequence[Agent],
-        settings: OrchestratorConfig | None = None,
+        policy: CoordinationPolicy | None = None,
         *,
         context: StepContext | None = None,
         scope: AttemptScope | None = None,
-        timeouts: TimeoutSettings | None = None,
     ):
-        self.settings = settings or OrchestratorConfig()
+        self.policy = policy or CoordinationPolicy()
         self.context = context or StepContext()
         self.scope = scope or AttemptScope()
         self.emit = self.scope.emit
         self.agents = {agent.id: agent for agent in agents}
         self.order = [agent.id for agent in agents]
-        timeouts = timeouts or TimeoutSettings()
-        self.turn_timeout_s = timeouts.orchestrator_timeout_seconds
+        self.turn_timeout_s = self.policy.timing.attempt_s
         self.board = Board(self.order)
-        self.workflow = WorkflowStep(self.settings, timeouts, self.context, self.scope, self.board, Task(""))
+        self.workflow = WorkflowStep(self.policy, self.context, self.scope, self.board, Task(""))
         self.out: set[str] = set()
         """Agents out for the rest of the attempt (their tool calls were refused too often)."""
         self.held: dict[str, str] = {}
@@ -141,7 +139,7 @@ class Orchestrator:
         try:
             outcome = task.result()
         except TimeoutError:
-            self._finish(agent_id, "failed", f"step timed out after {self.settings.step_timeout_seconds:g}s")
+            self._finish(agent_id, "failed", f"step timed out after {self.policy.timing.step_s:g}s")
             return
         except BackendError as error:
             self._finish(agent_id, "failed", str(error))
@@ -176,12 +174,12 @@ class Orchestrator:
         self.votes.clear()
         self.board.resting -= set(self.order)
         others = [other for other in self.order if other != agent_id]
-        if self.settings.peer_update_mode != "restart":
+        if self.policy.peer_updates != "restart":
             self._start(agent_id)
             for other in others:  # working agents go on; idle ones start again to vote anew
                 if other not in self.tasks and other not in self.held:
                     self._begin_again(other)
-                elif self.board.answer_counts[other] == 0 or self.settings.peer_update_mode == "none":
+                elif self.board.answer_counts[other] == 0 or self.policy.peer_updates == "none":
                     self.board.seen[other] = self.board.version  # never interrupted (MassGen)
             return
         cancelled, again = self._cancel_steps(others)
@@ -236,8 +234,8 @@ class Orchestrator:
         if running is not None and not running.done():  # never two steps of one agent at once
             running.cancel()
             self.abandoned.append(running)
-        if self.board.steps[agent_id] >= self.settings.max_steps_per_agent:
-            self._finish(agent_id, "done", f"step cap ({self.settings.max_steps_per_agent}) reached")
+        if self.board.steps[agent_id] >= self.policy.max_steps_per_agent:
+            self._finish(agent_id, "done", f"step cap ({self.policy.max_steps_per_agent}) reached")
             return
         reason = self._hold_reason(agent_id) if hold else ""
         if reason:
@@ -254,16 +252,14 @@ class Orchestrator:
     def _hold_reason(self, agent_id: str) -> str:
         """Why ``agent_id`` does not start now (its vote named a peer whose answer is not in yet, or
         MassGen's fairness pause, or waiting for every agent's first answer), or ""."""
-        settings, board = self.settings, self.board
+        rules, board = self.policy.answers, self.board
         peer, seen = self.awaiting.get(agent_id, ("", board.version))
         if seen == board.version and peer in (*self.tasks, *self.held):
             return f"its vote named {peer}, whose answer is not in yet; it goes on when new answers arrive"
-        if settings.defer_voting_until_all_answered and board.waiting_for_all(
-            agent_id, settings.max_new_answers_per_agent
-        ):
+        if rules.defer_voting and board.waiting_for_all(agent_id, rules.per_agent):
             return "at its answer cap until every agent has answered"
-        lead_cap = settings.fairness_lead_cap_answers
-        if settings.fairness_enabled and board.answer_counts[agent_id] and not board.lead_allowed(
+        lead_cap = rules.lead_cap
+        if rules.fairness and board.answer_counts[agent_id] and not board.lead_allowed(
             agent_id, lead_cap
         ):
             return f"fairness: {lead_cap} answer(s) ahead of the slowest active peer until it catches up"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 
-from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination.board import Board
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.tally import alias_map
 
 SHOWN_CHARS = 500
@@ -23,16 +23,14 @@ SHOWN_CHARS = 500
 class CoordinationWatch:
     """The watch of one step of ``agent_id`` over ``board`` (a ``toolloop.StepWatch``)."""
 
-    def __init__(
-        self, board: Board, agent_id: str, settings: OrchestratorConfig, timeouts: TimeoutSettings
-    ):
+    def __init__(self, board: Board, agent_id: str, policy: CoordinationPolicy):
         self.board = board
         self.agent_id = agent_id
-        self.settings = settings
-        self.grace_s = timeouts.round_timeout_grace_seconds
+        self.policy = policy
+        timing = policy.timing
+        self.grace_s = timing.grace_s
         first = board.answer_counts[agent_id] == 0
-        later = timeouts.subsequent_round_timeout_seconds
-        self.soft_s = timeouts.initial_round_timeout_seconds if first else later
+        self.soft_s = timing.initial_round_s if first else timing.subsequent_round_s
         self.started = time.monotonic()
         self.warned_at: float | None = None
         self.injected = 0
@@ -59,12 +57,12 @@ class CoordinationWatch:
 
     def _peer_update(self) -> str:
         """Peers' answers this agent has not seen, when they may reach it now (marked seen then)."""
-        board, settings = self.board, self.settings
+        board, policy = self.board, self.policy
         unseen = board.unseen_peers(self.agent_id)
-        if settings.peer_update_mode != "inject" or not unseen or board.answer_counts[self.agent_id] == 0:
+        if policy.peer_updates != "inject" or not unseen or board.answer_counts[self.agent_id] == 0:
             return ""
-        cap = settings.max_midstream_injections_per_round
-        if settings.fairness_enabled and cap is not None and self.injected + len(unseen) > cap:
+        cap = policy.injection_cap
+        if policy.answers.fairness and cap is not None and self.injected + len(unseen) > cap:
             return ""  # it starts again at its next safe point
         if self._too_late_for_updates():
             return ""

@@ -17,13 +17,13 @@ from functools import partial
 
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
-from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.final import Finale, final_purpose
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
@@ -33,11 +33,11 @@ from massgen_cli.session import Session
 
 @dataclass(frozen=True)
 class Crew:
-    """The agents of a run, their config, and what their steps draw on."""
+    """The agents of a run, what their steps draw on, and how they coordinate."""
 
-    config: MassGenConfig
     agents: list[Agent]
     context: StepContext
+    policy: CoordinationPolicy
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class TurnRunner:
 
     def __init__(self, crew: Crew, session: Session, parts: Sequence[AttemptPart], record: RunRecord):
         self.crew = crew
-        self.config = crew.config
+        self.policy = crew.policy
         self.agents = crew.agents
         self.session = session
         self.parts = list(parts)
@@ -79,7 +79,7 @@ class TurnRunner:
 
     async def _attempts(self, question: str, turn: int) -> tuple[TurnResult, AttemptAt]:
         """Attempts until one is accepted (or none may follow); the last attempt's log stays open."""
-        max_attempts = self.config.orchestrator.restarts + 1
+        max_attempts = self.policy.restarts + 1
         extra = ""
         for attempt in range(1, max_attempts + 1):
             at, result = self._begin_attempt(turn, attempt), None
@@ -111,7 +111,7 @@ class TurnRunner:
         scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
         coordination = await self._coordinate(question, scope, extra, purpose)
         self.transcripts = coordination.transcripts
-        finale = Finale(self.config.orchestrator, self.crew.context, scope)
+        finale = Finale(self.policy, self.crew.context, scope)
         final = await finale.final_answer(self.agents, question, coordination, purpose)
         await asyncio.gather(*(agent.settled() for agent in self.agents))
         return self._result(question, at, coordination, final)
@@ -120,16 +120,11 @@ class TurnRunner:
         self, question: str, scope: AttemptScope, extra: str, purpose: Purpose
     ) -> AttemptResult:
         """The attempt's answers and winner: one agent's own answer, agreement, or votes."""
-        settings, context = self.config.orchestrator, self.crew.context
-        timeouts = self.config.timeout_settings
-        if len(self.agents) > 1 and settings.decide_by == "votes":
-            orchestrator = Orchestrator(
-                self.agents, settings, context=context, scope=scope, timeouts=timeouts
-            )
+        policy, context = self.policy, self.crew.context
+        if len(self.agents) > 1 and policy.decide_by == "votes":
+            orchestrator = Orchestrator(self.agents, policy, context=context, scope=scope)
             return await orchestrator.run(question, extra)
-        timeout_s = min(settings.step_timeout_seconds, timeouts.orchestrator_timeout_seconds)
-        tool_calls = settings.max_tool_calls_per_step
-        step = AnswerStep(context, scope, tool_calls, timeout_s)
+        step = AnswerStep(context, scope, policy.tool_calls_per_step, policy.timing.own_answer_s)
         if len(self.agents) == 1:
             return await answer_alone(self.agents[0], question, step, purpose=purpose)
         return await answer_by_agreement(self.agents, question, step)
@@ -140,7 +135,7 @@ class TurnRunner:
             return None
         scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
         winner = next(agent for agent in self.agents if agent.id == result.winner)
-        finale = Finale(self.config.orchestrator, self.crew.context, scope)
+        finale = Finale(self.policy, self.crew.context, scope)
         verdict = await finale.restart_asked(winner, result.question, result.final_answer)
         return (verdict.reason, verdict.instructions) if verdict.restart else None
 

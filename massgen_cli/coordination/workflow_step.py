@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from massgen_cli.backends.base import Request
-from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.board import Board
@@ -24,6 +23,7 @@ from massgen_cli.coordination.decisions import (
     workflow_tools,
 )
 from massgen_cli.coordination.extension import StepDone
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.step_watch import CoordinationWatch
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import resolve_target
@@ -60,15 +60,13 @@ class WorkflowStep:
 
     def __init__(
         self,
-        settings: OrchestratorConfig,
-        timeouts: TimeoutSettings,
+        policy: CoordinationPolicy,
         context: StepContext,
         scope: AttemptScope,
         board: Board,
         task: Task,
     ):
-        self.settings = settings
-        self.timeouts = timeouts
+        self.policy = policy
         self.context = context
         self.scope = scope
         self.board = board
@@ -77,10 +75,10 @@ class WorkflowStep:
     async def run(self, agent: Agent) -> StepOutcome:
         """One step plus bounded re-asks when it ends without a valid decision; the outcome's version is
         the answer set the agent has seen (peers' answers injected on the way count as seen)."""
-        board, cap = self.board, self.settings.max_steps_per_agent
+        board, cap = self.board, self.policy.max_steps_per_agent
         board.seen[agent.id], messages = board.version, await self._messages(agent)
         note, awaited = "no decision", ""
-        for reask in range(self.settings.max_reasks + 1):
+        for reask in range(self.policy.max_reasks + 1):
             if board.steps[agent.id] >= cap:
                 return StepOutcome(None, board.seen[agent.id], f"step cap ({cap}) reached")
             step = await self._step(agent, messages, first=reask == 0)
@@ -103,7 +101,7 @@ class WorkflowStep:
         """One backend step with its tools, watched at its tool-call boundaries (MassGen's hooks)."""
         self.board.steps[agent.id] += 1
         write_back = self.context.thread_writer(agent.id, system_prompts=1) if first else None
-        watch = CoordinationWatch(self.board, agent.id, self.settings, self.timeouts)
+        watch = CoordinationWatch(self.board, agent.id, self.policy)
         try:
             return await asyncio.wait_for(
                 run_with_tools(
@@ -111,13 +109,13 @@ class WorkflowStep:
                     self._request(agent, messages),
                     self.scope.emit,
                     self.scope.log,
-                    limit=self.settings.max_tool_calls_per_step,
+                    limit=self.policy.tool_calls_per_step,
                     decide_now=prompts.TOOL_LIMIT,
                     on_compressed=write_back,
                     recall=partial(self.context.recalled, self.scope.step_at(agent, self.task.question)),
                     watch=watch,
                 ),
-                self.settings.step_timeout_seconds,
+                self.policy.timing.step_s,
             )
         except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
             self.board.steps[agent.id] -= 1
@@ -125,8 +123,8 @@ class WorkflowStep:
 
     def can_answer(self, agent_id: str) -> bool:
         """Under its own answer cap and the attempt's (``max_new_answers_global``)."""
-        settings, board = self.settings, self.board
-        own, total = settings.max_new_answers_per_agent, settings.max_new_answers_global
+        rules, board = self.policy.answers, self.board
+        own, total = rules.per_agent, rules.total
         return (own is None or board.answer_counts[agent_id] < own) and (
             total is None or board.total_answers() < total
         )
@@ -177,17 +175,17 @@ class WorkflowStep:
 
     def _answer_problem(self, agent_id: str, answer: NewAnswer) -> str:
         """Why a new answer is refused (an answer cap, MassGen's fairness cap or novelty), or ""."""
-        settings, board = self.settings, self.board
+        rules, board = self.policy.answers, self.board
         if not self.can_answer(agent_id):
             return "You have reached your answer limit; vote for the best existing answer."
-        if settings.fairness_enabled and not board.lead_allowed(agent_id, settings.fairness_lead_cap_answers):
+        if rules.fairness and not board.lead_allowed(agent_id, rules.lead_cap):
             return (
                 "Fairness lead cap reached: you are ahead of your peers by "
-                f"{settings.fairness_lead_cap_answers} answer(s). Vote for the best answer, or wait for "
+                f"{rules.lead_cap} answer(s). Vote for the best answer, or wait for "
                 "your peers to catch up."
             )
         others = [text for peer, text in board.answers.items() if peer != agent_id]
-        if too_like(answer.content, others, settings.answer_novelty_requirement):
+        if too_like(answer.content, others, rules.novelty):
             return (
                 "Your answer is too like an existing one; give a substantially different answer, or vote "
                 "for the best existing answer."
@@ -216,15 +214,15 @@ class WorkflowStep:
     def _judging(self, agent: Agent) -> tuple[str, str]:
         """How the agent judges answers (its voting style, else the orchestrator's) and how new an answer
         must be."""
-        settings = self.settings
-        style = agent.config.voting_sensitivity or settings.voting_sensitivity
+        policy = self.policy
+        style = agent.config.voting_sensitivity or policy.voting
         voting = voting_instructions(
             style,
-            threshold=settings.voting_threshold,
-            answer_cap=settings.max_new_answers_per_agent,
+            threshold=policy.voting_threshold,
+            answer_cap=policy.answers.per_agent,
             step=self.board.steps[agent.id] + 1,
         )
-        return voting, novelty_instructions(settings.answer_novelty_requirement)
+        return voting, novelty_instructions(policy.answers.novelty)
 
     def _request(self, agent: Agent, messages: list[Message]) -> Request:
         can_answer, targets = self.can_answer(agent.id), self.board.vote_aliases()

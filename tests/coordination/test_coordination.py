@@ -235,13 +235,14 @@ def test_simultaneous_answers_leave_no_step_running(tmp_path):
     from massgen_cli.config import load_document
     from massgen_cli.coordination.agents import build_agents
     from massgen_cli.coordination.orchestrator import Orchestrator
+    from massgen_cli.coordination.policy import CoordinationPolicy
 
     text = scripted({name: [answer(f"answer {name}"), vote("agent1", "r")] for name in ("a", "b", "c")})
     config = load_document(yaml.safe_load(text), tmp_path / "c.yaml").config
     agents = build_agents(config, lambda event: None)
 
     async def scenario():  # type: ignore[no-untyped-def]
-        result = await Orchestrator(agents, config.orchestrator).run("Q?")
+        result = await Orchestrator(agents, CoordinationPolicy.of(config)).run("Q?")
         running = [t for t in asyncio.all_tasks() if t.get_name().startswith("step:") and not t.done()]
         return result, running
 

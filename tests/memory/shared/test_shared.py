@@ -12,6 +12,7 @@ from massgen_cli.config import load_document
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.orchestrator import Orchestrator
+from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.features.shared_block import SharedBlock
 from massgen_cli.memory.context.conversation import ConversationMemory
@@ -51,7 +52,7 @@ def agents_and_config(tmp_path, text=AGENTS):  # type: ignore[no-untyped-def]
 
 def persistent_orchestrator(agents, config, store):  # type: ignore[no-untyped-def]
     shared = SharedMemory(config.orchestrator.shared_memory, SharedStores(persistent=store), session_id="s")
-    return Orchestrator(agents, config.orchestrator, context=shared_context(shared)), shared
+    return Orchestrator(agents, CoordinationPolicy.of(config), context=shared_context(shared)), shared
 
 
 def shared_context(shared: SharedMemory) -> StepContext:
@@ -75,7 +76,7 @@ def test_injection_and_recording_in_every_combination(tmp_path, store, conversat
     )
     orchestrator = Orchestrator(
         agents,
-        config.orchestrator,
+        CoordinationPolicy.of(config),
         context=shared_context(shared),
         scope=AttemptScope(session_id="s", turn=2),
     )
@@ -116,7 +117,7 @@ def test_window_keeps_recent_and_relevant(tmp_path):
         conversation.add_now({"role": "assistant", "content": text}, agent_id=agent)
     stores = SharedStores(conversation=conversation)
     shared = SharedMemory(config.orchestrator.shared_memory, stores, session_id="s")
-    orchestrator = Orchestrator(agents, config.orchestrator, context=shared_context(shared))
+    orchestrator = Orchestrator(agents, CoordinationPolicy.of(config), context=shared_context(shared))
     asyncio.run(orchestrator.run("Which rivers are long?"))
     first_request = agents[1].backend.inner.requests[0].messages  # type: ignore[attr-defined]
     block = first_request[1]["content"].splitlines()
