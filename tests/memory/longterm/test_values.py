@@ -6,11 +6,8 @@ import json
 
 import pytest
 
-from massgen_cli.config.memory import PersistentMemoryConfig, ValueLearningConfig
-from massgen_cli.memory.longterm.record.memories import RecordContext
-from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces, blend, td_update
-from massgen_cli.memory.longterm.store.persistent import PersistentMemory
-from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from massgen_cli.config.memory import ValueLearningConfig
+from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces, td_update
 from tests.conftest import run_cli
 
 WINNER_TEXT = "The bridge code is 1234, from the harbour log."
@@ -35,22 +32,6 @@ def test_traces_decay_with_lambda_and_the_reward_function_is_explicit():
     assert traces.traces["winner"] == {"shared": 1.5, "old": 0.5}
     updates = {u.memory_id: (u.reward, u.trace) for u in traces.outcome("winner", ["loser"])}
     assert updates == {"shared": (1.0, 1.5), "old": (1.0, 0.5), "only_loser": (0.0, 1.0)}
-
-
-def test_ranking_follows_values_when_similarities_tie(tmp_path):
-    store = PersistentMemory(PersistentMemoryConfig(enabled=True), tmp_path, domain="g", task_type="g")
-    try:
-        first = store.record([{"role": "user", "content": "alpha note"}], RecordContext("a", "s", 1)).added[0]
-        second = store.record([{"role": "user", "content": "beta note"}], RecordContext("a", "s", 1)).added[0]
-        store.index.set_value(first, "g", 0.1)
-        store.index.set_value(second, "g", 0.9)
-        tied = [(first, 0.5), (second, 0.5)]
-        assert [i for i, _ in store._with_values(tied, "g", 0.3)] == [second, first]
-        assert [i for i, _ in store._with_values([(first, 0.6), (second, 0.5)], "g", 0.0)] == [first, second]
-        assert blend(1.0, 0.0, 0.3) == pytest.approx(0.7)
-    finally:
-        store.close()
-        close_clients()
 
 
 def run_demo(alpha: float, turns: int = 3) -> dict[str, list[float]]:

@@ -4,7 +4,7 @@ Earlier indexes held ``<date> · turn <N> · <speaker>: <text>`` as the indexed 
 table, stemmed by FTS5's porter tokenizer), embedded that text, and keyed memories by their text alone.
 Today's lexical form is ``[<date>] <speaker>: <text>``, keyed with its speaker and date, with its terms
 in the lexical table and their count in ``length``; the embedder reads the text alone. Each memory's
-vector is cleared so the next dense search embeds the text (``PersistentMemory`` fills missing vectors
+vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
 before it ranks)."""
 
 from __future__ import annotations

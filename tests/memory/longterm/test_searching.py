@@ -1,20 +1,15 @@
 """Searches rank inside their filters: scope and visibility never lose to a crowd of other memories;
-what is indexed carries the speaker and the date; a write cut short is reconciled on the next open."""
+what is indexed carries the speaker and the date; a store without vectors gets them at the first search."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 
 from massgen_cli.memory.longterm.record.memories import RecordContext, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
-from massgen_cli.memory.longterm.store.persistent import NAMESPACE, WRITE_TOKEN
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.conftest import run_cli
-from tests.memory.conftest import open_store
 
 CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
 
@@ -24,7 +19,7 @@ def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def
     texts = [
         f"{topic} note {n}: the harbour ferry timetable for the first boat changed" for n in range(count)
     ]
-    vectors = store._vectors(texts)
+    vectors = store.embedding.embed(texts)
     fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
     for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         store.index.add(
@@ -145,54 +140,6 @@ def test_the_same_words_in_two_sessions_keep_each_sessions_speaker_and_date(tmp_
             meta = said[0]["metadata"]
             assert (meta["speaker"], meta["timestamp"], meta["dia_id"]) == (speaker, date, dia_id)
             assert meta["session_id"] == session
-
-
-KILL_BETWEEN_WRITES = """
-import os, sys
-from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.store.persistent import PersistentMemory
-from massgen_cli.memory.longterm.record.memories import RecordContext
-
-store = PersistentMemory(PersistentMemoryConfig(enabled=True), __import__("pathlib").Path(sys.argv[1]),
-                         domain="general", task_type="general")
-store.record([{"role": "user", "content": "kept before the crash"}], RecordContext("a", "s", 1))
-def die(*args, **kwargs):
-    os._exit(9)  # the vector store has the point; the index never gets it
-store.index.add = die
-store.record([{"role": "user", "content": "lost in the crash"}], RecordContext("a", "s", 2))
-"""
-
-
-def test_a_process_killed_between_the_two_writes_is_reconciled(tmp_path):
-    state = tmp_path / "state"
-    died = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(KILL_BETWEEN_WRITES), str(state)],
-        capture_output=True,
-        check=False,
-    )
-    assert died.returncode == 9, died.stderr
-    store = open_store(state)
-    try:
-        assert [kind for _, kind in store.index.pending()] == ["write"], "the cut write is journalled"
-        points = store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]  # opens: reconciles
-        assert store.index.pending() == []
-        assert sorted(p["memory"] for p in points) == ["kept before the crash"]
-        assert all(WRITE_TOKEN in (p.get("metadata") or {}) for p in points)
-        store.record([{"role": "user", "content": "lost in the crash"}], RecordContext("a", "s", 2))
-        store.record([{"role": "user", "content": "kept before the crash"}], RecordContext("a", "s", 3))
-        assert sorted(m.text for m in store.list_memories()) == ["kept before the crash", "lost in the crash"]
-        assert len(store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]) == 2
-    finally:
-        store.close()
-        close_clients()
-
-
-def test_clear_removes_both_stores(store):
-    store.record([{"role": "user", "content": "to be cleared"}], RecordContext("a", "s", 1))
-    assert len(store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=10)["results"]) == 1
-    assert store.clear() == 1
-    assert store.list_memories() == [] and store.index.pending() == []
-    assert store.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=10)["results"] == []
 
 
 def test_a_store_made_before_the_index_kept_vectors_gets_them_at_the_first_search(store):

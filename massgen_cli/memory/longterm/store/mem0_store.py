@@ -1,0 +1,78 @@
+"""mem0's ``Memory`` over the configured vector store, built on first use: the import is heavy, and
+commands that read only the index never pay for it."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter
+from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.journal import reconcile
+from massgen_cli.memory.longterm.store.mem0_config import EmbedderPlan, MemoryLLMPlan, quiet_libraries
+from massgen_cli.memory.longterm.store.vector_stores import vector_store_config
+
+
+class Mem0Store:
+    """Builds mem0 once per store, under a lock (recording threads may ask for it at the same time),
+    and finishes the write journal of a process that died before anything else touches the points."""
+
+    def __init__(
+        self,
+        settings: PersistentMemoryConfig,
+        state_dir: Path,
+        llm_plan: MemoryLLMPlan,
+        embedder_plan: EmbedderPlan,
+        index: MemoryIndex,
+    ):
+        self.settings = settings
+        self.state_dir = state_dir
+        self.llm_plan = llm_plan
+        self.embedder_plan = embedder_plan
+        self.index = index
+        self._memory: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def memory(self) -> Any:
+        """mem0's Memory, built on first use."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = self._build()
+            return self._memory
+
+    def _build(self) -> Any:
+        os.environ.setdefault("MEM0_TELEMETRY", "False")
+        os.environ.setdefault("MEM0_DIR", str(self.state_dir / "mem0"))
+        quiet_libraries()
+        from mem0 import Memory
+
+        config = self._config()
+        try:
+            memory = Memory.from_config(config)
+        except MemoryStoreError:
+            raise
+        except Exception as error:
+            raise MemoryStoreError(f"could not open the memory store: {error}") from error
+        if self.embedder_plan.local:
+            # mem0 2.2.1 builds embedders only from its provider names (an in-process one needs
+            # langchain); the offline embedder takes the place of the placeholder it built.
+            memory.embedding_model = Mem0EmbedderAdapter()
+        reconcile(self.index, memory)
+        return memory
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "vector_store": vector_store_config(self.settings, self.state_dir, self.embedder_plan.dimensions),
+            "embedder": self.embedder_plan.mem0_config,
+            "llm": self.llm_plan.mem0_config,
+            # Several processes share a pgvector store; mem0's own history file would make them wait on
+            # each other's SQLite locks, and nothing here reads it.
+            "history_db_path": ":memory:"
+            if self.settings.vector_store == "pgvector"
+            else str(self.state_dir / "memory" / "history.db"),
+        }

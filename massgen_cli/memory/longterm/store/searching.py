@@ -1,0 +1,77 @@
+"""Search: the stored vectors and BM25, each ranked inside the search's scope, fused, optionally
+reordered by learned values, and attributed to the source that makes each memory visible."""
+
+from __future__ import annotations
+
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.record.memories import MemoryHit
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT, convex_fusion
+from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
+from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.learning import ValueLearning
+
+CANDIDATES_PER_RESULT = 10
+MIN_CANDIDATES = 100
+DENSE_WEIGHTS = {"hybrid": DENSE_WEIGHT, "dense": 1.0, "lexical": 0.0}
+BACKFILL_BATCH = 256
+
+
+class MemorySearch:
+    """Ranks the index's memories for a query; reads only the index (and the embedder for the query)."""
+
+    def __init__(self, index: MemoryIndex, embedding: StoreEmbedding, values: ValueLearning):
+        self.index = index
+        self.embedding = embedding
+        self.values = values
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        scope: SearchFilter | None = None,
+        method: str = "hybrid",
+        value_goal: str | None = None,
+        value_weight: float = 0.0,
+    ) -> list[MemoryHit]:
+        """The memories that best match ``query``: similarity over the stored vectors and BM25, fused by
+        a convex combination of their normalised scores (``method`` picks ``dense`` or ``lexical``
+        alone). ``scope`` (a session, an agent, a domain, a task type, a turn-aware viewer) acts inside
+        each ranking, so what is out of scope never takes a candidate's place."""
+        if limit <= 0 or self.index.count() == 0:
+            return []
+        scope = (scope or SearchFilter()).normalized()
+        fused = self._fused(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), scope, method)
+        if value_goal and value_weight > 0:
+            fused = self.values.rank(fused, segment(value_goal), value_weight)
+        return self._hits(fused[:limit], scope)
+
+    def _fused(self, query: str, pool: int, scope: SearchFilter, method: str) -> list[tuple[str, float]]:
+        """The ``pool`` best of each ranking that ``method`` asks for, fused; equal scores by key."""
+        dense, lexical = [], []
+        if method in ("hybrid", "dense"):
+            self._index_missing_vectors()
+            dense = self.index.dense(self.embedding.embed([query])[0], pool, scope)
+        if method in ("hybrid", "lexical"):
+            lexical = self.index.lexical(query, pool, scope)
+        return self.index.ties_by_key(convex_fusion(dense, lexical, DENSE_WEIGHTS[method]))
+
+    def _hits(self, chosen: list[tuple[str, float]], scope: SearchFilter) -> list[MemoryHit]:
+        """The chosen memories, each shown as the source that makes it visible in ``scope``; a memory
+        deleted or out of sight since it was ranked is left out."""
+        memories = self.index.get(memory_id for memory_id, _ in chosen)
+        sources = self.index.attribute(memories, scope)
+        return [
+            MemoryHit(memory_id, memories[memory_id].text, score, memories[memory_id], sources[memory_id])
+            for memory_id, score in chosen
+            if memory_id in memories and memory_id in sources
+        ]
+
+    def _index_missing_vectors(self) -> None:
+        """Stores made before the index kept vectors get them once, from the text they indexed."""
+        while batch := self.index.without_vectors(BACKFILL_BATCH):
+            vectors = self.embedding.embed([text for _, text in batch])
+            self.index.set_vectors(
+                {memory_id: vector for (memory_id, _), vector in zip(batch, vectors, strict=True)}
+            )
