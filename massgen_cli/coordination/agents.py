@@ -26,6 +26,7 @@ from massgen_cli.events import (
     ServerToolUse,
     StreamEvent,
     TextDelta,
+    TextKind,
     ToolFinished,
     ToolStarted,
     Usage,
@@ -183,7 +184,7 @@ def _summary_usage(agent_id: str, emit: Emit) -> Callable[[Usage, BackendConfig]
     return lambda spent, config: emit(AgentUsage(agent_id, priced(spent, config)))
 
 
-def text_kind(request: Request) -> str:
+def text_kind(request: Request) -> TextKind:
     """How the text of a reply to ``request`` is shown: ``presentation`` (the final answer, on stdout) for
     a final answer's request that offers no tools and asks for no JSON (text before a tool call, or JSON,
     is no answer), ``evaluation`` for a post-evaluation, else ``content``."""
