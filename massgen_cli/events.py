@@ -6,12 +6,13 @@ console, the JSON logs and the tests.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable
+import types
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from massgen_cli.text import one_line
+from functools import cache
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,14 @@ class ServerToolUse:
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCall | Usage | Finish | ReasoningState | ServerToolUse
 
+TextKind = Literal["content", "reasoning", "presentation", "evaluation"]
+"""How an agent's text is shown; ``presentation`` is the final answer as it streams to stdout."""
+AgentState = Literal["working", "answered", "restarted", "done", "failed"]
+"""The states an ``AgentStatus`` reports; a vote is a ``VoteCast`` of its own."""
+NoticeLevel = Literal["debug", "info", "warning", "degraded", "error"]
+LookupReason = Literal["turn_start", "after_compression", "after_restart", "step"]
+"""Why an agent looked long-term memory up (see ``MemoryRetrieved``)."""
+
 
 @dataclass(frozen=True)
 class AgentText:
@@ -125,16 +134,27 @@ class AgentText:
 
     agent_id: str
     text: str
-    kind: str = "content"
+    kind: TextKind = "content"
 
 
 @dataclass(frozen=True)
 class AgentStatus:
-    """An agent changed state: ``working``, ``answered``, ``voted``, ``restarted``, ``done``, ``failed``."""
+    """An agent changed state: ``working``, ``answered`` (``detail``: the answer), ``restarted``, ``done``,
+    ``failed`` (``detail``: why)."""
 
     agent_id: str
-    status: str
+    status: AgentState
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class VoteCast:
+    """``voter`` voted for ``target`` (real agent ids) for ``reason``: the agent's status is now voted. Its
+    own event, so every reader has the target and the reason as they were, never parsed out of a line."""
+
+    voter: str
+    target: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,7 +162,7 @@ class Notice:
     """A line worth showing the user (a warning, a retry, a limit reached). ``degraded`` says the run
     works differently because a part failed (shown even with --quiet)."""
 
-    level: str
+    level: NoticeLevel
     message: str
 
 
@@ -185,8 +205,6 @@ MEMORY_TEXT_CHARS = 500
 """The most characters of a memory's text a memory event carries (the store keeps it whole)."""
 QUERY_CHARS = 300
 """The most characters of a retrieval's query a ``MemoryRetrieved`` carries."""
-SHOWN_MEMORY_CHARS = 100
-"""The most characters of a memory's text on the console (with --debug)."""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -217,21 +235,12 @@ class MemoryRetrieved:
     fit the token budget; empty when none were found)."""
 
     agent_id: str
-    reason: str
+    reason: LookupReason
     query: str
     memories: list[RetrievedMemory] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "query", _clip(self.query, QUERY_CHARS))
-
-    def describe(self) -> str:
-        """The console line (with --debug), then one line per memory."""
-        lines = [f"✅ Total: {len(self.memories)} memories retrieved for {self.agent_id} ({self.reason})"]
-        lines += [
-            f"   [From {m.owner} Turn {m.turn}] {m.score:.4f} {one_line(m.text, SHOWN_MEMORY_CHARS)}"
-            for m in self.memories
-        ]
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -255,16 +264,6 @@ class MemoryRecorded:
 
     agent_id: str
     records: list[RecordedMemory] = field(default_factory=list)
-
-    def describe(self) -> str:
-        """The console line (with --debug), then one line per memory."""
-        new = sum(record.new for record in self.records)
-        lines = [f"✅ [recorded] {self.agent_id}: {len(self.records)} memories ({new} new)"]
-        lines += [
-            f"   {'new' if r.new else 'known'} {r.key}: {one_line(r.text, SHOWN_MEMORY_CHARS)}"
-            for r in self.records
-        ]
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -297,6 +296,7 @@ class AgentUsage:
 RunEvent = (
     AgentText
     | AgentStatus
+    | VoteCast
     | ContextStatus
     | Notice
     | ToolStarted
@@ -312,6 +312,66 @@ RunEvent = (
 def event_to_dict(event: StreamEvent | RunEvent) -> dict[str, Any]:
     """The JSON form of an event: its fields plus ``type``."""
     return {"type": type(event).__name__, **dataclasses.asdict(event)}
+
+
+_RUN_EVENTS: dict[str, type] = {kind.__name__: kind for kind in get_args(RunEvent)}
+
+
+def event_from_dict(data: Mapping[str, Any]) -> RunEvent:
+    """The run event whose JSON form (``event_to_dict``'s, as a log line holds it) ``data`` is, nested
+    types included. Keys that are no field (a log line's ``time``) are left out; a field an older line
+    lacks takes its default. A ``ValueError`` says why ``data`` is no event of this vocabulary."""
+    kind = _RUN_EVENTS.get(str(data.get("type")))
+    if kind is None:
+        raise ValueError(f"no run event is of type {data.get('type')!r}")
+    event: RunEvent = _build(kind, data)
+    return event
+
+
+def _build(kind: type, data: Any) -> Any:
+    """A ``kind`` dataclass from the fields ``data`` holds, each decoded as its annotation says."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{kind.__name__} is not an object: {data!r}")
+    fields = dataclasses.fields(kind)
+    if missing := [f.name for f in fields if f.name not in data and _required(f)]:
+        raise ValueError(f"{kind.__name__} lacks {', '.join(missing)}")
+    hints = _hints(kind)
+    return kind(**{f.name: _decode(hints[f.name], data[f.name]) for f in fields if f.name in data})
+
+
+@cache
+def _hints(kind: type) -> dict[str, Any]:
+    return get_type_hints(kind)
+
+
+def _required(item: dataclasses.Field[Any]) -> bool:
+    return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+
+
+def _decode(hint: Any, value: Any) -> Any:
+    """``value``, as JSON holds it, checked against (and made) the type ``hint`` names."""
+    origin, args = get_origin(hint), get_args(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _build(hint, value)
+    if origin in (Union, types.UnionType):
+        for arm in args:
+            with contextlib.suppress(ValueError):
+                return _decode(arm, value)
+    elif origin is list and isinstance(value, list):
+        return [_decode(args[0], item) for item in value]
+    elif origin is dict and isinstance(value, dict):
+        return {key: _decode(args[1], item) for key, item in value.items()}  # JSON's keys are strings
+    elif hint is Any or (origin is Literal and value in args) or _is_a(value, hint):
+        return float(value) if hint is float else value
+    raise ValueError(f"{value!r} is not a {hint}")
+
+
+def _is_a(value: Any, hint: Any) -> bool:
+    """JSON's scalars: an integer is a float too; a boolean is no integer."""
+    accepted = (int, float) if hint is float else hint
+    return (
+        isinstance(hint, type) and isinstance(value, accepted) and (hint is bool or type(value) is not bool)
+    )
 
 
 Listener = Callable[[RunEvent], None]

@@ -30,11 +30,14 @@ from massgen_cli.events import (
     ToolFinished,
     TurnEnded,
     Usage,
+    VoteCast,
 )
 from massgen_cli.text import one_line
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
+SHOWN_MEMORY_CHARS = 100
+"""The most characters of a memory's text on the console (with --debug)."""
 STATUS_STYLE = {
     "working": "cyan",
     "answered": "green",
@@ -60,33 +63,30 @@ class ConsoleView:
         quiet: bool = False,
         debug: bool = False,
     ):
-        self.console = console
         self.out = out or sys.stdout
         self.quiet = quiet
-        self.debug = debug
-        self.use_live = live and not quiet
-        self.status = {agent_id: "waiting" for agent_id in agent_ids}
-        self.text = {agent_id: "" for agent_id in agent_ids}
-        self.live: Live | None = None
+        use_live = live and not quiet
+        self.panels = _Panels(agent_ids, console, live=use_live)
+        self.lines = _Lines(console, quiet=quiet, debug=debug, per_agent=not use_live and not quiet)
         self.answer = _AnswerOut(self.out)
-        self.answers: dict[str, str] = {}
-        self.spent = {agent_id: Usage(0, 0) for agent_id in agent_ids}
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
             self._text(event)
-        elif isinstance(event, AgentStatus):
-            self._status(event)
+        elif isinstance(event, AgentStatus | VoteCast):
+            self.panels.state(event)
+            self._refresh()
+            self.lines.state(event)
         elif isinstance(event, Notice):
-            self._notice(event)
+            self.lines.notice(event)
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
-            self._notice(Notice("debug", event.describe()))
+            self.lines.notice(Notice("debug", memory_said(event)))
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, FinalAnswer):
             self._final_answer(event)
         elif isinstance(event, AgentUsage):
-            self.spent[event.agent_id] = self.spent.get(event.agent_id, Usage(0, 0)) + event.usage
+            self.panels.spend(event.agent_id, event.usage)
             self._refresh()
         elif isinstance(event, TurnEnded):
             self._turn_ended(event)
@@ -94,32 +94,27 @@ class ConsoleView:
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
         self.answer = _AnswerOut(self.out)
-        self.answers.clear()
-        self.status = dict.fromkeys(self.status, "waiting")
-        self.text = dict.fromkeys(self.text, "")
-        self.spent = dict.fromkeys(self.spent, Usage(0, 0))
+        self.panels.reset()
 
     def end_turn(self) -> None:
-        self._close_live()
+        self.panels.close()
 
     def log_folder(self, folder: Path) -> None:
         """The run's last line: where its log went, and the command that draws its report."""
-        if not self.quiet:
-            line = f"log: {folder} (massgen logs report {folder.name})"
-            self.console.print(f"[dim]{escape(line)}[/]")
+        self.lines.log_folder(folder)
 
     def cancel_turn(self) -> None:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
-        self._close_live()
+        self.panels.close()
         self.answer.end_line()
 
     def _text(self, event: AgentText) -> None:
         if event.kind != "presentation":
-            self.text[event.agent_id] = (self.text[event.agent_id] + event.text)[-TAIL_CHARS:]
+            self.panels.append(event.agent_id, event.text)
             self._refresh()
             return
         if not self.answer.started:
-            self._begin_answer(event.agent_id, heading=len(self.status) > 1)
+            self._begin_answer(event.agent_id, heading=len(self.panels.status) > 1)
         self.answer.stream(event.text)
 
     def _final_answer(self, event: FinalAnswer) -> None:
@@ -130,70 +125,85 @@ class ConsoleView:
 
     def _begin_answer(self, agent_id: str, *, heading: bool) -> None:
         """The live view draws its last frame once and stays closed for the rest of the turn."""
-        self._close_live()
+        self.panels.close()
         self.answer.started = True
-        if heading and not self.quiet:
-            self.console.print(f"[bold green]Final answer[/] by [bold]{escape(agent_id)}[/]")
-
-    def _status(self, event: AgentStatus) -> None:
-        self.status[event.agent_id] = event.status
-        if event.status == "answered":
-            self.answers[event.agent_id] = f"answer: {event.detail}"
-        shown = {
-            "answered": self.answers.get(event.agent_id, ""),
-            "voted": f"{self.answers.get(event.agent_id, '')}\nvote → {event.detail}".strip(),
-            "restarted": "",
-        }
-        if event.status in shown:
-            self.text[event.agent_id] = shown[event.status]
-        elif event.status in ("done", "failed"):
-            self.text[event.agent_id] += f"\n[{event.status}] {event.detail}"
-        self._refresh()
-        if not self.use_live and not self.quiet and event.status != "working":
-            detail = f": {one_line(event.detail, DETAIL_CHARS)}" if event.detail else ""
-            style = STATUS_STYLE.get(event.status, "white")
-            self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {event.status}[/]{escape(detail)}")
+        if heading:
+            self.lines.heading(agent_id)
 
     def _tool(self, event: ToolFinished) -> None:
         """One line per tool call: in the agent's panel, or printed without the live view."""
         mark = "✓" if event.ok else "✗"
         line = f"🔧 {event.name} {mark} {one_line(event.summary, DETAIL_CHARS)} ({event.seconds:.2f}s)"
-        self.text[event.agent_id] = (self.text[event.agent_id] + "\n" + line + "\n")[-TAIL_CHARS:]
+        self.panels.append(event.agent_id, "\n" + line + "\n")
         self._refresh()
-        if not self.use_live and not self.quiet:
-            style = "dim" if event.ok else "yellow"
-            self.console.print(
-                f"[{style}]{escape(f'[{event.agent_id}]')} {escape(one_line(line, DETAIL_CHARS))}[/]"
-            )
-
-    def _notice(self, event: Notice) -> None:
-        shown_when_quiet = ("error", "degraded")  # what changes what the run does is always said
-        if (self.quiet and event.level not in shown_when_quiet) or (
-            event.level == "debug" and not self.debug
-        ):
-            return
-        style = {"warning": "yellow", "degraded": "yellow", "error": "bold red"}.get(event.level, "dim")
-        self.console.print(f"[{style}]{escape(event.message)}[/]")
+        self.lines.tool(event, line)
 
     def _turn_ended(self, event: TurnEnded) -> None:
-        self._close_live()
+        self.panels.close()
         self.answer.end_line()
-        if self.quiet:
-            return
-        if event.votes:
-            counts = " · ".join(f"{agent_id} {count}" for agent_id, count in sorted(event.votes.items()))
-            self.console.print(f"Votes: {escape(counts)} — winner [bold]{escape(event.winner or 'none')}[/]")
-        spent = Usage.total(event.usage.values())
-        self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)} · {spent.describe()}[/]")
+        self.lines.turn_ended(event)
 
     def _refresh(self) -> None:
-        if not self.use_live or self.answer.started:  # once the answer is out, no panel is drawn again
+        if not self.answer.started:  # once the answer is out, no panel is drawn again
+            self.panels.draw()
+
+
+class _Panels:
+    """The live view: a panel per agent with its state, the tail of what it wrote and what it spent. The
+    state is kept with or without a live view; only a live view draws it."""
+
+    def __init__(self, agent_ids: Sequence[str], console: Console, *, live: bool):
+        self.console = console
+        self.enabled = live
+        self.status = {agent_id: "waiting" for agent_id in agent_ids}
+        self.text = {agent_id: "" for agent_id in agent_ids}
+        self.answers: dict[str, str] = {}
+        self.spent = {agent_id: Usage(0, 0) for agent_id in agent_ids}
+        self.live: Live | None = None
+
+    def reset(self) -> None:
+        self.answers.clear()
+        self.status = dict.fromkeys(self.status, "waiting")
+        self.text = dict.fromkeys(self.text, "")
+        self.spent = dict.fromkeys(self.spent, Usage(0, 0))
+
+    def append(self, agent_id: str, text: str) -> None:
+        self.text[agent_id] = (self.text[agent_id] + text)[-TAIL_CHARS:]
+
+    def spend(self, agent_id: str, usage: Usage) -> None:
+        self.spent[agent_id] = self.spent.get(agent_id, Usage(0, 0)) + usage
+
+    def state(self, event: AgentStatus | VoteCast) -> None:
+        """The agent's panel after a change of state: its answer once it has one, then its vote; a restart
+        clears it; ``done`` and ``failed`` say why under what it wrote."""
+        if isinstance(event, VoteCast):
+            self.status[event.voter] = "voted"
+            vote = f"vote → {event.target}: {event.reason}"
+            self.text[event.voter] = f"{self.answers.get(event.voter, '')}\n{vote}".strip()
+            return
+        agent_id = event.agent_id
+        self.status[agent_id] = event.status
+        if event.status == "answered":
+            self.answers[agent_id] = f"answer: {event.detail}"
+            self.text[agent_id] = self.answers[agent_id]
+        elif event.status == "restarted":
+            self.text[agent_id] = ""
+        elif event.status in ("done", "failed"):
+            self.text[agent_id] += f"\n[{event.status}] {event.detail}"
+
+    def draw(self) -> None:
+        if not self.enabled:
             return
         if self.live is None:
             self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=False)
             self.live.start()
         else:
             self.live.update(self._render())
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
     def _render(self) -> Group:
         table = Table.grid(expand=True, padding=(0, 1))
@@ -214,10 +224,80 @@ class ConsoleView:
         table.add_row(*panels)
         return Group(table)
 
-    def _close_live(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+
+class _Lines:
+    """The lines printed on the console: notices, the answer's heading, the end of a turn, the log folder;
+    and, without a live view (``per_agent``), a line per change of an agent's state and per tool call."""
+
+    def __init__(self, console: Console, *, quiet: bool, debug: bool, per_agent: bool):
+        self.console = console
+        self.quiet = quiet
+        self.debug = debug
+        self.per_agent = per_agent
+
+    def state(self, event: AgentStatus | VoteCast) -> None:
+        if isinstance(event, VoteCast):
+            agent_id, status, detail = event.voter, "voted", f"{event.target}: {event.reason}"
+        else:
+            agent_id, status, detail = event.agent_id, event.status, event.detail
+        if not self.per_agent or status == "working":
+            return
+        said = f": {one_line(detail, DETAIL_CHARS)}" if detail else ""
+        style = STATUS_STYLE.get(status, "white")
+        self.console.print(f"[{style}]{escape(f'[{agent_id}]')} {status}[/]{escape(said)}")
+
+    def tool(self, event: ToolFinished, line: str) -> None:
+        if self.per_agent:
+            style = "dim" if event.ok else "yellow"
+            self.console.print(
+                f"[{style}]{escape(f'[{event.agent_id}]')} {escape(one_line(line, DETAIL_CHARS))}[/]"
+            )
+
+    def notice(self, event: Notice) -> None:
+        shown_when_quiet = ("error", "degraded")  # what changes what the run does is always said
+        if (self.quiet and event.level not in shown_when_quiet) or (
+            event.level == "debug" and not self.debug
+        ):
+            return
+        style = {"warning": "yellow", "degraded": "yellow", "error": "bold red"}.get(event.level, "dim")
+        self.console.print(f"[{style}]{escape(event.message)}[/]")
+
+    def heading(self, agent_id: str) -> None:
+        if not self.quiet:
+            self.console.print(f"[bold green]Final answer[/] by [bold]{escape(agent_id)}[/]")
+
+    def turn_ended(self, event: TurnEnded) -> None:
+        if self.quiet:
+            return
+        if event.votes:
+            counts = " · ".join(f"{agent_id} {count}" for agent_id, count in sorted(event.votes.items()))
+            self.console.print(f"Votes: {escape(counts)} — winner [bold]{escape(event.winner or 'none')}[/]")
+        spent = Usage.total(event.usage.values())
+        self.console.print(f"[dim]Turn {event.turn} ended: {escape(event.reason)} · {spent.describe()}[/]")
+
+    def log_folder(self, folder: Path) -> None:
+        """The run's last line: where its log went, and the command that draws its report."""
+        if not self.quiet:
+            line = f"log: {folder} (massgen logs report {folder.name})"
+            self.console.print(f"[dim]{escape(line)}[/]")
+
+
+def memory_said(event: MemoryRetrieved | MemoryRecorded) -> str:
+    """What memory did, as the console says it (with --debug): a line, then one line per memory."""
+    if isinstance(event, MemoryRetrieved):
+        lines = [f"✅ Total: {len(event.memories)} memories retrieved for {event.agent_id} ({event.reason})"]
+        lines += [
+            f"   [From {m.owner} Turn {m.turn}] {m.score:.4f} {one_line(m.text, SHOWN_MEMORY_CHARS)}"
+            for m in event.memories
+        ]
+    else:
+        new = sum(record.new for record in event.records)
+        lines = [f"✅ [recorded] {event.agent_id}: {len(event.records)} memories ({new} new)"]
+        lines += [
+            f"   {'new' if r.new else 'known'} {r.key}: {one_line(r.text, SHOWN_MEMORY_CHARS)}"
+            for r in event.records
+        ]
+    return "\n".join(lines)
 
 
 class _AnswerOut:

@@ -9,7 +9,6 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from massgen_cli.backends.base import Backend, Completion, Purpose, Request
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
@@ -27,6 +26,7 @@ from massgen_cli.events import (
     ServerToolUse,
     StreamEvent,
     TextDelta,
+    TextKind,
     ToolFinished,
     ToolStarted,
     Usage,
@@ -161,9 +161,6 @@ def _summarizer(
 def _summary_usage(agent_id: str, emit: Emit) -> Callable[[Usage, BackendConfig], None]:
     """The agent's usage event for a summary its compression asked for (counted in its tokens and cost)."""
     return lambda spent, config: emit(AgentUsage(agent_id, priced(spent, config)))
-
-
-TextKind = Literal["presentation", "evaluation", "content"]
 
 
 def text_kind(request: Request) -> TextKind:

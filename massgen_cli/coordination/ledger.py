@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.events import AgentStatus, AgentUsage, Notice, RunEvent, ToolFinished, Usage
+from massgen_cli.events import AgentStatus, AgentUsage, Notice, RunEvent, ToolFinished, Usage, VoteCast
 from massgen_cli.text import one_line
 
 WARNING_LEVELS = ("warning", "degraded", "error")
@@ -43,6 +43,9 @@ class Ledger:
         if isinstance(event, AgentStatus) and event.status != "working":
             detail = one_line(event.detail, STATUS_DETAIL_CHARS)
             tally.agent_status[event.agent_id] = {"status": event.status, "detail": detail}
+        elif isinstance(event, VoteCast):  # in summary.json, a vote is the state voted: `target: reason`
+            detail = one_line(f"{event.target}: {event.reason}", STATUS_DETAIL_CHARS)
+            tally.agent_status[event.voter] = {"status": "voted", "detail": detail}
         elif isinstance(event, Notice) and event.level in WARNING_LEVELS:
             if event.message not in tally.warnings:
                 tally.warnings.append(event.message)

@@ -30,7 +30,7 @@ from massgen_cli.coordination.tally import pick_winner
 from massgen_cli.coordination.toolloop import ToolsRefused
 from massgen_cli.coordination.workflow_step import StepOutcome, Task, WorkflowStep
 from massgen_cli.errors import BackendError
-from massgen_cli.events import AgentStatus, Notice
+from massgen_cli.events import AgentState, AgentStatus, Notice, VoteCast
 from massgen_cli.messages import Message
 
 
@@ -197,7 +197,7 @@ class Orchestrator:
         vote = Vote(agent_id, outcome.decision.target, outcome.decision.reason)
         self.votes[agent_id] = vote
         self.board.resting.add(agent_id)
-        self.emit(AgentStatus(agent_id, "voted", f"{vote.target}: {vote.reason}"))
+        self.emit(VoteCast(vote.voter, vote.target, vote.reason))
         await self.context.voted(self._at(agent_id), vote)
 
     def _at(self, agent_id: str) -> StepAt:
@@ -272,7 +272,7 @@ class Orchestrator:
                 del self.held[agent_id]
                 self._start(agent_id, hold=False)
 
-    def _finish(self, agent_id: str, status: str, detail: str) -> None:
+    def _finish(self, agent_id: str, status: AgentState, detail: str) -> None:
         """The agent does no more in this attempt (until a new answer restarts it)."""
         self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, status, detail))

@@ -3,18 +3,22 @@
 
 Logs are read as they are: an attempt cut short has no summary, a process that was killed may have left
 half a line, and an older log lacks what later versions add. None of that stops the others being read.
+Each line of ``events.jsonl`` is read back into the event it was written from (``event_from_dict``); a
+line that is none (damaged, or of a type this version does not know) is left out and counted.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import UsageError
+from massgen_cli.events import RunEvent, event_from_dict
 
 LOGS_FOLDER = "massgen_logs"
 RUN_PREFIX = "log_"
@@ -30,6 +34,16 @@ def moment(stamp: str) -> datetime | None:
         return datetime.strptime(stamp, STAMP_FORMAT)
     except (TypeError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    """One line of ``events.jsonl``: the event, when it was written (None when the line has no readable
+    time), and the session it belongs to."""
+
+    event: RunEvent
+    time: datetime | None
+    session_id: str | None
 
 
 class RequestRecord:
@@ -60,13 +74,22 @@ class AttemptRecord:
         return data if isinstance(data, dict) else None
 
     @cached_property
-    def events(self) -> list[dict[str, Any]]:
-        """Every readable line of ``events.jsonl``, in order."""
+    def events(self) -> list[LoggedEvent]:
+        """The events of ``events.jsonl``, in order."""
+        return [event for event in self._lines if event is not None]
+
+    @property
+    def unreadable_lines(self) -> int:
+        """How many lines of ``events.jsonl`` were left out: damaged, or no event this version knows."""
+        return sum(event is None for event in self._lines)
+
+    @cached_property
+    def _lines(self) -> list[LoggedEvent | None]:
         try:
             lines = (self.folder / "events.jsonl").read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return []
-        return [event for line in lines if (event := _json_line(line)) is not None]
+        return [_logged_event(line) for line in lines if line.strip()]
 
     @cached_property
     def requests(self) -> list[RequestRecord]:
@@ -128,8 +151,8 @@ class Run:
             if record.summary and record.summary.get("session_id"):
                 return str(record.summary["session_id"])
             first = next(iter(record.events), None)
-            if first and first.get("session_id"):
-                return str(first["session_id"])
+            if first and first.session_id:
+                return first.session_id
         return None
 
     @property
@@ -204,9 +227,25 @@ def _json_file(path: Path) -> Any:
         return None
 
 
-def _json_line(line: str) -> dict[str, Any] | None:
+def _logged_event(line: str) -> LoggedEvent | None:
+    """The event a line holds, or None when it holds none."""
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError:
+        data = json.loads(line)
+        event = event_from_dict(_as_written_now(data)) if isinstance(data, dict) else None
+    except ValueError:  # not JSON (its errors are ValueErrors), or no event of this vocabulary
         return None
-    return value if isinstance(value, dict) else None
+    if event is None:
+        return None
+    session_id = data.get("session_id")
+    return LoggedEvent(
+        event, moment(str(data.get("time", ""))), session_id if isinstance(session_id, str) else None
+    )
+
+
+def _as_written_now(data: dict[str, Any]) -> dict[str, Any]:
+    """A line as this version writes it. Logs written before votes had an event of their own said a vote
+    as an ``AgentStatus`` ``voted`` whose detail was ``target: reason``: such a line is a ``VoteCast``."""
+    if data.get("type") != "AgentStatus" or data.get("status") != "voted":
+        return data
+    target, _, reason = str(data.get("detail", "")).partition(": ")
+    return {**data, "type": "VoteCast", "voter": data.get("agent_id"), "target": target, "reason": reason}

@@ -16,7 +16,7 @@ from typing import Any
 
 from massgen_cli.events import Usage
 from massgen_cli.runlogs.reader import Run
-from massgen_cli.runlogs.story import AttemptStory, Lane, tell
+from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell
 from massgen_cli.runlogs.timeline import timeline_svg
 from massgen_cli.text import one_line
 from massgen_cli.ui import cost_text
@@ -192,7 +192,7 @@ def _answers_and_votes(story: AttemptStory) -> str:
         return ""
     rows = "".join(
         f'<li class="{mark.kind}"><span class="at">{mark.at:.2f}s</span> <b>{escape(agent)}</b> '
-        f"{escape(_said(mark.kind, mark.details))}</li>"
+        f"{escape(_said(mark))}</li>"
         for agent, mark in items
     )
     return (
@@ -200,8 +200,7 @@ def _answers_and_votes(story: AttemptStory) -> str:
     )
 
 
-def _said(kind: str, details: tuple[tuple[str, str], ...]) -> str:
-    values = dict(details)
-    if kind == "answer":
-        return f"answered: {values.get('answer', '')}"
-    return f"voted for {values.get('vote for', '?')}: {values.get('reason', '')}"
+def _said(mark: Mark) -> str:
+    if mark.vote is not None:
+        return f"voted for {mark.vote.target}: {mark.vote.reason or 'none given'}"
+    return f"answered: {dict(mark.details).get('answer', '')}"

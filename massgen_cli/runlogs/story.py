@@ -15,14 +15,28 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from massgen_cli.events import Usage
-from massgen_cli.runlogs.reader import AttemptRecord, moment
+from massgen_cli.events import (
+    AgentStatus,
+    AgentText,
+    AgentUsage,
+    FinalAnswer,
+    MemoryRecorded,
+    MemoryRetrieved,
+    Notice,
+    RunEvent,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+    Usage,
+    VoteCast,
+)
+from massgen_cli.runlogs.reader import AttemptRecord, LoggedEvent
 from massgen_cli.text import one_line
 
 TITLE_CHARS = 90
 _COMPRESSED = re.compile(r"^📦 \[(?P<agent>[^\]]+)\] (?P<text>.*)", re.S)
 _RETRIEVED_NOTICE = re.compile(r"^✅ Total: (?P<count>\d+) memories retrieved for (?P<agent>\S+)$")
-_DECISIONS = ("answered", "voted", "restarted", "done", "failed")
+_DECISIONS = ("answered", "restarted", "done", "failed")
 _SHOWN_NOTICES = ("warning", "degraded", "error")
 
 
@@ -49,7 +63,8 @@ class Mark:
     """Something that happened to an agent at ``at`` (until ``until`` for a tool call): ``kind`` is one
     of ``answer``, ``vote``, ``restart``, ``tool``, ``recall``, ``record``, ``compression``, ``final``,
     ``done``, ``failed``; ``details`` are (label, text) pairs, the content shown on demand; ``cause``
-    the agent and time of the new answer that restarted the agent (restarts only)."""
+    the agent and time of the new answer that restarted the agent (restarts only); ``vote`` the vote
+    (votes only)."""
 
     kind: str
     at: float
@@ -58,6 +73,7 @@ class Mark:
     until: float | None = None
     ok: bool = True
     cause: tuple[str, float] | None = None
+    vote: VoteCast | None = None
 
 
 @dataclass
@@ -126,10 +142,10 @@ def tell(record: AttemptRecord) -> AttemptStory:
     clock = _Clock(origin)
     lanes = {agent_id: Lane(agent_id) for agent_id in _agents(record)}
     marks = _Marks(
-        clock, lanes, has_recall_events=any(e.get("type") == "MemoryRetrieved" for e in record.events)
+        clock, lanes, has_recall_events=any(isinstance(e.event, MemoryRetrieved) for e in record.events)
     )
-    for event in record.events:
-        marks.add(event)
+    for logged in record.events:
+        marks.add(logged.event, clock(logged))
     marks.unfinished_tools()
     for lane in lanes.values():
         lane.steps = _steps(lane.agent_id, record, clock)
@@ -138,7 +154,19 @@ def tell(record: AttemptRecord) -> AttemptStory:
         if record.summary is not None:
             _mark_uncounted_votes(lane, record.summary)
     ends = [step.end for lane in lanes.values() for step in lane.steps] + [clock(e) for e in record.events]
-    return AttemptStory(record, origin, max(ends, default=0.0), list(lanes.values()), marks.notices)
+    notices = marks.notices + _unread(record)
+    return AttemptStory(record, origin, max(ends, default=0.0), list(lanes.values()), notices)
+
+
+def _unread(record: AttemptRecord) -> list[str]:
+    """The lines of the log that are no event are said, so that a story told without them is known to be
+    partial."""
+    count = record.unreadable_lines
+    if not count:
+        return []
+    return [
+        f"log: {count} line(s) of events.jsonl left out (damaged, or an event this version does not know)"
+    ]
 
 
 class _Clock:
@@ -147,19 +175,19 @@ class _Clock:
     def __init__(self, origin: datetime | None):
         self.origin = origin
 
-    def __call__(self, event: dict[str, Any]) -> float:
-        return self.at(moment(str(event.get("time", ""))))
+    def __call__(self, logged: LoggedEvent) -> float:
+        return self.at(logged.time)
 
     def at(self, when: datetime | None) -> float:
         if when is None or self.origin is None:
             return 0.0
         return (when - self.origin).total_seconds()
 
-    def usages(self, events: list[dict[str, Any]], agent_id: str) -> list[tuple[float, Usage]]:
+    def usages(self, events: list[LoggedEvent], agent_id: str) -> list[tuple[float, Usage]]:
         return [
-            (self(event), usage_of(event.get("usage")))
-            for event in events
-            if event.get("type") == "AgentUsage" and event.get("agent_id") == agent_id
+            (self(logged), logged.event.usage)
+            for logged in events
+            if isinstance(logged.event, AgentUsage) and logged.event.agent_id == agent_id
         ]
 
 
@@ -169,8 +197,9 @@ def _mark_uncounted_votes(lane: Lane, summary: dict[str, Any]) -> None:
     counted = {(vote.get("voter"), vote.get("target")) for vote in summary.get("votes") or []}
     votes = lane.of("vote")
     for index, mark in enumerate(lane.marks):
-        target = dict(mark.details).get("vote for")
-        if mark.kind == "vote" and (mark is not votes[-1] or (lane.agent_id, target) not in counted):
+        if mark.vote is not None and (
+            mark is not votes[-1] or (lane.agent_id, mark.vote.target) not in counted
+        ):
             lane.marks[index] = dataclasses.replace(mark, title=f"{mark.title} (not counted)", ok=False)
 
 
@@ -183,7 +212,7 @@ def usage_of(fields: Any) -> Usage:
 
 
 def _origin(record: AttemptRecord) -> datetime | None:
-    times = [moment(str(event.get("time", ""))) for event in record.events]
+    times = [logged.time for logged in record.events]
     known = [when for when in times if when is not None] + [request.time for request in record.requests]
     return min(known, default=None)
 
@@ -191,9 +220,9 @@ def _origin(record: AttemptRecord) -> datetime | None:
 def _agents(record: AttemptRecord) -> list[str]:
     """The agents in registration order: their first events come in that order, as the attempt starts."""
     seen: dict[str, None] = {}
-    for event in record.events:
-        if isinstance(event.get("agent_id"), str):
-            seen.setdefault(event["agent_id"], None)
+    for logged in record.events:
+        if (agent_id := _agent_of(logged.event)) is not None:
+            seen.setdefault(agent_id, None)
     for agent_id in [*(record.summary or {}).get("usage", {}), *(r.agent_id for r in record.requests)]:
         seen.setdefault(agent_id, None)
     return list(seen)
@@ -205,13 +234,9 @@ def _steps(agent_id: str, record: AttemptRecord, clock: _Clock) -> list[Step]:
     requests = sorted((r for r in record.requests if r.agent_id == agent_id), key=lambda r: r.number)
     usages = clock.usages(record.events, agent_id)
     texts = [
-        clock(e) for e in record.events if e.get("type") == "AgentText" and e.get("agent_id") == agent_id
+        clock(e) for e in record.events if isinstance(e.event, AgentText) and e.event.agent_id == agent_id
     ]
-    statuses = [
-        (clock(e), str(e.get("status")), str(e.get("detail", "")))
-        for e in record.events
-        if e.get("type") == "AgentStatus" and e.get("agent_id") == agent_id and e.get("status") in _DECISIONS
-    ]
+    decisions = [(clock(e), e.event) for e in record.events if _decides(e.event, agent_id)]
     starts = [clock.at(request.time) for request in requests]
     steps, used = [], 0
     for index, request in enumerate(requests):
@@ -222,10 +247,30 @@ def _steps(agent_id: str, record: AttemptRecord, clock: _Clock) -> list[Step]:
         end, usage = usages[used] if used < len(usages) and usages[used][0] < following else (start, None)
         used += usage is not None
         streamed = next((at for at in texts if start <= at <= end), None)
-        decision = next((s for s in statuses if start <= s[0] < following), None)
-        ended_by = (decision[2] or "restarted") if decision and decision[1] == "restarted" else ""
-        steps.append(Step(request.number, request.purpose, start, end, streamed, usage, ended_by))
+        decision = next((event for at, event in decisions if start <= at < following), None)
+        steps.append(Step(request.number, request.purpose, start, end, streamed, usage, _cut_by(decision)))
     return steps
+
+
+def _cut_by(decision: RunEvent | None) -> str:
+    """The restart that cut a step off or set its decision aside (its first decision), or ""."""
+    if isinstance(decision, AgentStatus) and decision.status == "restarted":
+        return decision.detail or "restarted"
+    return ""
+
+
+def _agent_of(event: RunEvent) -> str | None:
+    """The agent an event is of (None for a notice or a turn's end)."""
+    if isinstance(event, VoteCast):
+        return event.voter
+    return None if isinstance(event, Notice | TurnEnded) else event.agent_id
+
+
+def _decides(event: RunEvent, agent_id: str) -> bool:
+    """Whether ``event`` is a decision of ``agent_id``'s: an answer, a vote, a restart, its end."""
+    if isinstance(event, VoteCast):
+        return event.voter == agent_id
+    return isinstance(event, AgentStatus) and event.agent_id == agent_id and event.status in _DECISIONS
 
 
 class _Marks:
@@ -235,29 +280,41 @@ class _Marks:
         self.clock = clock
         self.lanes = lanes
         self.has_recall_events = has_recall_events
-        self.tools_started: dict[str, tuple[float, dict[str, Any]]] = {}
+        self.tools_started: dict[str, tuple[float, ToolStarted]] = {}
         self.answers: list[tuple[float, str]] = []
         self.notices: list[str] = []
 
-    def add(self, event: dict[str, Any]) -> None:
-        handler = getattr(self, f"_{event.get('type')}", None)
-        if handler is not None:
-            handler(event, self.clock(event))
+    def add(self, event: RunEvent, at: float) -> None:
+        if isinstance(event, AgentStatus):
+            self._status(event, at)
+        elif isinstance(event, VoteCast):
+            self._vote(event, at)
+        elif isinstance(event, ToolStarted):
+            self.tools_started[event.call_id] = (at, event)
+        elif isinstance(event, ToolFinished):
+            self._tool(event, at)
+        elif isinstance(event, FinalAnswer):
+            self._put(
+                event.agent_id,
+                Mark("final", at, f"final answer: {_short(event.text)}", (("answer", event.text),)),
+            )
+        elif isinstance(event, MemoryRetrieved):
+            self._retrieved(event, at)
+        elif isinstance(event, MemoryRecorded):
+            self._recorded(event, at)
+        elif isinstance(event, Notice):
+            self._notice(event, at)
 
-    def _put(self, agent_id: Any, mark: Mark) -> None:
-        lane = self.lanes.get(str(agent_id))
+    def _put(self, agent_id: str, mark: Mark) -> None:
+        lane = self.lanes.get(agent_id)
         if lane is not None:
             lane.marks.append(mark)
 
-    def _AgentStatus(self, event: dict[str, Any], at: float) -> None:
-        agent_id, status, detail = event.get("agent_id"), event.get("status"), str(event.get("detail", ""))
+    def _status(self, event: AgentStatus, at: float) -> None:
+        agent_id, status, detail = event.agent_id, event.status, event.detail
         if status == "answered":
-            self.answers.append((at, str(agent_id)))
+            self.answers.append((at, agent_id))
             self._put(agent_id, Mark("answer", at, f"new answer: {_short(detail)}", (("answer", detail),)))
-        elif status == "voted":
-            target, _, reason = detail.partition(": ")
-            details = (("vote for", target), ("reason", reason or "none given"))
-            self._put(agent_id, Mark("vote", at, f"vote → {target}: {_short(reason)}", details))
         elif status == "restarted":
             cause = next(
                 ((who, when) for when, who in reversed(self.answers) if when <= at and who != agent_id), None
@@ -269,70 +326,57 @@ class _Marks:
             )
             self._put(agent_id, Mark("restart", at, f"restarted{by}: {_short(detail)}", details, cause=cause))
         elif status in ("done", "failed"):
-            self._put(agent_id, Mark(str(status), at, f"{status}: {_short(detail)}", (("detail", detail),)))
+            self._put(agent_id, Mark(status, at, f"{status}: {_short(detail)}", (("detail", detail),)))
 
-    def _ToolStarted(self, event: dict[str, Any], at: float) -> None:
-        self.tools_started[str(event.get("call_id"))] = (at, event)
+    def _vote(self, event: VoteCast, at: float) -> None:
+        details = (("vote for", event.target), ("reason", event.reason or "none given"))
+        title = f"vote → {event.target}: {_short(event.reason)}"
+        self._put(event.voter, Mark("vote", at, title, details, vote=event))
 
-    def _ToolFinished(self, event: dict[str, Any], at: float) -> None:
-        started, call = self.tools_started.pop(str(event.get("call_id")), (at, {}))
-        ok = bool(event.get("ok"))
-        summary = str(event.get("summary", ""))
+    def _tool(self, event: ToolFinished, at: float) -> None:
+        started, call = self.tools_started.pop(event.call_id, (at, None))
+        arguments = call.arguments if call is not None else {}
         details = (
-            ("tool", str(event.get("name"))),
-            ("arguments", json.dumps(call.get("arguments", {}), indent=1, ensure_ascii=False)),
-            (
-                "result",
-                f"{'ok' if ok else 'failed'} · {event.get('seconds', 0)}s · {event.get('chars', 0)} chars",
-            ),
-            ("summary", summary),
+            ("tool", event.name),
+            ("arguments", json.dumps(arguments, indent=1, ensure_ascii=False)),
+            ("result", f"{'ok' if event.ok else 'failed'} · {event.seconds}s · {event.chars} chars"),
+            ("summary", event.summary),
         )
-        title = f"{event.get('name')} {'✓' if ok else '✗'} {_short(summary)}"
-        self._put(event.get("agent_id"), Mark("tool", started, title, details, until=at, ok=ok))
+        title = f"{event.name} {'✓' if event.ok else '✗'} {_short(event.summary)}"
+        self._put(event.agent_id, Mark("tool", started, title, details, until=at, ok=event.ok))
 
     def unfinished_tools(self) -> None:
         """Tool calls that never finished (their step was cancelled, or the process ended) are marked so."""
         for started, call in self.tools_started.values():
             details = (
-                ("tool", str(call.get("name"))),
-                ("arguments", json.dumps(call.get("arguments", {}), indent=1, ensure_ascii=False)),
+                ("tool", call.name),
+                ("arguments", json.dumps(call.arguments, indent=1, ensure_ascii=False)),
                 ("result", "none: the call did not finish"),
             )
-            title = f"{call.get('name')} ✗ did not finish"
-            self._put(call.get("agent_id"), Mark("tool", started, title, details, until=started, ok=False))
+            title = f"{call.name} ✗ did not finish"
+            self._put(call.agent_id, Mark("tool", started, title, details, until=started, ok=False))
         self.tools_started.clear()
 
-    def _FinalAnswer(self, event: dict[str, Any], at: float) -> None:
-        text = str(event.get("text", ""))
-        self._put(
-            event.get("agent_id"), Mark("final", at, f"final answer: {_short(text)}", (("answer", text),))
-        )
-
-    def _MemoryRetrieved(self, event: dict[str, Any], at: float) -> None:
-        memories = [item for item in event.get("memories") or [] if isinstance(item, dict)]
-        details = [("reason", str(event.get("reason", ""))), ("query", str(event.get("query", "")))]
-        for number, item in enumerate(memories, start=1):
+    def _retrieved(self, event: MemoryRetrieved, at: float) -> None:
+        details = [("reason", event.reason), ("query", event.query)]
+        for number, memory in enumerate(event.memories, start=1):
             label = (
-                f"#{number} · score {_score(item.get('score'))} · by {item.get('owner') or '?'}, "
-                f"turn {item.get('turn', '?')}, session {item.get('session_id') or '?'}"
+                f"#{number} · score {memory.score:.2f} · by {memory.owner or '?'}, "
+                f"turn {memory.turn}, session {memory.session_id or '?'}"
             )
-            details.append((label, str(item.get("text", ""))))
-        title = f"memory: {len(memories)} retrieved ({event.get('reason', 'lookup')})"
-        self._put(event.get("agent_id"), Mark("recall", at, title, tuple(details)))
+            details.append((label, memory.text))
+        title = f"memory: {len(event.memories)} retrieved ({event.reason})"
+        self._put(event.agent_id, Mark("recall", at, title, tuple(details)))
 
-    def _MemoryRecorded(self, event: dict[str, Any], at: float) -> None:
-        records = [item for item in event.get("records") or [] if isinstance(item, dict)]
+    def _recorded(self, event: MemoryRecorded, at: float) -> None:
         details = tuple(
-            (
-                f"{item.get('key') or item.get('memory_id')} ({'new' if item.get('new') else 'seen before'})",
-                str(item.get("text", "")),
-            )
-            for item in records
+            (f"{record.key or record.memory_id} ({'new' if record.new else 'seen before'})", record.text)
+            for record in event.records
         )
-        self._put(event.get("agent_id"), Mark("record", at, f"memory: {len(records)} recorded", details))
+        self._put(event.agent_id, Mark("record", at, f"memory: {len(event.records)} recorded", details))
 
-    def _Notice(self, event: dict[str, Any], at: float) -> None:
-        message = str(event.get("message", ""))
+    def _notice(self, event: Notice, at: float) -> None:
+        message = event.message
         if compressed := _COMPRESSED.match(message):
             text = compressed.group("text")
             mark = Mark("compression", at, f"compressed: {_short(text)}", (("compression", text),))
@@ -341,13 +385,9 @@ class _Marks:
             note = "this log predates the record of what was retrieved; only the count is known"
             title = f"memory: {retrieved.group('count')} retrieved"
             self._put(retrieved.group("agent"), Mark("recall", at, title, (("note", note),)))
-        if event.get("level") in _SHOWN_NOTICES:
-            self.notices.append(f"{event.get('level')}: {message}")
+        if event.level in _SHOWN_NOTICES:
+            self.notices.append(f"{event.level}: {message}")
 
 
 def _short(text: str) -> str:
     return one_line(text, TITLE_CHARS)
-
-
-def _score(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, int | float) else "?"

@@ -176,8 +176,8 @@ def _hover_text(mark: Mark) -> str:
 
 def _label(mark: Mark) -> str:
     """The words drawn beside a mark: a vote's target, a restart's cause."""
-    if mark.kind == "vote":
-        return "→ " + next((text for label, text in mark.details if label == "vote for"), "?")
+    if mark.vote is not None:
+        return f"→ {mark.vote.target}"
     if mark.kind == "restart" and mark.cause is not None:
         return f"↺ {mark.cause[0]}"
     return ""

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from massgen_cli.runlogs.reader import all_runs
+from massgen_cli.runlogs.report import report_html
 from tests.cli.in_process_cli import massgen
 from tests.cli.report_scenario import QUESTIONS, TURN_ONE_WINNER_TEXT, session_config
 from tests.conftest import state_folder, write_config
@@ -142,3 +143,62 @@ def test_logs_show_and_list_print_no_control_characters_a_log_holds(tmp_path):
         assert "What is 2+2?" in shown.stdout, args
         assert not {"\x1b", "\x07", "\x9b"} & set(shown.stdout), args
     assert "Four.]0;pwned[2J31m" in massgen("logs", "show").stdout
+
+
+def events_file() -> Path:
+    return newest_run() / "turn_1" / "attempt_1" / "events.jsonl"
+
+
+def older_form(line: dict) -> dict:
+    """A line as logs were written before votes had an event of their own."""
+    if line["type"] != "VoteCast":
+        return line
+    context = {key: value for key, value in line.items() if key not in ("type", "voter", "target", "reason")}
+    detail = f"{line['target']}: {line['reason']}"
+    return {**context, "type": "AgentStatus", "agent_id": line["voter"], "status": "voted", "detail": detail}
+
+
+def test_a_vote_reaches_logs_show_and_the_report_from_its_vote_cast_event(tmp_path):
+    assert ask(tmp_path, "Write a draft.").exit_code == 0
+    lines = [json.loads(line) for line in events_file().read_text().splitlines()]
+    votes = [(line["voter"], line["target"], line["reason"]) for line in lines if line["type"] == "VoteCast"]
+    assert ("reviewer", "writer", "the draft covers it") in votes
+    assert not [line for line in lines if line.get("status") == "voted"], "no status carries the vote"
+    assert "reviewer: vote → writer: the draft covers it" in massgen("logs", "show").stdout
+    page = report_html(all_runs(state_folder()), "drafts")
+    assert "voted for writer: the draft covers it" in page and "→ writer</text>" in page
+
+
+def test_a_vote_logged_as_a_voted_agent_status_by_an_older_version_still_reads_as_a_vote(tmp_path):
+    assert ask(tmp_path, "Write a draft.").exit_code == 0
+    now = massgen("logs", "show").stdout
+    path = events_file()
+    older = [older_form(json.loads(line)) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(line) + "\n" for line in older))
+    assert '"VoteCast"' not in path.read_text() and '"status": "voted"' in path.read_text()
+    assert massgen("logs", "show").stdout == now
+    assert "reviewer: vote → writer: the draft covers it" in now
+    assert "voted for writer: the draft covers it" in report_html(all_runs(state_folder()), "drafts")
+
+
+def test_a_damaged_line_or_an_unknown_event_is_left_out_said_and_the_rest_is_read(tmp_path):
+    assert ask(tmp_path, "Write a draft.").exit_code == 0
+    before = massgen("logs", "show").stdout
+    path = events_file()
+    first, *rest = path.read_text().splitlines()
+    vote_line = next(json.loads(line) for line in rest if '"VoteCast"' in line)
+    damaged = [
+        json.dumps({"type": "AgentMood", "agent_id": "writer", "mood": "proud"}),
+        json.dumps({**vote_line, "target": 7}),
+        "[1, 2]",
+    ]
+    path.write_text(
+        "\n".join([first, *damaged, *rest, first[: len(first) // 2]])
+    )  # a killed writer's half line
+    shown = massgen("logs", "show")
+    assert shown.exit_code == 0, shown.stderr
+    said = "log: 4 line(s) of events.jsonl left out (damaged, or an event this version does not know)"
+    assert [line for line in shown.stdout.splitlines() if line.strip() != said] == before.splitlines()
+    assert said in shown.stdout
+    page = report_html(all_runs(state_folder()), "drafts")
+    assert said in page and "voted for writer: the draft covers it" in page

@@ -6,19 +6,14 @@ failed lookup is said and the step goes on with what it had."""
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
 
-from massgen_cli.events import MemoryRetrieved, Notice, RetrievedMemory
+from massgen_cli.events import LookupReason, MemoryRetrieved, Notice, RetrievedMemory
 from massgen_cli.memory.longterm.record.memories import MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.retrieval import build_query, memory_message, within_budget
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions, value_goal
 from massgen_cli.messages import Message
-
-LookupReason = Literal["turn_start", "after_compression", "after_restart", "step"]
-"""Why long-term memory is looked up: the attempt's first lookup, what a compression dropped, an agent
-restart, or every step (``retrieval.exclude_recent: false``)."""
 
 
 class Recall:
