@@ -18,6 +18,7 @@ from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import run_with_tools
@@ -151,6 +152,15 @@ class Finale:
             )
             return ""
         return step.completion.text.strip()
+
+    async def restart_for(self, agents: Sequence[Agent], result: TurnResult) -> tuple[str, str] | None:
+        """Post-evaluation of an attempt that has a final answer: the reason and instructions of a
+        restart, or None."""
+        if result.winner is None or result.final_answer is None:
+            return None
+        winner = next(agent for agent in agents if agent.id == result.winner)
+        verdict = await self.restart_asked(winner, result.question, result.final_answer)
+        return (verdict.reason, verdict.instructions) if verdict.restart else None
 
     async def restart_asked(self, winner: Agent, question: str, final_answer: str) -> Verdict:
         """Post-evaluation by the winner; a failure (or a timeout) keeps the answer."""

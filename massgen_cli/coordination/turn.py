@@ -18,6 +18,7 @@ from functools import partial
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.attempt_summary import AttemptSummary
 from massgen_cli.coordination.final import Finale, final_purpose
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
@@ -61,6 +62,7 @@ class TurnRunner:
         self.parts = list(parts)
         self.record = record
         self.emit = record.emit
+        self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
 
     async def run(self, question: str) -> TurnResult:
@@ -86,10 +88,10 @@ class TurnRunner:
             may_restart = attempt < max_attempts
             try:
                 result = await self._attempt(question, at, extra, final_purpose(may_restart))
-                restart = await self._restart_asked(result, at) if may_restart else None
+                restart = await self._finale(at).restart_for(self.agents, result) if may_restart else None
             except BaseException as error:
                 self._roll_back(at, whole_turn=True)
-                self._close_attempt(result or self._unfinished(question, at, error))
+                self._close_attempt(result or self.summary.unfinished(question, at, error))
                 raise
             if restart is None:
                 return result, at
@@ -108,13 +110,17 @@ class TurnRunner:
         return at
 
     async def _attempt(self, question: str, at: AttemptAt, extra: str, purpose: Purpose) -> TurnResult:
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
-        coordination = await self._coordinate(question, scope, extra, purpose)
+        finale = self._finale(at)
+        coordination = await self._coordinate(question, finale.scope, extra, purpose)
         self.transcripts = coordination.transcripts
-        finale = Finale(self.policy, self.crew.context, scope)
         final = await finale.final_answer(self.agents, question, coordination, purpose)
         await asyncio.gather(*(agent.settled() for agent in self.agents))
-        return self._result(question, at, coordination, final)
+        return self.summary.of(question, at, coordination, final)
+
+    def _finale(self, at: AttemptAt) -> Finale:
+        """The end of the attempt ``at``: its final answer and post-evaluation."""
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
+        return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(
         self, question: str, scope: AttemptScope, extra: str, purpose: Purpose
@@ -128,63 +134,6 @@ class TurnRunner:
         if len(self.agents) == 1:
             return await answer_alone(self.agents[0], question, step, purpose=purpose)
         return await answer_by_agreement(self.agents, question, step)
-
-    async def _restart_asked(self, result: TurnResult, at: AttemptAt) -> tuple[str, str] | None:
-        """Post-evaluation of an attempt that has a final answer: the reason and instructions of a restart."""
-        if result.winner is None or result.final_answer is None:
-            return None
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
-        winner = next(agent for agent in self.agents if agent.id == result.winner)
-        finale = Finale(self.policy, self.crew.context, scope)
-        verdict = await finale.restart_asked(winner, result.question, result.final_answer)
-        return (verdict.reason, verdict.instructions) if verdict.restart else None
-
-    def _result(
-        self, question: str, at: AttemptAt, coordination: AttemptResult, final: str | None
-    ) -> TurnResult:
-        ledger = self.record.ledger
-        spent = ledger.attempt_usage()
-        return TurnResult(
-            session_id=self.session.id,
-            turn=at.turn,
-            attempt=at.attempt,
-            question=question,
-            answers=coordination.answers,
-            votes=list(coordination.votes),
-            winner=coordination.winner,
-            final_answer=final,
-            end_reason=coordination.end_reason,
-            usage=spent,
-            timings_s=coordination.timings_s,
-            memory_errors=[],  # the attempt parts' problems join when the turn commits
-            tool_calls={
-                agent.id: ledger.tool_calls(agent.id)
-                for agent in self.agents
-                if agent.toolbox or agent.id in ledger.attempt.tool_calls  # the provider's own tools too
-            },
-            output_folder=self._output_folder(coordination.winner),
-            agent_status=dict(ledger.attempt.agent_status),
-            warnings=list(ledger.attempt.warnings),
-            total_usage=Usage.total(spent.values()),
-            turn_usage=Usage.total(ledger.usage_of_turn().values()),
-        )
-
-    def _unfinished(self, question: str, at: AttemptAt, error: BaseException) -> TurnResult:
-        """What is known of an attempt that ended by an exception (a cancel, a signal, a failure), for its
-        ``summary.json``: how it ended, each agent's status, the warnings, tool calls and usage so far."""
-        if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
-            reason = "cancelled (interrupted or terminated)"
-        else:
-            reason = f"failed: {type(error).__name__}: {error}"
-        return self._result(question, at, AttemptResult({}, [], None, reason), None)
-
-    def _output_folder(self, winner: str | None) -> str | None:
-        """The winner's workspace is the turn's output folder; it is named at the end of the turn."""
-        agent = next((agent for agent in self.agents if agent.id == winner), None)
-        if agent is None or agent.workspace is None:
-            return None
-        self.emit(Notice("info", f"Output folder: {agent.workspace} (the workspace of {agent.id})"))
-        return str(agent.workspace)
 
     async def _finish_turn(self, question: str, result: TurnResult, at: AttemptAt, started: float) -> None:
         """Every attempt part, the agents' threads and the session learn the outcome; logs close."""
