@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.loader import LoadedConfig
-from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.coordination.agents import Agent, AgentParts, build_agents
 from massgen_cli.coordination.extension import StepExtension
 from massgen_cli.coordination.policy import CoordinationPolicy
@@ -194,11 +194,10 @@ def _planning(config: MassGenConfig, place: Place, emit: EventSink, features: Fe
 def _long_term(config: MassGenConfig, place: Place, emit: EventSink, features: Features) -> None:
     """Long-term memory when any agent or the shared block turns it on; its store opens now, so a
     problem shows before the first turn."""
-    from massgen_cli.memory.runtime.opening import LongTermRun, wanted
-
-    if not wanted(config):
+    if not long_term_wanted(config):
         return
     from massgen_cli.features.long_term import LongTermMemory
+    from massgen_cli.memory.runtime.opening import LongTermRun
     from massgen_cli.memory.runtime.recall import Recall
     from massgen_cli.memory.runtime.recording import Recording
 

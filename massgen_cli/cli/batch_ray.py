@@ -16,9 +16,9 @@ from typing import Any
 
 from massgen_cli.cli.batch import BatchQuestion, BatchResult, ResultWriter, answer_alone
 from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.config.memory import persistent_enabled
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import UsageError
-from massgen_cli.memory.runtime.opening import persistent_enabled
 
 LOCAL = "local"
 RAY_HINT = "Ray is not installed: pip install -e '.[ray]' (or pip install 'massgen-cli[ray]')"

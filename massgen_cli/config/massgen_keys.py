@@ -36,7 +36,8 @@ def _rules(table: dict[str, Any]) -> dict[str, MassGenKey]:
 
 def _load() -> dict[str, Any]:
     text = Path(__file__).with_name("massgen_keys.yaml").read_text(encoding="utf-8")
-    return cast(dict[str, Any], yaml.safe_load(text))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser where PyYAML has it: 10x faster
+    return cast(dict[str, Any], yaml.load(text, Loader=loader))
 
 
 _TABLE = _load()

@@ -301,3 +301,8 @@ class MemoryConfig(Section):
     value_learning: ValueLearningConfig = Field(
         default_factory=ValueLearningConfig, description="Learned memory values, mixed into ranking."
     )
+
+
+def persistent_enabled(memory: MemoryConfig | None) -> bool:
+    """Whether ``memory`` turns long-term memory on."""
+    return bool(memory and memory.enabled and memory.persistent_memory.enabled)

@@ -10,7 +10,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
-from massgen_cli.config.memory import MemoryConfig
+from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
 
@@ -123,3 +123,9 @@ class MassGenConfig(Section):
         if duplicates:
             raise ValueError(f"agent ids must be unique; repeated: {', '.join(map(str, duplicates))}")
         return self
+
+
+def long_term_wanted(config: MassGenConfig) -> bool:
+    """Whether the config turns long-term memory on for any agent, or for the shared block."""
+    settings = [agent.memory or config.memory for agent in config.agents]
+    return any(map(persistent_enabled, settings)) or config.orchestrator.shared_memory.persistent

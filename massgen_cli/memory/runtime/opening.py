@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from massgen_cli.attempts import AttemptAt
-from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.config.memory import MemoryConfig, persistent_enabled
+from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.errors import MassGenError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.longterm.record.background import MemoryRecorder
@@ -22,10 +22,6 @@ from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import store_identity
 
 SPOOL_NAME = "spool.jsonl"
-
-
-def persistent_enabled(memory: MemoryConfig | None) -> bool:
-    return bool(memory and memory.enabled and memory.persistent_memory.enabled)
 
 
 def value_goal(memory: MemoryConfig) -> str:
@@ -45,14 +41,6 @@ def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
     return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
 
 
-def wanted(config: MassGenConfig) -> bool:
-    """Whether the config turns long-term memory on for any agent, or for the shared block."""
-    settings = [agent.memory or config.memory for agent in config.agents]
-    return (
-        any(persistent_enabled(memory) for memory in settings) or config.orchestrator.shared_memory.persistent
-    )
-
-
 class LongTermRun:
     """A run's long-term memory as opened (``store`` is None when it could not open, or nothing is kept),
     and the attempt the run is in."""
@@ -68,7 +56,7 @@ class LongTermRun:
             a.id or "": a.memory or config.memory for a in config.agents
         }
         self.startup_errors: list[str] = []
-        kept = state_dir if wanted(config) else None
+        kept = state_dir if long_term_wanted(config) else None
         self.store = self._open_store(kept) if kept else None
         target = spool_target(self.store_settings(), kept) if kept else None
         self.spool = Spool(kept / "memory" / SPOOL_NAME, target, self.failed) if kept and target else None

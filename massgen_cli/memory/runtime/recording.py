@@ -10,11 +10,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
+from massgen_cli.config.memory import persistent_enabled
 from massgen_cli.events import Notice
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.record.rules import messages_to_record
 from massgen_cli.memory.longterm.record.spool import WinnerMark, waiting_notice
-from massgen_cli.memory.runtime.opening import LongTermRun, persistent_enabled, value_goal
+from massgen_cli.memory.runtime.opening import LongTermRun, value_goal
 from massgen_cli.messages import Message
 
 RECALL_WAIT_S = 10.0
