@@ -31,6 +31,7 @@ from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
 
 if TYPE_CHECKING:
+    from massgen_cli.features.long_term import LongTermMemory
     from massgen_cli.memory.runtime.opening import LongTermRun
     from massgen_cli.memory.runtime.recall import Recall
     from massgen_cli.memory.shared.memory import SharedMemory
@@ -55,6 +56,7 @@ class Features:
     extensions: list[StepExtension] = field(default_factory=list)
     parts: list[AttemptPart] = field(default_factory=list)
     long_term: LongTermRun | None = None
+    long_term_part: LongTermMemory | None = None
     shared: SharedMemory | None = None
     keepers: dict[str, DroppedListener] = field(default_factory=dict)
 
@@ -204,7 +206,7 @@ def _long_term(config: MassGenConfig, place: Place, emit: EventSink, features: F
     run = LongTermRun(config, place.state_dir, place.session.id, emit)
     recall, recording = Recall(run), Recording(run)
     extension = LongTermMemory(recall, recording)
-    features.long_term = run
+    features.long_term, features.long_term_part = run, extension
     features.extensions.append(extension)
     features.parts.append(extension)
     for agent_id in config.agent_ids:
@@ -241,13 +243,12 @@ def _memory_files(
     """MassGen's filesystem memory mode; what it recorded is kept in the session's folder."""
     if not config.orchestrator.coordination.enable_memory_filesystem_mode:
         return
-    from massgen_cli.features.long_term import LongTermMemory
     from massgen_cli.features.memory_files import MemoryFilesMode
     from massgen_cli.memory.filesystem import LEDGER_FILE, FileLedger, MemoryFiles
 
     kept_in = place.session.directory if place.state_dir is not None else None
     ledger = FileLedger(kept_in / LEDGER_FILE if kept_in is not None else None)
-    long_term = next((e for e in features.extensions if isinstance(e, LongTermMemory)), None)
+    long_term = features.long_term_part
     recorder = long_term.recording if long_term is not None else None
     files = MemoryFiles(_workspaces(config), config.agent_ids, emit, recorder, ledger)
     view = snapshots.view_folder if snapshots is not None else None
@@ -256,9 +257,7 @@ def _memory_files(
 
 
 def _memory_tools(features: Features) -> None:
-    from massgen_cli.features.long_term import LongTermMemory
-
-    long_term = next((e for e in features.extensions if isinstance(e, LongTermMemory)), None)
+    long_term = features.long_term_part
     if long_term is None or features.long_term is None:
         return
     from massgen_cli.features.memory_tools import MemoryTools
