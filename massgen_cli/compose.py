@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a run lives: its session, the state folder (None: it cannot be written, nothing is kept), the
-    config's own path and the folders and files no agent's command may see."""
+    """Where a run lives: its session, the state folder (None: it cannot be written, nothing is kept), and
+    the folders and files no agent's command may see."""
 
     session: Session
     state_dir: Path | None
