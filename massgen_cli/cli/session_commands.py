@@ -161,19 +161,20 @@ def remove_session(state_dir: Path, session_id: str, logs: list[Path]) -> Remove
 def session_log_folders(state_dir: Path, session_ids: list[str]) -> dict[str, list[Path]]:
     """These sessions' run log folders: those their records list, and for a record that does not list all
     (written before records listed them) also those whose attempts name it, by a scan of every run log."""
-    from massgen_cli.runlogs.reader import all_runs, logs_root
+    from massgen_cli.runlogs.reader import all_runs, run_folder
 
     folders: dict[str, list[Path]] = defaultdict(list)
     unlisted = set()
     for session_id in session_ids:
         listed, whole = _listed_log_folders(state_dir, session_id)
-        paths = (logs_root(state_dir) / name for name in listed)
-        folders[session_id] = [path for path in paths if path.is_dir()]
+        paths = (run_folder(state_dir, str(name)) for name in listed)
+        folders[session_id] = [path for path in paths if path is not None]
         if not whole:
             unlisted.add(session_id)
     for run in all_runs(state_dir) if unlisted else []:
-        if run.session_id in unlisted and run.folder not in folders[run.session_id]:
-            folders[run.session_id].append(run.folder)
+        found = run_folder(state_dir, run.folder.name)
+        if run.session_id in unlisted and found is not None and found not in folders[run.session_id]:
+            folders[run.session_id].append(found)
     return folders
 
 

@@ -164,6 +164,20 @@ def logs_root(state_dir: Path) -> Path:
     return state_dir / LOGS_FOLDER
 
 
+RUN_NAME = re.compile(r"log_\d{8}_\d{6}_\d{6}")
+"""A run log folder's name, as ``writer.RunLog`` makes it."""
+
+
+def run_folder(state_dir: Path, name: str) -> Path | None:
+    """The run log folder ``name`` names under the state folder's log root, or None: only a folder of a
+    run log's name directly in the root, never a link, a path or a name that climbs out (a session record
+    is a file anything with the state folder's access can rewrite)."""
+    if not RUN_NAME.fullmatch(name):
+        return None
+    folder = logs_root(state_dir) / name
+    return folder if folder.is_dir() and not folder.is_symlink() else None
+
+
 def all_runs(state_dir: Path) -> list[Run]:
     """Every run under the state folder, newest first."""
     folders = [path for path in _children(logs_root(state_dir)) if path.name.startswith(RUN_PREFIX)]

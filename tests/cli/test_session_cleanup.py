@@ -246,3 +246,45 @@ def read_until(terminal: int, text: str) -> str:
             break
         said += chunk.decode("utf-8", errors="replace")
     return said.replace("\r", "").replace("\n", " ")
+
+
+def planted_logs(session_id: str, outside: Path) -> list[str]:
+    """Rewrite a session's record, as anything that can write the state folder could, to list folders
+    outside the log root: an absolute path, a path that climbs out, and a link to the outside planted in
+    the log root."""
+    logs = state_folder() / "massgen_logs"
+    link = logs / "log_20200101_000000_000000"
+    link.symlink_to(outside, target_is_directory=True)
+    path = sessions_root(state_folder()) / session_id / "session.json"
+    record = json.loads(path.read_text())
+    listed = [str(outside), f"../../{outside.name}", f"../{outside.name}", link.name]
+    record["log_folders"] += listed
+    path.write_text(json.dumps(record))
+    return listed
+
+
+def test_delete_and_prune_remove_only_run_log_folders_under_the_log_root(in_process):
+    outside = state_folder().parent / "precious"
+    outside.mkdir()
+    (outside / "id_ed25519").write_text("a key")
+    gone, old = answered(in_process, "gone"), answered(in_process)
+    for session_id in (gone, old):
+        assert len(log_folders_of(session_id)) == 1, "each has its own run log folder"
+    listed = planted_logs(gone, outside)
+    record = json.loads((sessions_root(state_folder()) / gone / "session.json").read_text())
+    assert set(listed) <= set(record["log_folders"]), "the record names the outside folder"
+
+    deleted = massgen("sessions", "delete", gone, "--yes")
+    assert deleted.exit_code == 0, deleted.stderr
+    assert "1 run log folder(s)" in deleted.stderr.replace("\n", " "), "only its own"
+    assert (outside / "id_ed25519").read_text() == "a key"
+    assert not log_folders_of(gone)
+
+    (state_folder() / "massgen_logs" / "log_20200101_000000_000000").unlink()
+    planted_logs(old, outside)
+    last_used(old, 8)
+    dry = massgen("sessions", "prune", "--older-than", "7d", "--temp", "--dry-run")
+    assert dry.exit_code == 0 and str(outside) not in dry.stdout + dry.stderr
+    pruned = massgen("sessions", "prune", "--older-than", "7d", "--temp", "--yes")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert (outside / "id_ed25519").read_text() == "a key" and not log_folders_of(old)
