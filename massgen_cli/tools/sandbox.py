@@ -30,6 +30,11 @@ ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/mnt", "/media",
 
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
 
+NO_CAPABILITIES = ("--cap-drop", "ALL")
+"""Run as root (a container, CI), bubblewrap keeps every capability unless told: with them a command could
+unmount the hidden folders, remount / writable and write the host's files. Without, root inside is an
+ordinary user of what it is shown; setuid programs gain nothing either (bubblewrap sets no_new_privs)."""
+
 SANDBOX_HOME = "/tmp"
 """HOME inside: an empty in-memory folder, discarded when the command ends."""
 
@@ -69,7 +74,7 @@ class SandboxSpec:
         return [*launcher(self.limits), *self.bwrap_arguments(), "--", *program]
 
     def bwrap_arguments(self) -> list[str]:
-        arguments = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all"]
+        arguments = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all", *NO_CAPABILITIES]
         arguments += ["--share-net"] if self.network else []
         arguments += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for _, layer in sorted(self._layers(), key=lambda pair: len(pair[0].parts)):

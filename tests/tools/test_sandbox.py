@@ -28,7 +28,7 @@ from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.paths import Root, Roots
-from massgen_cli.tools.sandbox import BWRAP_ENV
+from massgen_cli.tools.sandbox import BWRAP_ENV, NO_CAPABILITIES, Mount, SandboxSpec
 from massgen_cli.tools.toolbox import Toolbox, ToolResult, build_toolbox
 from tests.conftest import process_gone, processes_with, wait_until
 from tests.scripted import answer, scripted, vote
@@ -249,3 +249,29 @@ def test_a_sandboxed_mcp_server_writes_only_in_its_folder(tmp_path: Path):
     assert inside.ok and (folder / "inside.txt").read_text() == "mine"
     assert not (tmp_path / "outside.txt").exists(), "a write outside lands in memory, discarded"
     assert not read.ok and "top secret" not in read.text
+
+
+CAPABILITIES = "grep -E '^Cap(Eff|Prm):' /proc/self/status"
+REMOUNT = "mount -o remount,rw / && echo REMOUNTED; umount -l /root && echo UNMOUNTED"
+"""What root did with its capabilities: make the system writable, and take a hidden folder's cover away."""
+
+
+def _capabilities(text: str) -> set[str]:
+    return {line.split()[1] for line in text.splitlines() if line.startswith(("CapEff", "CapPrm"))}
+
+
+def test_a_command_has_no_capabilities_even_as_root(tmp_path: Path):
+    kept = run_in_sandbox(tmp_path, f"{CAPABILITIES}; {REMOUNT}")
+    assert _capabilities(kept.text) == {"0000000000000000"}, kept.text
+    assert "REMOUNTED" not in kept.text and "UNMOUNTED" not in kept.text
+    if os.geteuid() != 0:
+        return  # an ordinary user's sandbox never had capabilities to drop
+    spec = SandboxSpec((Mount(tmp_path, writable=True),), tmp_path)
+    arguments = spec.bwrap_arguments()
+    at = arguments.index(NO_CAPABILITIES[0])
+    as_before = [*arguments[:at], *arguments[at + len(NO_CAPABILITIES) :]]  # before they were dropped
+    shown = subprocess.run(
+        [*as_before, "--", "sh", "-c", f"{CAPABILITIES}; {REMOUNT}"], capture_output=True, text=True
+    )
+    assert _capabilities(shown.stdout) != {"0000000000000000"}, "root kept its capabilities without the drop"
+    assert "UNMOUNTED" in shown.stdout, "and could take the hidden folders away"
