@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from massgen_cli.agent_folders import write_inside
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.events import Notice, RunEvent
@@ -23,6 +24,7 @@ STATUSES = ("pending", "in_progress", "completed", "verified", "blocked")
 PRIORITIES = ("low", "medium", "high")
 MARKS = {"pending": "·", "in_progress": "◐", "completed": "✓", "verified": "✓✓", "blocked": "✗"}
 PLANS_HEADER = "=== TASK PLANS ==="
+PLAN_IN_WORKSPACE = "tasks/plan.json"
 PLANS_FILE = "plans.json"
 GUIDANCE = (
     "Keep a task plan for substantial work: create it with create_task_plan before you change anything, "
@@ -99,9 +101,11 @@ class PlanBook:
         workspace = self.workspaces.get(agent_id)
         if workspace is not None:
             record = {"agent": self.labels.get(agent_id, agent_id), "tasks": [asdict(t) for t in tasks]}
-            path = workspace / "tasks" / "plan.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+            try:
+                write_inside(workspace, PLAN_IN_WORKSPACE, json.dumps(record, indent=2, ensure_ascii=False))
+            except OSError as error:  # the agent's own folder: a link there is refused, never followed
+                said = f"[{agent_id}] plan not mirrored to {PLAN_IN_WORKSPACE}: {error}"
+                self.emit(Notice("warning", said))
 
     def begin(self, at: AttemptAt) -> None:
         if at.turn != self.turn:

@@ -101,3 +101,26 @@ def test_skills_are_found_listed_and_loaded(in_process, tmp_path: Path):
     loaded = second.messages[-1]["content"]
     assert loaded.startswith("---\nname: haiku") and "Five, seven, five." in loaded
     assert "examples.md" in loaded
+
+
+PLANNING_IN_FILES = {"enable_agent_task_planning": True, "task_planning_filesystem_mode": True}
+
+
+def test_a_plan_is_never_mirrored_through_a_link_the_agent_planted(in_process, tmp_path: Path):
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text("the user's own\n")
+    (tmp_path / "ws" / "tasks").mkdir(parents=True)
+    (tmp_path / "ws" / "tasks" / "plan.json").symlink_to(bashrc)
+    planner = [call("create_task_plan", tasks=[{"description": "plant a link"}]), answer("done")]
+    run = in_process(
+        scripted(
+            {"planner": planner},
+            backends={"planner": {"cwd": "ws"}},
+            orchestrator={
+                "coordination": {"enable_agent_task_planning": True, "task_planning_filesystem_mode": True}
+            },
+        )
+    )
+    assert run.app.ask("Plan it.").final_answer == "done"
+    assert bashrc.read_text() == "the user's own\n"
+    assert "plan not mirrored to tasks/plan.json" in run.err.getvalue()
