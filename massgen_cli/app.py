@@ -75,7 +75,7 @@ class MassGenApp:
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
         try:
-            place = Place(self.session, state_dir if saved else None, self._private_paths())
+            place = Place(self.session, state_dir, state_dir if saved else None, self._private_paths())
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,11 +40,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a run lives: its session, the state folder (None: it cannot be written, nothing is kept), and
-    the folders and files no agent's command may see."""
+    """Where a run lives: its session, the state folder (which no agent's tool may reach) and whether
+    anything is kept there (``kept_in`` None: it cannot be written), and the folders and files no agent's
+    command may see."""
 
     session: Session
-    state_dir: Path | None
+    state_folder: Path
+    kept_in: Path | None
     private: tuple[Path, ...] = ()
 
 
@@ -68,7 +70,7 @@ class ComposedRun:
         config, emit = loaded.config, record.emit
         self.features = _features(config, place, emit)
         self.agents: list[Agent] = _agents(config, self.features, place, emit)
-        self.threads = AgentThreads.load(place.session.directory, saved=place.state_dir is not None)
+        self.threads = AgentThreads.load(place.session.directory, saved=place.kept_in is not None)
         context = StepContext(self.threads, tuple(self.features.extensions))
         crew = Crew(self.agents, context, CoordinationPolicy.of(config))
         self.turns = TurnRunner(crew, place.session, self.features.parts, record)
@@ -187,7 +189,7 @@ def _planning(config: MassGenConfig, place: Place, emit: EventSink, features: Fe
     from massgen_cli.tools.planning import PlanBook, PlanSettings
 
     settings = PlanSettings(coordination.max_tasks_per_plan, coordination.task_planning_filesystem_mode)
-    kept_in = place.session.directory if place.state_dir is not None else None
+    kept_in = place.session.directory if place.kept_in is not None else None
     book = PlanBook(settings, _labels(config), emit, kept_in)
     features.extensions.append(TaskPlanning(book))
     features.parts.append(book)
@@ -203,7 +205,7 @@ def _long_term(config: MassGenConfig, place: Place, emit: EventSink, features: F
     from massgen_cli.memory.runtime.recall import Recall
     from massgen_cli.memory.runtime.recording import Recording
 
-    run = LongTermRun(config, place.state_dir, place.session.id, emit)
+    run = LongTermRun(config, place.kept_in, place.session.id, emit)
     recall, recording = Recall(run), Recording(run)
     extension = LongTermMemory(recall, recording)
     features.long_term, features.long_term_part = run, extension
@@ -230,7 +232,7 @@ def _shared(config: MassGenConfig, place: Place, emit: EventSink, features: Feat
     run = features.long_term
     link = RecordingLink(run.recorder, run.spool) if run is not None else RecordingLink()
     store = run.store if run is not None else None
-    shared_place = SharedMemoryPlace(place.session, store, link, place.state_dir is not None)
+    shared_place = SharedMemoryPlace(place.session, store, link, place.kept_in is not None)
     shared = open_shared_memory(config, shared_place, emit)
     features.shared = shared
     features.extensions.append(SharedBlock(shared))
@@ -246,7 +248,7 @@ def _memory_files(
     from massgen_cli.features.memory_files import MemoryFilesMode
     from massgen_cli.memory.filesystem import LEDGER_FILE, FileLedger, MemoryFiles
 
-    kept_in = place.session.directory if place.state_dir is not None else None
+    kept_in = place.session.directory if place.kept_in is not None else None
     ledger = FileLedger(kept_in / LEDGER_FILE if kept_in is not None else None)
     long_term = features.long_term_part
     recorder = long_term.recording if long_term is not None else None
@@ -282,7 +284,8 @@ def _agents(config: MassGenConfig, features: Features, place: Place, emit: Event
     for index, agent_config in enumerate(config.agents):
         agent_id = agent_config.id or ""
         others = tuple(path for owner, path in workspaces.items() if owner != agent_id)
-        toolbox = _toolbox(config, index, features.extensions, ToolSources((), (*place.private, *others)))
+        sources = ToolSources((), (*place.private, *others), place.state_folder)
+        toolbox = _toolbox(config, index, features.extensions, sources)
         parts[agent_id] = AgentParts(toolbox, features.keepers.get(agent_id))
     return build_agents(config, emit, parts)
 
@@ -294,7 +297,7 @@ def _toolbox(
     agent_config = config.agents[index]
     agent_id = agent_config.id or ""
     readable = tuple(folder for extension in extensions for folder in extension.readable(agent_id))
-    toolbox = build_toolbox(agent_config, index, config.orchestrator, ToolSources(readable, sources.private))
+    toolbox = build_toolbox(agent_config, index, config.orchestrator, replace(sources, readable=readable))
     workspace = own_workspace(toolbox, agent_config)
     for extension in extensions:
         equipment = extension.equip(agent_id, workspace)

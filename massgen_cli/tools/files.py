@@ -140,7 +140,8 @@ def list_directory(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str, "."))
     if not path.is_dir():
         raise ToolError(f"{path} is not a folder; use read_file")
-    entries = sorted(os.scandir(path), key=lambda entry: (not entry.is_dir(), entry.name))
+    shown = [entry for entry in os.scandir(path) if not roots.is_private(Path(entry.path))]
+    entries = sorted(shown, key=lambda entry: (not entry.is_dir(), entry.name))
     lines = [_entry_line(entry) for entry in entries[:LIST_ENTRIES]]
     if len(entries) > LIST_ENTRIES:
         lines.append(f"[cut: {len(entries) - LIST_ENTRIES} more entries not shown]")
@@ -230,7 +231,11 @@ def _files_under(roots: Roots, top: Path, search: Search) -> Iterator[Path]:
         if time.monotonic() > search.deadline:
             search.timed_out = True
             return
-        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
+        subfolders[:] = sorted(
+            name
+            for name in subfolders
+            if name not in SKIPPED_FOLDERS and not roots.is_private(Path(folder, name).resolve())
+        )
         for name in sorted(files):
             try:
                 yield roots.confine(str(Path(folder, name)))

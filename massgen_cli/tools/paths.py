@@ -1,5 +1,6 @@
 """Path confinement, the one check every file tool calls: a path is used only when, after ``..`` and
-symlinks are resolved, it lies inside one of the agent's roots (and, to be written, a writable one)."""
+symlinks are resolved, it lies inside one of the agent's roots (and, to be written, a writable one), and
+not inside a private folder (the runner's state folder) unless a root lies inside that folder."""
 
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ class Root:
 @dataclass
 class Roots:
     """An agent's roots; relative paths in tool calls resolve against ``base`` (its workspace).
-    ``presenting`` is on while the agent writes the final answer."""
+    ``presenting`` is on while the agent writes the final answer. ``private`` folders (the runner's state)
+    are out of reach whatever root holds them, except through a root inside them."""
 
     base: Path
     roots: tuple[Root, ...]
     presenting: bool = False
+    private: tuple[Path, ...] = ()
 
     def confine(self, raw: str, *, write: bool = False) -> Path:
         """The resolved path of ``raw``, or a ``ToolError`` saying why the agent may not use it (naming
@@ -46,12 +49,22 @@ class Roots:
         candidate = Path(raw).expanduser()
         resolved = Path(os.path.realpath(candidate if candidate.is_absolute() else self.base / candidate))
         root, named = self._innermost(resolved), _named(raw, resolved)
+        if root is not None and self.is_private(resolved):
+            raise ToolError(f"{named} is in the runner's own state folder, which no agent may use")
         if root is None:
             raise ToolError(f"{named} is outside the folders this agent may use ({self.describe()})")
         if write and not (root.writable or (root.final_only and self.presenting)):
             where = f"inside {root.path}: {root.permission}"
             raise ToolError(f"{named} is read-only for this agent now ({where})")
         return resolved
+
+    def is_private(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) lies in a private folder and in no root inside that folder."""
+        root = self._innermost(path)
+        return any(
+            path.is_relative_to(folder) and (root is None or not root.path.is_relative_to(folder))
+            for folder in self.private
+        )
 
     @property
     def has_workspace(self) -> bool:

@@ -53,10 +53,12 @@ class ToolResult:
 class ToolSources:
     """What an agent's tools reach beyond its own config: folders its file tools may read (its view of
     its peers' snapshots, the skills), and the folders and files its commands must not see (the
-    runner's folder, state and config, other agents' workspaces)."""
+    runner's folder, state and config, other agents' workspaces), and the runner's state folder, which
+    no tool reaches."""
 
     readable: tuple[Path, ...] = ()
     private: tuple[Path, ...] = ()
+    state_folder: Path | None = None
 
 
 @dataclass
@@ -138,7 +140,7 @@ def build_toolbox(
     _require_existing("orchestrator.context_paths", orchestrator.context_paths)
     _require_existing(f"{where}.context_paths", backend.context_paths)
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
-    roots = agent_roots(backend.cwd, context_paths, sources.readable)
+    roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         timeout_s = orchestrator.tool_call_timeout_seconds
@@ -166,10 +168,14 @@ def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
 
 
 def agent_roots(
-    cwd: str | None, context_paths: Sequence[ContextPath], readable: Sequence[Path] = ()
+    cwd: str | None,
+    context_paths: Sequence[ContextPath],
+    readable: Sequence[Path] = (),
+    state_folder: Path | None = None,
 ) -> Roots | None:
     """The workspace (created if missing), the context paths (written in the final presentation only)
-    and the ``readable`` folders (peers' snapshots, skills), or None without any of them."""
+    and the ``readable`` folders (peers' snapshots, skills), with the state folder out of reach, or None
+    without any of them."""
     if cwd is None and not context_paths and not readable:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
@@ -180,7 +186,8 @@ def agent_roots(
     roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
     roots += [Root.of(folder, writable=False) for folder in readable]
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
-    return Roots(base, tuple(roots))
+    private = (state_folder.expanduser().resolve(),) if state_folder is not None else ()
+    return Roots(base, tuple(roots), private=private)
 
 
 def _command_tool(

@@ -17,7 +17,7 @@ from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.base import ToolError
 from massgen_cli.tools.paths import Root, Roots
-from massgen_cli.tools.toolbox import Toolbox, agent_roots, build_toolbox
+from massgen_cli.tools.toolbox import Toolbox, ToolSources, agent_roots, build_toolbox
 
 
 @pytest.fixture
@@ -255,3 +255,48 @@ def test_a_missing_context_path_is_an_error_at_start_naming_its_yaml_path(tmp_pa
         ConfigError, match=r"orchestrator\.context_paths\[0\]\.path: .*nowhere does not exist"
     ):
         build_toolbox(agent, 0, orchestrator)
+
+
+def project_with_state(tmp_path: Path) -> tuple[Path, Path]:
+    """A project folder used as the workspace (``cwd: "."``), with the runner's state folder inside it."""
+    project, state = tmp_path / "project", tmp_path / "project" / ".massgen"
+    (state / "sessions" / "other").mkdir(parents=True)
+    (state / "sessions" / "other" / "session.json").write_text('{"secret": "another session"}')
+    (project / "notes.md").write_text("the session notes\n")
+    return project, state
+
+
+def project_toolbox(project: Path, state: Path | None, **backend: object) -> Toolbox:
+    agent = AgentConfig.model_validate(
+        {"id": "a", "backend": {"type": "scripted", "responses": ["x"], "cwd": str(project), **backend}}
+    )
+    return build_toolbox(agent, 0, OrchestratorConfig(), ToolSources(state_folder=state))
+
+
+def test_the_state_folder_is_out_of_reach_even_inside_the_workspace(tmp_path: Path):
+    project, state = project_with_state(tmp_path)
+    record = ".massgen/sessions/other/session.json"
+    before = project_toolbox(project, None)  # the shape before: the workspace's roots alone
+    assert "another session" in call(before, "read_file", path=record).text
+    assert ".massgen" in call(before, "list_directory", path=".").text
+
+    box = project_toolbox(project, state)
+    read = call(box, "read_file", path=record)
+    assert not read.ok and "runner's own state folder" in read.text and "another session" not in read.text
+    assert not call(box, "write_file", path=record, content="{}").ok
+    assert (state / "sessions" / "other" / "session.json").read_text() == '{"secret": "another session"}'
+    listing = call(box, "list_directory", path=".").text
+    assert "notes.md" in listing and ".massgen" not in listing
+    found = call(box, "search_files", pattern="session").text
+    assert "notes.md" in found and "another session" not in found
+    linked = project / "state_link"
+    linked.symlink_to(state, target_is_directory=True)
+    assert not call(box, "read_file", path="state_link/sessions/other/session.json").ok
+
+
+def test_a_context_path_over_the_state_folder_does_not_reach_it(tmp_path: Path):
+    project, state = project_with_state(tmp_path)
+    workspace = tmp_path / "ws"
+    box = project_toolbox(workspace, state, context_paths=[{"path": str(project), "permission": "write"}])
+    assert call(box, "read_file", path=str(project / "notes.md")).ok
+    assert not call(box, "read_file", path=str(state / "sessions" / "other" / "session.json")).ok
