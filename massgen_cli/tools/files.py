@@ -149,10 +149,14 @@ def list_directory(roots: Roots, arguments: dict[str, Any]) -> str:
 
 
 def _entry_line(entry: os.DirEntry[str]) -> str:
-    if entry.is_dir():
+    """A folder with ``/``, a link as a link (never what it points to: its target may be outside the
+    roots), a file with its size."""
+    if entry.is_symlink():
+        return f"{entry.name}  (a link)"
+    if entry.is_dir(follow_symlinks=False):
         return entry.name + "/"
     try:
-        return f"{entry.name}  {entry.stat().st_size}"
+        return f"{entry.name}  {entry.stat(follow_symlinks=False).st_size}"
     except OSError:
         return f"{entry.name}  ?"
 

@@ -86,6 +86,9 @@ def test_a_symlink_out_of_the_workspace_is_refused(layout):
     assert not call(toolbox, "read_file", path="link/key.txt").ok
     assert not call(toolbox, "read_file", path="key-link.txt").ok
     assert not call(toolbox, "write_file", path="link/new.txt", content="x").ok
+    listing = call(toolbox, "list_directory", path=".").text
+    assert "key-link.txt  (a link)" in listing and "link  (a link)" in listing
+    assert str(len("sk-do-not-read\n")) not in listing, "the outside file's size is not shown"
     assert not (layout["secret"] / "new.txt").exists()
     listing = call(toolbox, "search_files", pattern="sk-do-not", path=".")
     assert "sk-do-not-read" not in listing.text
