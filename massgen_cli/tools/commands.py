@@ -65,7 +65,8 @@ class SandboxSettings:
         mounts = tuple(
             Mount(root.path, root.writable or (root.final_only and roots.presenting)) for root in roots.roots
         )
-        return SandboxSpec(mounts, roots.base, self.hidden, self.network, self.limits)
+        protected = tuple(Mount(path, writable=False) for path in roots.protected_paths())
+        return SandboxSpec((*mounts, *protected), roots.base, self.hidden, self.network, self.limits)
 
 
 def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s: float) -> Tool:

