@@ -28,15 +28,30 @@ class SharedStateFolderError(MassGenError):
     exit_code = 2
 
 
+class StateFolderError(MassGenError):
+    """The state folder named is no folder (a file, a device, a loop of links): the run does not start."""
+
+    exit_code = 2
+
+
 def resolve_state_dir(flag: str | Path | None = None, warn: Callable[[str], None] | None = None) -> Path:
     """The state folder (created if missing and possible: ``write_problem`` tells when it is not), only
-    its user's: see ``make_private``. ``warn`` hears what was changed (stderr when None)."""
+    its user's: see ``make_private``. ``warn`` hears what was changed (stderr when None). A path that is
+    not a folder is refused (``StateFolderError``), never changed."""
     chosen = flag or os.environ.get("MASSGEN_HOME") or Path.cwd() / STATE_DIR_NAME
-    path = Path(chosen).expanduser().resolve()
+    try:
+        path = Path(chosen).expanduser().resolve()
+    except (RuntimeError, OSError) as error:  # RuntimeError: a loop of symbolic links
+        raise StateFolderError(f"the state folder {chosen} cannot be used ({error}); {_CHOOSE}") from None
     with contextlib.suppress(OSError):
         path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise StateFolderError(f"the state folder {path} is not a folder; {_CHOOSE}")
     make_private(path, warn or _warn_on_stderr)
     return path
+
+
+_CHOOSE = "name a folder with --state-dir or MASSGEN_HOME"
 
 
 def make_private(folder: Path, warn: Callable[[str], None]) -> None:
@@ -48,7 +63,7 @@ def make_private(folder: Path, warn: Callable[[str], None]) -> None:
     except OSError:  # missing or unreadable: write_problem tells what that means for the run
         return
     old = stat.S_IMODE(info.st_mode)
-    if os.name != "posix" or not old & (stat.S_IWGRP | stat.S_IWOTH):
+    if not stat.S_ISDIR(info.st_mode) or os.name != "posix" or not old & (stat.S_IWGRP | stat.S_IWOTH):
         return
     if info.st_uid != os.geteuid() or old & stat.S_ISVTX:
         raise SharedStateFolderError(_shared_folder_problem(folder, info))

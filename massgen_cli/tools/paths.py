@@ -62,7 +62,7 @@ class Roots:
             where = f"inside {root.path}: {root.permission}"
             raise ToolError(f"{named} is read-only for this agent now ({where})")
         if write and (protected := _protected(resolved, root.path)):
-            raise ToolError(f"{named} is protected: no agent writes {protected} (the user runs what it holds)")
+            raise ToolError(f"{named} is protected: no agent writes {protected} (the user runs its files)")
         return resolved
 
     def protected_paths(self) -> list[Path]:

@@ -76,3 +76,19 @@ def test_stdin_that_is_not_text_is_refused_and_a_huge_question_is_answered(tmp_p
     assert unknown.returncode == 0 and b"unknown command /frobnicate" in unknown.stderr
     assert unknown.stdout == b"Fine.\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "state"]
+
+
+def test_a_state_folder_that_is_no_folder_is_refused_and_left_as_it_is(tmp_path: Path):
+    write_config(tmp_path, SCRIPTED)
+    shared_file = tmp_path / "shared-file"
+    shared_file.write_text("everyone's\n")
+    shared_file.chmod(0o666)
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    for target, said in ((shared_file, "is not a folder"), (tmp_path / "loop_a", "cannot be used")):
+        for command in (("sessions", "list"), ("--config", "config.yaml", "Q?")):
+            result = run_cli("--state-dir", str(target), *command)
+            assert result.returncode == 2 and said in result.stderr, result.stderr
+            assert "Traceback" not in result.stderr and "--state-dir or MASSGEN_HOME" in result.stderr
+    assert oct(shared_file.stat().st_mode & 0o777) == oct(0o666), "its mode is left as it was"
+    assert shared_file.read_text() == "everyone's\n"
