@@ -32,7 +32,7 @@ from massgen_cli.events import (
     Usage,
     VoteCast,
 )
-from massgen_cli.text import one_line
+from massgen_cli.text import one_line, printable
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
@@ -341,8 +341,8 @@ class _AnswerOut:
     def _write(self, text: str) -> None:
         if not text:
             return
-        try:
-            self.out.write(text)
+        try:  # on a terminal, a model's control characters could rewrite the screen or the window title
+            self.out.write(printable(text) if self.live else text)
             self.out.flush()
         except BrokenPipeError:  # the reader went away (`| head -1`): the turn still ends and is recorded
             to_devnull(self.out)

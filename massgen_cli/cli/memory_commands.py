@@ -17,7 +17,7 @@ from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
-from massgen_cli.text import one_line
+from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
     from massgen_cli.memory.longterm.record.memories import RecordMessage
@@ -92,7 +92,7 @@ def search(
         else:
             meta = record["metadata"]
             where = f"{meta['agent_id']} · {meta['session_id']} · turn {meta['turn']}"
-            print(f"{hit.score:.3f}  [{where}]  {hit.text}")
+            print(printable(f"{hit.score:.3f}  [{where}]  {hit.text}"))  # no control character for a terminal
     if not hits:
         Console(stderr=True).print("no memories found")
     return 0
@@ -141,10 +141,8 @@ def list_memories(
         else:
             where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
             value = values.get(memory.id, DEFAULT_VALUE)
-            print(
-                f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}"
-                + _stale_note(stale.get(memory.id))
-            )
+            line = f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}"
+            print(printable(line + _stale_note(stale.get(memory.id))))
     return 0
 
 

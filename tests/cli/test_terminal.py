@@ -52,3 +52,65 @@ def test_a_presented_answer_stands_on_its_own_lines_once_with_no_panel_after_it(
     assert text[at - 1] == "\n" and text[at + len(ANSWER)] == "\n", "the answer is glued to a panel"
     assert "╭" not in text[at:] and "│" not in text[at:], "a panel was drawn after the answer"
     assert "Turn 1 ended" in text[at:]
+
+
+HOSTILE = "Paris.\x1b]0;pwned\x07 \x1b[2J\x1b[31mred\r\x9bnext"
+
+
+def test_a_model_s_control_characters_never_reach_the_terminal(tmp_path):
+    import yaml
+
+    config = tmp_path / "hostile.yaml"
+    config.write_text(
+        yaml.safe_dump({"agent": {"id": "solo", "backend": {"type": "scripted", "responses": [HOSTILE]}}})
+    )
+    master, slave = pty.openpty()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "massgen_cli",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "-c",
+            str(config),
+            "-q",
+            "Q?",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+    )
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert done.returncode == 0, done.stderr
+    assert b"Paris." in shown and b"red" in shown and b"next" in shown
+    assert b"\x1b" not in shown and b"\x07" not in shown and "\x9b".encode() not in shown
+    piped = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "massgen_cli",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "-c",
+            str(config),
+            "-q",
+            "Q?",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert piped.stdout.decode() == HOSTILE + "\n", "a pipe gets the answer as it is"
