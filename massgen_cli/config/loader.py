@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from dotenv import load_dotenv
+from dotenv import dotenv_values, load_dotenv
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -24,6 +24,7 @@ from massgen_cli.config.sources import DEFAULT_CONFIG, resolve_config_path
 from massgen_cli.config.walk import WalkResult, check_keys
 from massgen_cli.config.yaml_reader import ReadDocument, read_yaml
 from massgen_cli.errors import ConfigError
+from massgen_cli.redaction import SECRET_NAME, remember
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -63,6 +64,7 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
     if errors:
         raise ConfigError(errors.lines(), keys.warnings.lines())
     assert config is not None
+    remember(_secret_settings(config.model_dump()))
     warnings = keys.warnings
     where = "agents" if document.get("agents") else "agent"
     for index, agent in enumerate(config.agents):
@@ -129,10 +131,24 @@ def _anchor_custom_tools(agent: AgentConfig, config_folder: Path) -> None:
             entry.path = str(beside)
 
 
+def _secret_settings(data: Any) -> list[str]:
+    """The values of the config's settings whose names look like credentials (``api_key``, an MCP
+    server's ``GITHUB_TOKEN``…), wherever they stand."""
+    if isinstance(data, dict):
+        named = [v for key, v in data.items() if isinstance(v, str) and SECRET_NAME.search(str(key))]
+        return named + [found for value in data.values() for found in _secret_settings(value)]
+    if isinstance(data, list):
+        return [found for item in data for found in _secret_settings(item)]
+    return []
+
+
 def _load_dotenv_files(config_path: Path) -> None:
+    """Each ``.env`` (the current folder's, the config's folder's) sets what the environment lacks; every
+    value it holds is a secret from now on, whatever its name."""
     for env_file in (Path.cwd() / ".env", config_path.parent / ".env"):
         if env_file.is_file():
             load_dotenv(env_file, override=False)
+            remember(dotenv_values(env_file).values())
 
 
 MAX_CONFIG_BYTES = 5 * 1024 * 1024

@@ -8,42 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from massgen_cli.events import Notice, RunEvent, StreamEvent, event_to_dict
+from massgen_cli.redaction import redact
 from massgen_cli.state import timestamp
-
-_SECRET_PATTERNS = [
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{16,}"),
-]
-_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-REDACTED = "[REDACTED]"
-
-
-def redact(value: Any) -> Any:
-    """``value`` with API keys and tokens (by pattern and by the values of *_API_KEY variables) masked."""
-    if isinstance(value, dict):
-        return {key: redact(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact(item) for item in value]
-    if not isinstance(value, str):
-        return value
-    for secret in _secret_values():
-        value = value.replace(secret, REDACTED)
-    for pattern in _SECRET_PATTERNS:
-        value = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, value)
-    return value
-
-
-def _secret_values() -> list[str]:
-    return [v for k, v in os.environ.items() if k.endswith(_SECRET_ENV_SUFFIXES) and len(v) >= 8]
 
 
 def write_json(path: Path, data: Any) -> None:

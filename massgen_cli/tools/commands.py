@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import CommandLimits
+from massgen_cli.redaction import command_environment
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 from massgen_cli.tools.command_policy import CommandPolicy
@@ -29,7 +29,6 @@ from massgen_cli.tools.sandbox_launch import pids_cgroup
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
 OUTPUT_TAIL_BYTES = 4_000
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 COMMAND_TOOL = "execute_command"
 EXIT_CODE = "exit code: "
 OUTPUT_SUMMARY_LINES = 5
@@ -108,7 +107,7 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env=_clean_environment(),
+        env=command_environment(),
         umask=user_umask(),  # what a command creates is the user's, with the user's usual mode
     )
     reading = asyncio.ensure_future(_read_all(process))
@@ -186,10 +185,6 @@ async def _remove_pids_cgroup(launcher_pid: int) -> None:
         with contextlib.suppress(OSError):
             group.rmdir()
         await asyncio.sleep(0.02)
-
-
-def _clean_environment() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if not SECRET_NAME.search(name)}
 
 
 def require_docker() -> None:

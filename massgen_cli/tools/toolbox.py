@@ -15,6 +15,7 @@ from massgen_cli.config.schema import AgentConfig
 from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
+from massgen_cli.redaction import redact
 from massgen_cli.state import user_umask
 from massgen_cli.text import one_line
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, bounded
@@ -104,8 +105,10 @@ class Toolbox:
                 raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
             async with asyncio.timeout(self.call_timeout_s):
                 text = await tool.run(dict(call.arguments))
-            # every tool's result is bounded here, whatever the tool (MCP servers and custom functions too)
-            return ToolResult(bounded(text, RESULT_CHARS, LONG_RESULT_HINT), True, time.monotonic() - started)
+            # every tool's result is bounded and cleared of secrets here, whatever the tool (MCP servers and
+            # custom functions too): a .env or a key read by a tool never reaches the model or the thread
+            text = bounded(redact(text), RESULT_CHARS, LONG_RESULT_HINT)
+            return ToolResult(text, True, time.monotonic() - started)
         except TimeoutError:
             return _failed(f"the call took longer than {self.call_timeout_s:g}s and was stopped", started)
         except ToolError as error:
@@ -128,7 +131,7 @@ def result_summary(name: str, text: str) -> str:
 
 
 def _failed(message: str, started: float) -> ToolResult:
-    return ToolResult(bounded(f"Error: {message}", RESULT_CHARS), False, time.monotonic() - started)
+    return ToolResult(bounded(redact(f"Error: {message}"), RESULT_CHARS), False, time.monotonic() - started)
 
 
 def build_toolbox(
