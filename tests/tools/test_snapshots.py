@@ -60,7 +60,7 @@ agents:
       custom_tools:
         - {name: wait_for_file, function: wait_for_file, path: FUNCTIONS}
       responses:
-        - {tool: custom_tool__wait_for_file, args: {path: SNAPSHOT}}
+        - {tool: custom_tool__wait_for_file, args: {path: VIEW/agent1/plan.md}}
         - calls:
             - {tool: read_file, args: {path: VIEW/agent1/plan.md}}
             - {tool: write_file, args: {path: VIEW/agent1/plan.md, content: "b was here"}}
@@ -74,13 +74,14 @@ orchestrator:
 
 
 def test_snapshots_peers_output_folder_and_final_writes_through_the_cli(tmp_path: Path):
+    """b waits for its view of a's snapshot, which only its next step builds: its first step ends when a's
+    answer restarts it, whatever the timing, and its second step reads the view."""
     (tmp_path / "shared").mkdir()
     session = "snapshot_demo"
     snapshot = tmp_path / "snapshots" / session / "turn_1" / "attempt_1" / "a" / "plan.md"
     text = (
         CONFIG.replace("SHARED", str(tmp_path / "shared"))
         .replace("FUNCTIONS", FUNCTIONS)
-        .replace("SNAPSHOT", str(snapshot))
         .replace("VIEW", str(tmp_path / "views" / "b"))
     )
     write_config(tmp_path, text)
