@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.config.yaml_reader import read_yaml
+from massgen_cli.errors import ConfigError
 from massgen_cli.tools.base import Tool, ToolError, argument, bounded, schema
 
 SHIPPED = Path(__file__).resolve().parent.parent / "skills"
@@ -59,19 +61,29 @@ def _read(folder: Path, origin: str) -> Skill | None:
     file = folder / SKILL_FILE
     if not file.is_file():
         return None
-    front = _front_matter(file.read_text(encoding="utf-8", errors="replace"))
+    with file.open(encoding="utf-8", errors="replace") as text:
+        front = _front_matter(text.read(FRONT_MATTER_CHARS + len("\n---")))
     name = str(front.get("name") or folder.name).strip()
     return Skill(name, str(front.get("description") or "").strip(), folder.resolve(), origin)
 
 
+FRONT_MATTER_CHARS = 16_000
+"""Far more than a name and a description need; a longer front matter is not read."""
+FRONT_MATTER_DEADLINE_S = 2.0
+
+
 def _front_matter(text: str) -> dict[str, Any]:
-    """The YAML between the first two ``---`` lines at the start of the file ({} without it)."""
+    """The YAML between the first two ``---`` lines at the start of the file ({} without it, or when it
+    is not plain, bounded YAML: a skill's file is read by the bounded reader, which refuses alias bombs,
+    deep nesting and tags, as configs are)."""
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
+    if end <= 0 or end > FRONT_MATTER_CHARS:
+        return {}
     try:
-        loaded = yaml.safe_load(text[3:end]) if end > 0 else None
-    except yaml.YAMLError:
+        loaded = read_yaml(text[3:end], deadline_s=FRONT_MATTER_DEADLINE_S).value
+    except (yaml.YAMLError, ConfigError):
         return {}
     return loaded if isinstance(loaded, dict) else {}
 

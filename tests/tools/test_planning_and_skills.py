@@ -13,6 +13,7 @@ import pytest
 from massgen_cli.attempts import AttemptAt
 from massgen_cli.tools.base import ToolError
 from massgen_cli.tools.planning import PlanBook, PlanSettings
+from massgen_cli.tools.skills import discover_skills
 from tests.scripted import answer, scripted, vote
 
 
@@ -124,3 +125,25 @@ def test_a_plan_is_never_mirrored_through_a_link_the_agent_planted(in_process, t
     assert run.app.ask("Plan it.").final_answer == "done"
     assert bashrc.read_text() == "the user's own\n"
     assert "plan not mirrored to tasks/plan.json" in run.err.getvalue()
+
+
+def alias_bomb(levels: int) -> str:
+    """YAML whose last list expands to 9 * 5**levels items through aliases."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 5)}]" for n in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def _leaves(value: object) -> int:
+    return sum(_leaves(item) for item in value) if isinstance(value, list) else 1
+
+
+def test_a_skill_whose_front_matter_is_an_alias_bomb_is_read_by_its_folder_name(tmp_path: Path):
+    import yaml
+
+    assert _leaves(yaml.safe_load(alias_bomb(3))["a3"]) == 9 * 5**3, "the plain loader expands aliases"
+    folder = tmp_path / "skills" / "bomb"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\n{alias_bomb(12)}name: bomb\ndescription: boom\n---\nUse it.\n")
+    (found,) = [skill for skill in discover_skills(tmp_path / "skills") if skill.origin == "project"]
+    assert found.name == "bomb" and found.description == "", "the front matter is refused, the skill kept"
