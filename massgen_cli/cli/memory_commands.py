@@ -260,7 +260,30 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             raise MassGenError(f"{path.name}: line {number}: not valid JSON ({error.msg})") from error
         if not isinstance(item, dict) or not str(item.get("content") or "").strip():
             raise MassGenError(f"{path.name}: line {number}: needs a JSON object with a non-empty 'content'")
-        yield item
+        turn = item.get("turn")
+        if turn is not None and not _whole_number(turn):
+            raise MassGenError(f"{path.name}: line {number}: 'turn' must be a whole number, not {turn!r}")
+        yield _without_lone_surrogates(item)
+
+
+def _whole_number(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.isdigit()
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate (valid in JSON's \\u escapes, not in UTF-8) as U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    return value
 
 
 def import_message(item: dict[str, Any]) -> RecordMessage:

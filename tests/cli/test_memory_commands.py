@@ -65,3 +65,21 @@ def test_clear_asks_unless_yes(tmp_path):
     cleared = run_cli("memory", "clear", "--config", str(config), "--session", "tmp", "--yes")
     assert cleared.returncode == 0 and "deleted 1 memories" in cleared.stderr
     assert run_cli("memory", "list", "--config", str(config)).stdout == ""
+
+
+def test_an_import_with_a_bad_turn_or_a_lone_surrogate_is_said_or_kept(tmp_path):
+    config = write_config(tmp_path, CONFIG)
+    for turn in ('"two"', "[1]", "-1", "1.5", "true"):
+        data = tmp_path / "turns.jsonl"
+        data.write_text('{"content": "fine"}\n{"content": "when", "turn": ' + turn + "}\n")
+        result = run_cli("memory", "import", str(data), "--config", str(config))
+        said = "turns.jsonl: line 2: 'turn' must be a whole number"
+        assert result.returncode == 1 and said in result.stderr
+        assert "Traceback" not in result.stderr
+    data = tmp_path / "surrogate.jsonl"
+    data.write_text('{"content": "half a pair \\ud800 here", "turn": "3"}\n')
+    imported = run_cli("memory", "import", str(data), "--config", str(config))
+    assert imported.returncode == 0, imported.stderr
+    found = run_cli("memory", "search", "half a pair", "--config", str(config), "--json")
+    record = json.loads(found.stdout.splitlines()[0])
+    assert record["text"] == "half a pair \ufffd here" and record["metadata"]["turn"] == 3
