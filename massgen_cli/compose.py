@@ -122,7 +122,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     """Each feature the config turns on, opened; the order of ``extensions`` is the order of the blocks
     after the system prompt (plans, shared, memories) and of the tools' guidance (skills, plans, memory)."""
     features = Features()
-    snapshots = _snapshots(config, place, features)
+    snapshots = _snapshots(config, place, emit, features)
     _skills(config, features)
     _planning(config, place, emit, features)
     _long_term(config, place, emit, features)  # opened before the shared block, which records into it
@@ -154,7 +154,7 @@ def _labels(config: MassGenConfig) -> dict[str, str]:
     return {agent_id: alias for alias, agent_id in alias_map(config.agent_ids).items()}
 
 
-def _snapshots(config: MassGenConfig, place: Place, features: Features) -> Snapshots | None:
+def _snapshots(config: MassGenConfig, place: Place, emit: EventSink, features: Features) -> Snapshots | None:
     """Snapshots when ``orchestrator.snapshot_storage`` is set; returns them for the memory files."""
     storage = config.orchestrator.snapshot_storage
     if storage is None:
@@ -164,7 +164,7 @@ def _snapshots(config: MassGenConfig, place: Place, features: Features) -> Snaps
 
     views = config.orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
     snapshots = Snapshots(Path(storage), Path(views), place.session.id, _labels(config))
-    features.extensions.append(PeerSnapshots(snapshots))
+    features.extensions.append(PeerSnapshots(snapshots, emit))
     features.parts.append(snapshots)
     return snapshots
 

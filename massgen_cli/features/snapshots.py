@@ -5,19 +5,21 @@ attempt part)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from massgen_cli.coordination.extension import StepAt, StepExtension
+from massgen_cli.events import Notice, RunEvent
 from massgen_cli.tools.snapshots import Snapshots
 
 
 class PeerSnapshots(StepExtension):
     name: ClassVar[str] = "workspace snapshots"
 
-    def __init__(self, snapshots: Snapshots):
+    def __init__(self, snapshots: Snapshots, emit: Callable[[RunEvent], None]):
         self.snapshots = snapshots
+        self.emit = emit
 
     def readable(self, agent_id: str) -> Sequence[Path]:
         return [self.snapshots.view_folder(agent_id)]
@@ -32,6 +34,15 @@ class PeerSnapshots(StepExtension):
         return f"Your peers' workspaces as of their latest answers (read-only, by their labels): {listed}"
 
     async def answered(self, at: StepAt, content: str) -> None:
-        """Keep the agent's workspace as it is now, for its peers."""
-        if at.workspace is not None:
-            await asyncio.to_thread(self.snapshots.take, at.agent_id, at.workspace)
+        """Keep the agent's workspace as it is now, for its peers; what cannot be kept is said, and the
+        turn goes on (an agent's own folder is no reason to fail a run)."""
+        if at.workspace is None:
+            return
+        try:
+            left_out = await asyncio.to_thread(self.snapshots.take, at.agent_id, at.workspace)
+        except OSError as error:
+            self.emit(Notice("warning", f"[{at.agent_id}] its workspace was not kept for its peers: {error}"))
+            return
+        if left_out:
+            shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+            self.emit(Notice("warning", f"[{at.agent_id}] left out of its snapshot: {shown}"))

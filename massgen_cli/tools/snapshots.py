@@ -7,6 +7,7 @@ Layout: ``<snapshot_storage>/<session>/turn_<N>/attempt_<M>/<agent>/``."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import ClassVar
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 
-IGNORED = shutil.ignore_patterns(".git", "__pycache__", "node_modules", ".venv")
+IGNORED = frozenset({".git", "__pycache__", "node_modules", ".venv"})
+MAX_DEPTH = 64
+"""Folders deeper than this in a workspace are left out of its snapshot (and said)."""
 
 
 class Snapshots:
@@ -56,14 +59,15 @@ class Snapshots:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def take(self, agent_id: str, workspace: Path) -> Path:
-        """Copy ``workspace`` as ``agent_id``'s latest snapshot of this attempt."""
+    def take(self, agent_id: str, workspace: Path) -> list[str]:
+        """Copy ``workspace`` as ``agent_id``'s latest snapshot of this attempt; what was left out (special
+        files such as a named pipe, folders past ``MAX_DEPTH``)."""
         target = self._attempt_folder(self.turn, self.attempt) / agent_id
         if target.exists():
             shutil.rmtree(target)
-        shutil.copytree(workspace, target, symlinks=True, ignore=IGNORED)
+        left_out = copy_tree(workspace, target)
         self.generation += 1
-        return target
+        return left_out
 
     def refresh_view(self, agent_id: str) -> list[str]:
         """Rebuild ``agent_id``'s view from its peers' latest snapshots (unless no snapshot changed since
@@ -82,7 +86,7 @@ class Snapshots:
         for peer, label in self.labels.items():
             snapshot = attempt / peer
             if peer != agent_id and snapshot.is_dir():
-                shutil.copytree(snapshot, view / label, symlinks=True)
+                copy_tree(snapshot, view / label)
                 shown.append(label)
         self.views_at[agent_id] = (self.generation, shown)
         return shown
@@ -95,3 +99,30 @@ class Snapshots:
         self.views_at.clear()
         for agent_id in self.labels:
             shutil.rmtree(self.views / agent_id, ignore_errors=True)
+
+
+def copy_tree(source: Path, target: Path) -> list[str]:
+    """Copy ``source`` into ``target`` folder by folder, without recursion: regular files with their
+    times, links as links, never what a special file (a named pipe, a socket, a device) would give, nor
+    folders past ``MAX_DEPTH``; returns what was left out, as paths relative to ``source``."""
+    left_out: list[str] = []
+    pending = [(source, target, 0)]
+    while pending:
+        folder, copy, depth = pending.pop()
+        copy.mkdir(parents=True, exist_ok=True)
+        with os.scandir(folder) as scanned:
+            entries = sorted((entry for entry in scanned if entry.name not in IGNORED), key=lambda e: e.name)
+        for entry in entries:
+            into, relative = copy / entry.name, str(Path(entry.path).relative_to(source))
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), into)
+            elif entry.is_dir(follow_symlinks=False):
+                if depth + 1 < MAX_DEPTH:
+                    pending.append((Path(entry.path), into, depth + 1))
+                else:
+                    left_out.append(f"{relative}/ (deeper than {MAX_DEPTH} folders)")
+            elif entry.is_file(follow_symlinks=False):
+                shutil.copy2(entry.path, into, follow_symlinks=False)
+            else:
+                left_out.append(f"{relative} (not a regular file)")
+    return left_out

@@ -5,10 +5,14 @@ context paths take writes in the final presentation only."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
+import pytest
+
 from massgen_cli.attempts import AttemptAt
-from massgen_cli.tools.snapshots import Snapshots
+from massgen_cli.tools.snapshots import MAX_DEPTH, Snapshots
 from tests.conftest import first_attempt_folder, run_cli, write_config
 
 FUNCTIONS = str(Path(__file__).with_name("custom_functions.py"))
@@ -140,3 +144,20 @@ def test_a_view_is_rebuilt_only_when_a_snapshot_changed(tmp_path: Path):
     (workspace / "plan.md").write_text("v2\n")
     snapshots.take("a", workspace)
     assert snapshots.refresh_view("b") == ["agent1"] and seen.read_text() == "v2\n"
+
+
+def test_a_named_pipe_or_a_very_deep_folder_is_left_out_of_a_snapshot(tmp_path: Path):
+    workspace, snapshots = a_workspace_with_a_plan(tmp_path, "the plan\n")
+    os.mkfifo(workspace / "pipe")
+    deep = workspace
+    for _ in range(400):  # deeper than a recursive copy can go (made one folder at a time)
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "bottom.txt").write_text("far down")
+    with pytest.raises((shutil.Error, RecursionError)):  # the earlier copy: one of the two ends it
+        shutil.copytree(workspace, tmp_path / "as_before", symlinks=True)
+    left_out = snapshots.take("a", workspace)
+    assert "pipe (not a regular file)" in left_out
+    assert any(f"(deeper than {MAX_DEPTH} folders)" in item for item in left_out)
+    assert snapshots.refresh_view("b") == ["agent1"]
+    assert (snapshots.view_folder("b") / "agent1" / "plan.md").read_text() == "the plan\n"
