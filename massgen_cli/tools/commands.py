@@ -24,7 +24,7 @@ from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
 from massgen_cli.tools.reaper import reaped
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
-from massgen_cli.tools.sandbox_launch import pids_cgroup
+from massgen_cli.tools.sandbox_launch import pids_cgroup, stale_pids_cgroups
 
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
@@ -178,13 +178,18 @@ async def _kill_group(process: asyncio.subprocess.Process) -> None:
 async def _remove_pids_cgroup(launcher_pid: int) -> None:
     """The pids cgroup a root launcher joined, removed once its processes are gone (they die with the
     sandbox; the kernel may take a moment to reap them)."""
-    group = pids_cgroup(launcher_pid) if os.geteuid() == 0 else None
+    if os.geteuid() != 0:
+        return
+    group = pids_cgroup(launcher_pid)
     for _ in range(100):
         if group is None or not group.exists():
-            return
+            break
         with contextlib.suppress(OSError):
             group.rmdir()
         await asyncio.sleep(0.02)
+    for stale in stale_pids_cgroups():  # what earlier runs left (killed, or their removal timed out)
+        with contextlib.suppress(OSError):
+            stale.rmdir()
 
 
 def require_docker() -> None:

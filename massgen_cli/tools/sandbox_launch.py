@@ -31,6 +31,17 @@ def pids_cgroup(pid: int) -> Path | None:
     return CGROUP_V2 / name if "pids" in handed_down else None
 
 
+def stale_pids_cgroups() -> list[Path]:
+    """The sandbox cgroups whose launcher is gone (a run that was killed, a removal that timed out); an
+    empty one can be removed, one that still holds processes cannot."""
+    example = pids_cgroup(0)
+    if example is None or not example.parent.is_dir():
+        return []
+    prefix = example.name.removesuffix("0")
+    launchers = {group: group.name.removeprefix(prefix) for group in example.parent.glob(f"{prefix}*")}
+    return [group for group, pid in launchers.items() if pid.isdigit() and not Path(f"/proc/{pid}").exists()]
+
+
 def join_pids_cgroup(processes: int) -> None:
     group = pids_cgroup(os.getpid())
     if group is None:

@@ -300,3 +300,20 @@ def test_what_the_user_runs_unread_is_protected_in_a_writable_folder(tmp_path: P
         with pytest.raises(ToolError, match="protected"):
             roots.confine(path, write=True)
     assert roots.confine(".git/hooks/pre-commit") == hooks / "pre-commit", "reading is fine"
+
+
+def test_a_command_leaves_no_cgroup_and_clears_those_earlier_runs_left(tmp_path: Path):
+    from massgen_cli.tools.sandbox_launch import pids_cgroup, stale_pids_cgroups
+
+    probe = pids_cgroup(0)
+    if os.geteuid() != 0 or probe is None or not probe.parent.is_dir():
+        pytest.skip("pids cgroups are made for root's commands only, where the machine has them")
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now: a launcher that died before removing its cgroup
+    left = pids_cgroup(gone.pid)
+    assert left is not None
+    left.mkdir()
+    assert left in stale_pids_cgroups()
+    assert run_in_sandbox(tmp_path, "echo hi").text.endswith("hi\n")
+    assert not left.exists(), "an earlier run's empty cgroup is removed"
+    assert not [group for group in stale_pids_cgroups() if not (group / "cgroup.procs").read_text().strip()]
