@@ -64,19 +64,20 @@ def test_a_model_s_control_characters_never_reach_the_terminal(tmp_path):
     config.write_text(
         yaml.safe_dump({"agent": {"id": "solo", "backend": {"type": "scripted", "responses": [HOSTILE]}}})
     )
+    ask = [
+        sys.executable,
+        "-m",
+        "massgen_cli",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "-c",
+        str(config),
+        "-q",
+        "Q?",
+    ]
     master, slave = pty.openpty()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "massgen_cli",
-            "--state-dir",
-            str(tmp_path / "state"),
-            "-c",
-            str(config),
-            "-q",
-            "Q?",
-        ],
+        ask,
         stdin=subprocess.DEVNULL,
         stdout=slave,
         stderr=subprocess.PIPE,
@@ -98,17 +99,7 @@ def test_a_model_s_control_characters_never_reach_the_terminal(tmp_path):
     assert b"Paris." in shown and b"red" in shown and b"next" in shown
     assert b"\x1b" not in shown and b"\x07" not in shown and "\x9b".encode() not in shown
     piped = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "massgen_cli",
-            "--state-dir",
-            str(tmp_path / "state"),
-            "-c",
-            str(config),
-            "-q",
-            "Q?",
-        ],
+        ask,
         capture_output=True,
         timeout=120,
         check=False,

@@ -49,17 +49,7 @@ def test_memory_llm_is_the_yaml_model(tmp_path):
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
     server.script(*(Reply(body=completion) for _ in range(3)))
-    settings = PersistentMemoryConfig.model_validate(
-        {
-            "enabled": True,
-            "llm": {
-                "provider": "openai",
-                "model": "mem-model-x",
-                "api_key": "sk-test",
-                "base_url": f"{server.root_url}/v1",
-            },
-        }
-    )
+    settings = extracting_with(server)
     store = PersistentMemory(settings, tmp_path, domain="general", task_type="general")
     try:
         outcome = store.record(
@@ -80,17 +70,7 @@ def test_memory_llm_is_the_yaml_model(tmp_path):
 
 def test_a_memory_llm_that_fails_is_not_asked_again_and_the_words_are_kept(tmp_path):
     server = FakeProviderServer().start()  # nothing scripted: every request fails with a 500
-    settings = PersistentMemoryConfig.model_validate(
-        {
-            "enabled": True,
-            "llm": {
-                "provider": "openai",
-                "model": "mem-model-x",
-                "api_key": "sk-test",
-                "base_url": f"{server.root_url}/v1",
-            },
-        }
-    )
+    settings = extracting_with(server)
     store = PersistentMemory(settings, tmp_path, domain="general", task_type="general")
     try:
         first = store.record(
@@ -113,3 +93,14 @@ def test_a_memory_llm_that_fails_is_not_asked_again_and_the_words_are_kept(tmp_p
         store.close()
         close_clients()
         server.stop()
+
+
+def extracting_with(server: FakeProviderServer) -> PersistentMemoryConfig:
+    """Long-term memory whose facts are extracted by the OpenAI-style ``server``."""
+    llm = {
+        "provider": "openai",
+        "model": "mem-model-x",
+        "api_key": "sk-test",
+        "base_url": f"{server.root_url}/v1",
+    }
+    return PersistentMemoryConfig.model_validate({"enabled": True, "llm": llm})
