@@ -147,3 +147,32 @@ def test_an_index_of_the_earlier_text_form_is_rewritten_when_opened(tmp_path):
     finally:
         reopened.close()
         close_clients()
+
+
+def test_an_index_of_the_second_form_splits_its_terms_at_underscores_when_opened(tmp_path):
+    """Terms of the second form kept ``agent_a`` whole, where FTS5 counts two tokens (so its lengths and
+    every other index's disagreed); on open the terms are made again from the indexed text, which stays."""
+    settings = PersistentMemoryConfig(enabled=True)
+    store = PersistentMemory(settings, tmp_path, domain="d", task_type="t")
+    store.record(
+        [{"role": "assistant", "content": "The tide_table is ready"}], RecordContext("agent_a", "s", 1)
+    )
+    db = store.index._db
+    [(memory_id, indexed, key)] = db.execute("SELECT id, indexed, key FROM memories").fetchall()
+    db.execute("UPDATE memories_fts SET body = 'agent_a the tide_tabl i readi' WHERE id = ?", (memory_id,))
+    db.execute("UPDATE memories SET length = 5")
+    db.execute("UPDATE meta SET value = '2' WHERE name = 'text_form'")
+    store.close()
+
+    reopened = PersistentMemory(settings, tmp_path, domain="d", task_type="t")
+    try:
+        db = reopened.index._db
+        [(length,)] = db.execute("SELECT length FROM memories WHERE indexed = ? AND key = ?", (indexed, key))
+        [(body,)] = db.execute("SELECT body FROM memories_fts")
+        assert body.endswith("agent a the tide tabl i readi") and length == len(body.split()) == 10
+        assert [h.id for h in reopened.search("tide", limit=1, scope=SearchFilter(session_id="s"))] == [
+            memory_id
+        ]
+    finally:
+        reopened.close()
+        close_clients()

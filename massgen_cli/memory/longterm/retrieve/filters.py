@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.retrieve.sql import SQLITE, SqlDialect
 from massgen_cli.memory.longterm.retrieve.visibility import WINNERS_JOIN, Viewer, visible_condition
 
 
@@ -35,7 +36,7 @@ class SearchFilter:
         task_type = segment(self.task_type) if self.task_type else None
         return replace(self, domain=domain, task_type=task_type)
 
-    def source_condition(self) -> tuple[str, list[Any]]:
+    def source_condition(self, dialect: SqlDialect = SQLITE) -> tuple[str, list[Any]]:
         """The condition on ``sources s`` (joined with ``winners w``) for a source that counts."""
         clauses: list[str] = []
         params: list[Any] = []
@@ -49,24 +50,28 @@ class SearchFilter:
             condition, extra = visible_condition(self.viewer)
             clauses.append(f"({condition})")
             params += extra
-        return " AND ".join(clauses) or "1", params
+        return dialect.render(" AND ".join(clauses) or "1=1"), params
 
-    def memory_condition(self, now: float | None = None) -> tuple[str, list[Any]]:
+    def memory_condition(
+        self, now: float | None = None, dialect: SqlDialect = SQLITE
+    ) -> tuple[str, list[Any]]:
         """The condition on ``memories m`` for a memory the search may rank."""
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
         params: list[Any] = [time.time() if now is None else now]
         if not self.include_stale:
-            clauses.append("m.id NOT IN (SELECT memory_id FROM stale)")
+            clauses.append("m.id NOT IN (SELECT memory_id FROM {stale})")
         for column, value in (("domain", self.domain), ("task_type", self.task_type)):
             if value:
                 clauses.append(f"m.{column} = ?")
                 params.append(value)
+        named = dialect.render(" AND ".join(clauses))
         if self.restricts_sources:
-            condition, extra = self.source_condition()
+            condition, extra = self.source_condition(dialect)
             # Evaluated once, from the sources index, rather than once per memory.
-            clauses.append(f"m.id IN (SELECT s.memory_id FROM sources s {self.join()} WHERE {condition})")
+            sources = f"SELECT s.memory_id FROM {dialect.sources} s {self.join(dialect)} WHERE {condition}"
+            named += f" AND m.id IN ({sources})"
             params += extra
-        return " AND ".join(clauses), params
+        return named, params
 
-    def join(self) -> str:
-        return WINNERS_JOIN if self.viewer is not None else ""
+    def join(self, dialect: SqlDialect = SQLITE) -> str:
+        return dialect.render(WINNERS_JOIN) if self.viewer is not None else ""

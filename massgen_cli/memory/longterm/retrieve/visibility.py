@@ -28,7 +28,7 @@ class Viewer:
 _WINNING_SOURCE = "w.agent_id = s.agent_id AND (w.attempt IS NULL OR w.attempt = s.attempt)"
 _IN_SESSION = f"s.session_id = ? AND (s.agent_id = ? OR ({_WINNING_SOURCE} AND s.turn < ?))"
 _ANY_SESSION = f"(s.agent_id = ? OR ({_WINNING_SOURCE} AND NOT (s.session_id = ? AND s.turn >= ?)))"
-WINNERS_JOIN = "LEFT JOIN winners w ON w.session_id = s.session_id AND w.turn = s.turn"
+WINNERS_JOIN = "LEFT JOIN {winners} w ON w.session_id = s.session_id AND w.turn = s.turn"
 
 
 def visible_condition(viewer: Viewer) -> tuple[str, list[Any]]:

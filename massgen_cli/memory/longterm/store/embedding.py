@@ -8,12 +8,12 @@ from collections.abc import Iterable
 
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter, shared_local_embedder
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.mem0_config import EmbedderPlan
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
 
 
-def check_embedder(index: MemoryIndex, plan: EmbedderPlan) -> None:
+def check_embedder(index: StoreIndex, plan: EmbedderPlan) -> None:
     """Record the embedder of a new store; refuse one that another embedder built."""
     built_with = index.meta("embedder")
     wanted = f"{plan.name}/{plan.dimensions}"

@@ -7,14 +7,14 @@ from __future__ import annotations
 import contextlib
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
 
 
 class Housekeeping:
     """Lists, clears and forgets memories; mem0 is opened only when there is something to delete."""
 
-    def __init__(self, index: MemoryIndex, mem0: Mem0Store):
+    def __init__(self, index: StoreIndex, mem0: Mem0Store):
         self.index = index
         self.mem0 = mem0
 

@@ -9,13 +9,13 @@ import contextlib
 import uuid
 from typing import Any
 
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 
 NAMESPACE = "massgen"
 WRITE_TOKEN = "massgen_write"
 
 
-def begin_write(index: MemoryIndex) -> str:
+def begin_write(index: StoreIndex) -> str:
     """Journal a write to the vector store; its points carry the token returned, so ``reconcile`` can
     find them if the process dies before the index has them. ``index.finish(token)`` closes it."""
     token = uuid.uuid4().hex
@@ -23,7 +23,7 @@ def begin_write(index: MemoryIndex) -> str:
     return token
 
 
-def reconcile(index: MemoryIndex, memory: Any) -> None:
+def reconcile(index: StoreIndex, memory: Any) -> None:
     """Finish what a process that died left half-done in mem0's ``memory``: points of a write the index
     never got are removed, and a delete goes through."""
     for token, kind in index.pending():

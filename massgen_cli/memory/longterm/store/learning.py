@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE, ValueUpdate, blend, td_update
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 
 
 class ValueLearning:
     """Each memory's value per goal, as the index keeps it."""
 
-    def __init__(self, index: MemoryIndex):
+    def __init__(self, index: StoreIndex):
         self.index = index
 
     def rank(self, fused: list[tuple[str, float]], goal: str, weight: float) -> list[tuple[str, float]]:

@@ -11,7 +11,7 @@ from typing import Any
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.journal import reconcile
 from massgen_cli.memory.longterm.store.mem0_config import EmbedderPlan, MemoryLLMPlan, quiet_libraries
 from massgen_cli.memory.longterm.store.vector_stores import vector_store_config
@@ -27,7 +27,7 @@ class Mem0Store:
         state_dir: Path,
         llm_plan: MemoryLLMPlan,
         embedder_plan: EmbedderPlan,
-        index: MemoryIndex,
+        index: StoreIndex,
     ):
         self.settings = settings
         self.state_dir = state_dir

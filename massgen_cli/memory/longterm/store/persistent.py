@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
+from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import (
     IndexedMemory,
@@ -28,11 +29,27 @@ from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding, check_embedder
 from massgen_cli.memory.longterm.store.housekeeping import Housekeeping
 from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
 from massgen_cli.memory.longterm.store.searching import MemorySearch
 from massgen_cli.memory.longterm.store.writing import MemoryWriter
+
+
+def open_index(settings: PersistentMemoryConfig, state_dir: Path) -> StoreIndex:
+    """The server's index when a server store is configured (the whole truth, shared by every process
+    and machine); else the local one in the state folder."""
+    if settings.vector_store == "pgvector":
+        from massgen_cli.memory.longterm.store.server.index import ServerIndex
+
+        if not settings.pgvector.connection_string:
+            raise MemoryStoreError(
+                "vector_store 'pgvector' needs persistent_memory.pgvector.connection_string, "
+                "e.g. postgresql://user:password@localhost:5432/massgen"
+            )
+        return ServerIndex(settings.pgvector.connection_string, settings.pgvector.collection_name)
+    return MemoryIndex(state_dir / "memory" / "index.db" if settings.on_disk else Path(":memory:"))
 
 
 class PersistentMemory:
@@ -53,7 +70,7 @@ class PersistentMemory:
         self.domain, self.task_type = segment(domain), segment(task_type)
         self.llm_plan = plan_llm(settings.llm)
         self.embedder_plan = plan_embedder(settings.embedding)
-        self.index = MemoryIndex(state_dir / "memory" / "index.db" if settings.on_disk else Path(":memory:"))
+        self.index = open_index(settings, state_dir)
         check_embedder(self.index, self.embedder_plan)
         self.mem0_store = Mem0Store(settings, state_dir, self.llm_plan, self.embedder_plan, self.index)
         self.embedding = StoreEmbedding(self.embedder_plan, self.mem0_store)

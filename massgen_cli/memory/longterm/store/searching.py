@@ -6,9 +6,9 @@ from __future__ import annotations
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT, convex_fusion
+from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
 CANDIDATES_PER_RESULT = 10
@@ -20,7 +20,7 @@ BACKFILL_BATCH = 256
 class MemorySearch:
     """Ranks the index's memories for a query; reads only the index (and the embedder for the query)."""
 
-    def __init__(self, index: MemoryIndex, embedding: StoreEmbedding, values: ValueLearning):
+    def __init__(self, index: StoreIndex, embedding: StoreEmbedding, values: ValueLearning):
         self.index = index
         self.embedding = embedding
         self.values = values
@@ -49,13 +49,12 @@ class MemorySearch:
 
     def _fused(self, query: str, pool: int, scope: SearchFilter, method: str) -> list[tuple[str, float]]:
         """The ``pool`` best of each ranking that ``method`` asks for, fused; equal scores by key."""
-        dense, lexical = [], []
-        if method in ("hybrid", "dense"):
+        weight = DENSE_WEIGHTS[method]
+        vector = None
+        if weight > 0:
             self._index_missing_vectors()
-            dense = self.index.dense(self.embedding.embed([query])[0], pool, scope)
-        if method in ("hybrid", "lexical"):
-            lexical = self.index.lexical(query, pool, scope)
-        return self.index.ties_by_key(convex_fusion(dense, lexical, DENSE_WEIGHTS[method]))
+            vector = self.embedding.embed([query])[0]
+        return self.index.ranked(query, vector, pool, scope, weight)
 
     def _hits(self, chosen: list[tuple[str, float]], scope: SearchFilter) -> list[MemoryHit]:
         """The chosen memories, each shown as the source that makes it visible in ``scope``; a memory

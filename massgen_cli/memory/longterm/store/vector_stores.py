@@ -190,7 +190,7 @@ def pgvector_config(pgvector: PgvectorConfig, dimensions: int) -> dict[str, Any]
             "vector_store 'pgvector' needs persistent_memory.pgvector.connection_string, "
             "e.g. postgresql://user:password@localhost:5432/massgen"
         )
-    conninfo = _pgvector_conninfo(pgvector.connection_string)
+    conninfo = pgvector_conninfo(pgvector.connection_string)
     prepared = (conninfo, pgvector.collection_name, dimensions)
     with _PREPARED_LOCK:
         if prepared not in _PREPARED:
@@ -206,7 +206,7 @@ def pgvector_config(pgvector: PgvectorConfig, dimensions: int) -> dict[str, Any]
     }
 
 
-def _pgvector_conninfo(connection_string: str) -> str:
+def pgvector_conninfo(connection_string: str) -> str:
     """The connection string with the session settings filtered searches need added to its options."""
     try:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -254,7 +254,7 @@ def _prepare_collection(conninfo: str, collection: str, dimensions: int) -> None
                 finally:
                     store.connection_pool.close()
     except psycopg.Error as error:
-        raise MemoryStoreError(_pgvector_problem(conninfo, error)) from error
+        raise MemoryStoreError(pgvector_problem(conninfo, error)) from error
     if existing is not None and existing != dimensions:
         raise MemoryStoreError(
             f"the pgvector collection '{collection}' holds {existing}-dimension vectors but the embedder "
@@ -274,7 +274,7 @@ def _stored_dimensions(connection: Any, collection: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def _pgvector_problem(conninfo: str, error: Exception) -> str:
+def pgvector_problem(conninfo: str, error: Exception) -> str:
     from psycopg.conninfo import conninfo_to_dict
 
     params = conninfo_to_dict(conninfo)

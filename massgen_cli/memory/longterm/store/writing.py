@@ -4,7 +4,6 @@ facts; without one (no key, or the local model) messages are stored verbatim, in
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +19,7 @@ from massgen_cli.memory.longterm.record.memories import (
     contextual_text,
 )
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
-from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.contract import KeyTaken, StoreIndex
 from massgen_cli.memory.longterm.store.journal import NAMESPACE, WRITE_TOKEN, begin_write
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
 
@@ -43,7 +42,7 @@ class MemoryWriter:
 
     def __init__(
         self,
-        index: MemoryIndex,
+        index: StoreIndex,
         mem0: Mem0Store,
         embedding: StoreEmbedding,
         *,
@@ -155,7 +154,7 @@ class MemoryWriter:
         }
         try:
             self.index.add(memory_id, draft.key, draft.text, fields, draft.source, vector)
-        except sqlite3.IntegrityError:  # another process stored the same content a moment ago
+        except KeyTaken:  # another process stored the same content a moment ago
             self.mem0.memory.delete(memory_id)
             existing = self.index.id_for_key(draft.key)
             if existing is not None:

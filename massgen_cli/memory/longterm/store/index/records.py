@@ -6,10 +6,12 @@ dies half-way is reconciled on the next open."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import terms
 
@@ -31,7 +33,8 @@ class IndexRecords(IndexFile):
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
         """A new memory, its first source, its vector and its lexical entry (the terms of
-        ``fields["indexed"]``, else of the text), in one transaction."""
+        ``fields["indexed"]``, else of the text), in one transaction; ``KeyTaken`` when another
+        process stored the same key first."""
         indexed = fields.get("indexed") or text
         lexical = terms(indexed)
         row = (
@@ -51,13 +54,19 @@ class IndexRecords(IndexFile):
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(f"INSERT INTO memories ({_STORED_COLUMNS}) VALUES ({_STORED_MARKS})", row)
+                self._insert_memory(key, row)
                 self._insert_source(memory_id, source)
                 self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def _insert_memory(self, key: str, row: tuple[Any, ...]) -> None:
+        try:
+            self._db.execute(f"INSERT INTO memories ({_STORED_COLUMNS}) VALUES ({_STORED_MARKS})", row)
+        except sqlite3.IntegrityError as error:
+            raise KeyTaken(key) from error
 
     def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
         """Keep the memory at least until ``deadline`` (None: forever)."""

@@ -5,11 +5,12 @@ source each hit is shown as."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import convex_fusion
 from massgen_cli.memory.longterm.store.index.bm25 import ScopeStatistics, bm25
 from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, source_of
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
@@ -22,6 +23,15 @@ there are more; below it, the scores are exact for the scope)."""
 
 class IndexSearch(IndexFile):
     """Lexical and dense rankings under a filter, the vectors they use, and attribution."""
+
+    def ranked(
+        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
+    ) -> list[tuple[str, float]]:
+        """``(id, fused score)`` of the ``pool`` best of each ranking inside ``scope``, fused, best first
+        (equal scores in key order); ``dense_weight`` 1 ranks by vectors alone, 0 by terms alone."""
+        dense = self.dense(vector, pool, scope) if dense_weight > 0 and vector is not None else []
+        lexical = self.lexical(query, pool, scope) if dense_weight < 1 else []
+        return self.ties_by_key(convex_fusion(dense, lexical, dense_weight))
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s terms, best

@@ -11,7 +11,9 @@ from functools import lru_cache
 
 import snowballstemmer
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+"""Runs of letters and digits: an underscore splits words, as it splits FTS5's tokens (``agent_a`` is
+two terms), so a memory's length in terms is the same for FTS5 and for every index that counts them."""
 STOPWORDS = frozenset(
     (
         "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had", "has",

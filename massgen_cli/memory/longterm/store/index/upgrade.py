@@ -5,7 +5,8 @@ table, stemmed by FTS5's porter tokenizer), embedded that text, and keyed memori
 Today's lexical form is ``[<date>] <speaker>: <text>``, keyed with its speaker and date, with its terms
 in the lexical table and their count in ``length``; the embedder reads the text alone. Each memory's
 vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
-before it ranks)."""
+before it ranks). Indexes of the second form split words at underscores since: their terms are made
+again from the indexed text, which stays as it is (keys and vectors too)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from massgen_cli.memory.longterm.record.keys import memory_key
 from massgen_cli.memory.longterm.record.memories import indexed_text
 from massgen_cli.memory.longterm.store.index.terms import terms
 
-TEXT_FORM = "2"
+TEXT_FORM = "3"
 _OLD_HEADER = re.compile(r"^(?P<date>.*?) · turn -?\d+ · (?P<speaker>[^\n]*?): ", re.DOTALL)
 LEXICAL_TABLE = "memories_fts USING fts5(id UNINDEXED, body, tokenize = 'unicode61')"
 """The lexical table (its terms are ours, so FTS5 only splits on spaces)."""
@@ -33,7 +34,9 @@ def upgrade_text_form(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         form = db.execute("SELECT value FROM meta WHERE name = 'text_form'").fetchone()
-        if form is None or form[0] != TEXT_FORM:
+        if form is not None and form[0] == "2":
+            _split_terms(db)
+        elif form is None or form[0] != TEXT_FORM:
             _rewrite(db)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('text_form', ?)", (TEXT_FORM,))
         db.execute("COMMIT")
@@ -59,6 +62,16 @@ def _rewrite(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
     if rows:
         db.execute(BUMP_GENERATION)
+
+
+def _split_terms(db: sqlite3.Connection) -> None:
+    """Each memory's terms made again from its indexed text (words now split at underscores)."""
+    rows = db.execute("SELECT id, coalesce(indexed, text) FROM memories").fetchall()
+    db.execute("DELETE FROM memories_fts")
+    for memory_id, indexed in rows:
+        lexical = terms(indexed)
+        db.execute("UPDATE memories SET length = ? WHERE id = ?", (len(lexical), memory_id))
+        db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
 
 
 def _today_form(text: str, old_indexed: str) -> str:

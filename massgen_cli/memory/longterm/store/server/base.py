@@ -1,0 +1,51 @@
+"""What every part of the server index builds on: the connection, the table names and the metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from massgen_cli.memory.longterm.store.server.connection import ServerConnection
+from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
+
+
+class ServerBase:
+    """The open index on the server (its tables exist once this is built)."""
+
+    def __init__(self, connection_string: str, collection: str):
+        self.tables = ServerTables(collection)
+        self.server = ServerConnection(connection_string)
+        try:
+            create_tables(self.server, self.tables)
+        except BaseException:
+            self.server.close()
+            raise
+
+    def close(self) -> None:
+        self.server.close()
+
+    def meta(self, name: str) -> str | None:
+        row = self.server.one(f"SELECT value FROM {self.tables.meta} WHERE name = %s", (name,))
+        return row[0] if row else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        self.server.run(
+            f"INSERT INTO {self.tables.meta} VALUES (%s, %s) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, value),
+        )
+
+    def count(self) -> int:
+        row = self.server.one(f"SELECT count(*) FROM {self.tables.index}")
+        return int(row[0]) if row else 0
+
+
+def distinct(ids: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def vector_text(vector: Sequence[float] | Any) -> str | None:
+    """A vector as pgvector reads it from text: ``[0.1,0.2,...]``."""
+    if vector is None:
+        return None
+    return "[" + ",".join(repr(float(value)) for value in vector) + "]"

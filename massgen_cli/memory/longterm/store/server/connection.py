@@ -1,0 +1,94 @@
+"""One connection to the PostgreSQL server per index, shared by the threads of a process under a lock;
+the server's errors become one clear ``MemoryStoreError`` line."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.vector_stores import (
+    PGVECTOR_CONNECT_SECONDS,
+    pgvector_conninfo,
+    pgvector_problem,
+)
+
+
+class ServerConnection:
+    """Autocommit statements, or several in one transaction (``transaction``); a connection lost
+    between statements is opened again for the next one."""
+
+    def __init__(self, connection_string: str):
+        self.conninfo = pgvector_conninfo(connection_string)
+        self._lock = threading.RLock()
+        self._connection: Any = None
+        with self._lock:
+            self._open()
+
+    def _open(self) -> Any:
+        import psycopg
+
+        if self._connection is None or self._connection.closed:
+            try:
+                self._connection = psycopg.connect(
+                    self.conninfo, autocommit=True, connect_timeout=PGVECTOR_CONNECT_SECONDS
+                )
+            except psycopg.Error as error:
+                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+        return self._connection
+
+    def rows(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
+        with self.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall() if cursor.description else []
+
+    def one(self, statement: str, params: Any = None) -> tuple[Any, ...] | None:
+        found = self.rows(statement, params)
+        return found[0] if found else None
+
+    def run(self, statement: str, params: Any = None) -> int:
+        """Run one statement; how many rows it changed."""
+        with self.cursor() as cursor:
+            cursor.execute(statement, params)
+            return int(cursor.rowcount)
+
+    def many(self, statement: str, rows: list[Any]) -> None:
+        if rows:
+            with self.cursor() as cursor:
+                cursor.executemany(statement, rows)
+
+    @contextlib.contextmanager
+    def cursor(self) -> Iterator[Any]:
+        import psycopg
+
+        with self._lock:
+            try:
+                with self._open().cursor() as cursor:
+                    yield cursor
+            except psycopg.OperationalError as error:
+                self._drop()
+                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[ServerConnection]:
+        """Statements run inside it commit together, or not at all."""
+        import psycopg
+
+        with self._lock:
+            try:
+                with self._open().transaction():
+                    yield self
+            except psycopg.OperationalError as error:
+                self._drop()
+                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+
+    def _drop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._connection.close()
+        self._connection = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()

@@ -1,0 +1,173 @@
+"""The index's ranking as PostgreSQL: the same BM25 (the scope's own statistics; the store's, scored as
+FTS5 scores, for a search of the whole store), exact cosine over the vectors, the convex fusion of the
+two and the key order of equal scores that the local index computes, in one statement, with the scope
+and turn-aware visibility inside each ranking.
+
+Each part is a common table expression: ``lexical(id, key, score)`` and ``dense(id, key, score)`` are
+what the local index's ``lexical`` and ``dense`` return, ``fused(id, key, score)`` what its ``ranked``
+returns. The constants are the ones ``index.bm25`` and ``retrieve.ranking`` use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.store.index.bm25 import K1, B
+from massgen_cli.memory.longterm.store.server.base import vector_text
+from massgen_cli.memory.longterm.store.server.schema import ServerTables
+
+_STATISTICS = (
+    "stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl FROM {memories})"
+)
+FTS5_IDF_FLOOR = 1e-6
+"""FTS5 scores a term found in most memories 1e-6 rather than a negative weight."""
+
+
+@dataclass
+class Statement:
+    """Common table expressions and their parameters, in the order they appear."""
+
+    parts: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+
+    def add(self, part: str, *params: Any) -> None:
+        self.parts.append(part)
+        self.params.extend(params)
+
+    def select(self, tail: str, *params: Any) -> tuple[str, list[Any]]:
+        return "WITH " + ",\n".join(self.parts) + "\n" + tail, [*self.params, *params]
+
+
+def _length_norm(length: str) -> str:
+    return (
+        f"{K1} * (1 - {B} + {B} * {length} / (SELECT CASE WHEN avgdl > 0 THEN avgdl ELSE 1 END FROM stats))"
+    )
+
+
+def _term_score(idf: str, length: str) -> str:
+    return f"{idf} * h.tf * {K1 + 1} / (h.tf + {_length_norm(length)})"
+
+
+def add_lexical(
+    statement: Statement, tables: ServerTables, scope: SearchFilter, wanted: list[str], pool: int, now: float
+) -> None:
+    """``lexical``: BM25 of the ``pool`` memories best matching the query terms ``wanted``."""
+    condition, params = scope.memory_condition(now, tables.dialect)
+    if scope.restricts_sources:
+        _scoped_lexical(statement, tables, condition, params, wanted, pool)
+    else:
+        _store_wide_lexical(statement, tables, condition, params, wanted, pool)
+
+
+def _scoped_lexical(
+    statement: Statement,
+    tables: ServerTables,
+    condition: str,
+    params: list[Any],
+    wanted: list[str],
+    pool: int,
+) -> None:
+    """The scope's own statistics (how many of its memories hold each term, their average length);
+    scores divided by the sum of the query terms' weights."""
+    statement.add(
+        f"lex_scope AS MATERIALIZED (SELECT m.id, m.key, m.length FROM {tables.index} m WHERE {condition})",
+        *params,
+    )
+    statement.add(_STATISTICS.format(memories="lex_scope"))
+    statement.add(
+        f"hits AS MATERIALIZED (SELECT t.memory_id, t.term, t.tf FROM {tables.terms} t "
+        "JOIN lex_scope s ON s.id = t.memory_id WHERE t.term = ANY(%s))",
+        wanted,
+    )
+    statement.add(
+        "weights AS (SELECT q.term, ln(1 + ((SELECT n FROM stats) - coalesce(c.holding, 0) + 0.5) "
+        "/ (coalesce(c.holding, 0) + 0.5)) AS idf FROM unnest(%s::text[]) AS q(term) "
+        "LEFT JOIN (SELECT term, count(*)::float8 AS holding FROM hits GROUP BY term) c USING (term))",
+        wanted,
+    )
+    statement.add(
+        f"lexical AS (SELECT s.id, s.key, sum({_term_score('w.idf', 's.length')}) "
+        "/ (SELECT CASE WHEN sum(idf) > 0 THEN sum(idf) ELSE 1 END FROM weights) AS score "
+        "FROM hits h JOIN lex_scope s ON s.id = h.memory_id JOIN weights w USING (term) "
+        "GROUP BY s.id, s.key, s.length ORDER BY score DESC, s.key LIMIT %s)",
+        pool,
+    )
+
+
+def _store_wide_lexical(
+    statement: Statement,
+    tables: ServerTables,
+    condition: str,
+    params: list[Any],
+    wanted: list[str],
+    pool: int,
+) -> None:
+    """The store's statistics and FTS5's BM25 (what the local index asks FTS5 for), divided by the best."""
+    statement.add(_STATISTICS.format(memories=tables.index))
+    statement.add(
+        f"hits AS MATERIALIZED (SELECT t.memory_id, t.term, t.tf FROM {tables.terms} t "
+        "WHERE t.term = ANY(%s))",
+        wanted,
+    )
+    statement.add(
+        "weights AS (SELECT term, greatest(ln(((SELECT n FROM stats) - count(*) + 0.5) / (count(*) + 0.5)), "
+        f"0) AS raw FROM hits GROUP BY term), floored AS (SELECT term, CASE WHEN raw > 0 THEN raw "
+        f"ELSE {FTS5_IDF_FLOOR} END AS idf FROM weights)"
+    )
+    statement.add(
+        f"raw_lexical AS (SELECT m.id, m.key, sum({_term_score('w.idf', 'm.length')}) AS score "
+        f"FROM hits h JOIN {tables.index} m ON m.id = h.memory_id JOIN floored w USING (term) "
+        f"WHERE {condition} GROUP BY m.id, m.key, m.length ORDER BY score DESC, m.key LIMIT %s)",
+        *params,
+        pool,
+    )
+    statement.add(
+        "lexical AS (SELECT id, key, score / (SELECT CASE WHEN max(score) > 0 THEN max(score) ELSE 1 END "
+        "FROM raw_lexical) AS score FROM raw_lexical)"
+    )
+
+
+def add_dense(
+    statement: Statement, tables: ServerTables, scope: SearchFilter, vector: Any, pool: int, now: float
+) -> None:
+    """``dense``: exact cosine of the ``pool`` memories whose vectors are most like ``vector``."""
+    condition, params = scope.memory_condition(now, tables.dialect)
+    statement.add(
+        "query_vector AS (SELECT %s::vector AS v)",
+        vector_text(vector),
+    )
+    statement.add(
+        f"dense AS (SELECT m.id, m.key, 1 - (m.vector <=> (SELECT v FROM query_vector)) AS score "
+        f"FROM {tables.index} m WHERE m.vector IS NOT NULL AND {condition} "
+        "ORDER BY score DESC, m.key LIMIT %s)",
+        *params,
+        pool,
+    )
+
+
+def add_empty(statement: Statement, name: str) -> None:
+    statement.add(
+        f"{name} AS (SELECT NULL::text AS id, NULL::text AS key, NULL::float8 AS score WHERE false)"
+    )
+
+
+def add_fusion(statement: Statement, dense_weight: float) -> None:
+    """``fused``: cosines scaled between their lowest and highest, BM25 divided by its best, mixed by
+    ``dense_weight`` (a memory missing from one ranking scores 0 there)."""
+    statement.add(
+        "dense_scaled AS (SELECT id, key, CASE WHEN max(score) OVER () > min(score) OVER () "
+        "THEN (score - min(score) OVER ()) / (max(score) OVER () - min(score) OVER ()) ELSE 1.0 END AS score "
+        "FROM dense)"
+    )
+    statement.add(
+        "lexical_scaled AS (SELECT id, key, CASE WHEN max(score) OVER () > 0 "
+        "THEN greatest(score, 0) / max(score) OVER () ELSE 0 END AS score FROM lexical)"
+    )
+    statement.add(
+        "fused AS (SELECT coalesce(d.id, l.id) AS id, coalesce(d.key, l.key) AS key, "
+        "%s * coalesce(d.score, 0) + (1 - %s::float8) * coalesce(l.score, 0) AS score "
+        "FROM dense_scaled d FULL JOIN lexical_scaled l ON l.id = d.id)",
+        dense_weight,
+        dense_weight,
+    )

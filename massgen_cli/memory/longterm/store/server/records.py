@@ -1,0 +1,176 @@
+"""The server index's memories and their sources: a memory is added with its first source, vector and
+terms in one transaction, under a unique key, so the same content written at once by two processes is
+one memory (the second becomes a source of the first). The write journal marks each entry with the
+server connection that made it: only entries of connections the server no longer has are finished by
+others, whichever machine they ran on."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.store.index.contract import KeyTaken
+from massgen_cli.memory.longterm.store.index.schema import now_iso
+from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
+
+MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
+SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
+
+
+class ServerRecords(ServerBase):
+    """Memories, their sources and the write journal, on the server."""
+
+    def id_for_key(self, key: str) -> str | None:
+        row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
+        return row[0] if row else None
+
+    def add(
+        self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
+    ) -> None:
+        """A new memory with its first source, vector and terms, in one transaction; ``KeyTaken`` when
+        a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
+        indexed = fields.get("indexed") or text
+        lexical = terms(indexed)
+        row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], now_iso(),
+               fields.get("expires_at"), json.dumps(fields.get("extra", {})), vector_text(vector), indexed,
+               len(lexical))  # fmt: skip
+        with self.server.transaction():
+            inserted = self.server.run(
+                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, vector, indexed, length) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s) "
+                "ON CONFLICT (key) DO NOTHING",
+                row,
+            )
+            if not inserted:
+                raise KeyTaken(key)
+            self._insert_source(memory_id, source)
+            self.server.many(
+                f"INSERT INTO {self.tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
+                [(memory_id, term, count) for term, count in Counter(lexical).items()],
+            )
+
+    def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
+        """Keep the memory at least until ``deadline`` (None: forever)."""
+        self.server.run(
+            f"UPDATE {self.tables.index} SET expires_at = CASE WHEN expires_at IS NULL "
+            "OR %s::double precision IS NULL THEN NULL ELSE greatest(expires_at, %s) END WHERE id = %s",
+            (deadline, deadline, memory_id),
+        )
+
+    def add_source(self, memory_id: str, source: Source) -> bool:
+        """Another recording of the same content; False if this exact source was known."""
+        return self._insert_source(memory_id, source)
+
+    def _insert_source(self, memory_id: str, source: Source) -> bool:
+        return bool(
+            self.server.run(
+                f"INSERT INTO {self.tables.sources} (memory_id, agent_id, session_id, turn, attempt, "
+                "recorded_at, extra) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (
+                    memory_id,
+                    source.agent_id,
+                    source.session_id,
+                    source.turn,
+                    source.attempt,
+                    now_iso(),
+                    json.dumps(source.extra, ensure_ascii=False),
+                ),
+            )
+        )
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]:
+        wanted = distinct(ids)
+        if not wanted:
+            return {}
+        rows = self.server.rows(
+            f"SELECT {MEMORY_COLUMNS} FROM {self.tables.index} WHERE id = ANY(%s)", (wanted,)
+        )
+        sources = self.server.rows(
+            f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE memory_id = ANY(%s) ORDER BY seq",
+            (wanted,),
+        )
+        return assemble(rows, sources)
+
+    def all(
+        self, *, session_id: str | None = None, agent_id: str | None = None, include_stale: bool = False
+    ) -> list[IndexedMemory]:
+        """Every memory (optionally one session's or one agent's), oldest first; those marked stale only
+        with ``include_stale``."""
+        query = f"SELECT DISTINCT memory_id FROM {self.tables.sources} WHERE true"
+        params: list[Any] = []
+        if not include_stale:
+            query += f" AND memory_id NOT IN (SELECT memory_id FROM {self.tables.stale})"
+        if session_id:
+            query, params = query + " AND session_id = %s", [*params, session_id]
+        if agent_id:
+            query, params = query + " AND agent_id = %s", [*params, agent_id]
+        found = self.get(row[0] for row in self.server.rows(query, params))
+        return sorted(found.values(), key=lambda memory: memory.created_at)
+
+    def has(self, memory_id: str) -> bool:
+        return self.server.one(f"SELECT 1 FROM {self.tables.index} WHERE id = %s", (memory_id,)) is not None
+
+    def delete(self, ids: Iterable[str]) -> None:
+        """Forget memories (their sources, terms, values and marks go with them); each id stays
+        journalled until its vector is gone from mem0's table too (``finish``)."""
+        wanted = distinct(ids)
+        if not wanted:
+            return
+        with self.server.transaction():
+            self.server.many(
+                f"INSERT INTO {self.tables.pending} VALUES (%s, 'delete', %s, pg_backend_pid()) "
+                "ON CONFLICT (token) DO NOTHING",
+                [(memory_id, now_iso()) for memory_id in wanted],
+            )
+            self.server.run(f"DELETE FROM {self.tables.index} WHERE id = ANY(%s)", (wanted,))
+
+    def begin(self, token: str, kind: str = "write") -> None:
+        """Journal a write to mem0's table before it starts, as this connection's."""
+        self.server.run(
+            f"INSERT INTO {self.tables.pending} VALUES (%s, %s, %s, pg_backend_pid()) ON CONFLICT (token) "
+            "DO UPDATE SET kind = excluded.kind, started_at = excluded.started_at, owner = excluded.owner",
+            (token, kind, now_iso()),
+        )
+
+    def finish(self, token: str) -> None:
+        self.server.run(f"DELETE FROM {self.tables.pending} WHERE token = %s", (token,))
+
+    def pending(self) -> list[tuple[str, str]]:
+        """``(token, kind)`` of writes and deletes begun by connections that are gone (a process that
+        died, on any machine); those of live processes are theirs to finish."""
+        rows = self.server.rows(
+            f"SELECT token, kind FROM {self.tables.pending} WHERE owner IS NULL "
+            "OR owner NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL) ORDER BY started_at"
+        )
+        return [(token, kind) for token, kind in rows]
+
+
+def assemble(rows: list[tuple[Any, ...]], sources: list[tuple[Any, ...]]) -> dict[str, IndexedMemory]:
+    by_memory: dict[str, list[Source]] = {}
+    for row in sources:
+        by_memory.setdefault(row[0], []).append(source_from_row(row))
+    return {
+        memory_id: IndexedMemory(
+            memory_id,
+            key,
+            text,
+            domain,
+            task_type,
+            role,
+            created_at,
+            expires_at,
+            json.loads(extra),
+            tuple(by_memory.get(memory_id, ())),
+        )
+        for memory_id, key, text, domain, task_type, role, created_at, expires_at, extra in rows
+    }
+
+
+def source_from_row(row: tuple[Any, ...]) -> Source:
+    """A source from a row of ``SOURCE_COLUMNS``."""
+    _, agent_id, session_id, turn, attempt, extra = row
+    return Source(agent_id, session_id, int(turn), int(attempt), json.loads(extra) if extra else {})

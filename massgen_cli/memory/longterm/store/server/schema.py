@@ -1,0 +1,120 @@
+"""The index's tables on the server, named after the collection (``<collection>_index``,
+``<collection>_sources``, ...) beside mem0's own table, created once by whichever process comes
+first (under an advisory lock, so processes starting together do not race in the catalog)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
+from massgen_cli.memory.longterm.store.server.connection import ServerConnection
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+
+
+@dataclass(frozen=True)
+class ServerTables:
+    """The table names of one collection's index."""
+
+    collection: str
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.collection):
+            raise MemoryStoreError(
+                f"persistent_memory.pgvector.collection_name '{self.collection}' must be letters, digits "
+                "and underscores (at most 41), starting with a letter or underscore"
+            )
+
+    def __getattr__(self, part: str) -> str:
+        if part.startswith("__"):
+            raise AttributeError(part)
+        return f'"{self.collection}_{part}"'
+
+    @property
+    def dialect(self) -> SqlDialect:
+        return SqlDialect(mark="%s", sources=self.sources, winners=self.winners, stale=self.stale)
+
+    def ddl(self) -> str:
+        return f"""
+CREATE TABLE IF NOT EXISTS {self.meta} (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {self.index} (
+    seq bigserial UNIQUE,
+    id text PRIMARY KEY,
+    key text UNIQUE NOT NULL,
+    text text NOT NULL,
+    domain text NOT NULL,
+    task_type text NOT NULL,
+    role text NOT NULL,
+    created_at text NOT NULL,
+    expires_at double precision,
+    extra text NOT NULL DEFAULT '{{}}',
+    vector vector,
+    indexed text,
+    length integer NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS {self.terms} (
+    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
+    term text NOT NULL,
+    tf integer NOT NULL,
+    PRIMARY KEY (term, memory_id)
+);
+CREATE INDEX IF NOT EXISTS "{self.collection}_terms_by_memory" ON {self.terms}(memory_id);
+CREATE TABLE IF NOT EXISTS {self.sources} (
+    seq bigserial PRIMARY KEY,
+    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
+    agent_id text NOT NULL,
+    session_id text NOT NULL,
+    turn bigint NOT NULL,
+    attempt bigint NOT NULL,
+    recorded_at text NOT NULL,
+    extra text NOT NULL DEFAULT '{{}}',
+    UNIQUE (memory_id, agent_id, session_id, turn, attempt)
+);
+CREATE INDEX IF NOT EXISTS "{self.collection}_sources_by_session" ON {self.sources}(session_id, agent_id);
+CREATE TABLE IF NOT EXISTS {self.values} (
+    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
+    goal text NOT NULL,
+    value double precision NOT NULL,
+    updates integer NOT NULL DEFAULT 0,
+    updated_at text NOT NULL,
+    PRIMARY KEY (memory_id, goal)
+);
+CREATE TABLE IF NOT EXISTS {self.winners} (
+    session_id text NOT NULL,
+    turn bigint NOT NULL,
+    agent_id text NOT NULL,
+    attempt bigint,
+    PRIMARY KEY (session_id, turn)
+);
+CREATE TABLE IF NOT EXISTS {self.stale} (
+    memory_id text PRIMARY KEY REFERENCES {self.index}(id) ON DELETE CASCADE,
+    reason text NOT NULL,
+    marked_by text NOT NULL,
+    session_id text,
+    turn bigint,
+    marked_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {self.pending} (
+    token text PRIMARY KEY,
+    kind text NOT NULL,
+    started_at text NOT NULL,
+    owner integer
+);
+CREATE TABLE IF NOT EXISTS {self.sessions} (
+    session_id text PRIMARY KEY,
+    turns_started bigint NOT NULL DEFAULT 0,
+    record text,
+    state text NOT NULL DEFAULT '{{}}',
+    updated_at text NOT NULL
+);
+"""
+
+
+def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
+    """Every table of the index, once; the vector extension must be installed in the database."""
+    with connection.transaction():
+        connection.run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"massgen:{tables.collection}",))
+        for statement in filter(str.strip, tables.ddl().split(";")):
+            connection.run(statement)
