@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from massgen_cli.compose import ComposedRun, Place
+from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.ledger import Ledger
@@ -59,9 +59,19 @@ class MassGenApp:
         unwritable = write_problem(state_dir)
         saved = unwritable is None
         chosen = choose_session_id(loaded, session_id)
-        self.session: Session = open_session(
-            state_dir, chosen, interactive=interactive, config_path=str(loaded.path), saved=saved
-        )
+        self.mirror, mirror_problem = session_mirror(config) if saved else (None, None)
+        try:
+            self.session: Session = open_session(
+                state_dir,
+                chosen,
+                interactive=interactive,
+                config_path=str(loaded.path),
+                saved=saved,
+                mirror=self.mirror,
+            )
+        except BaseException:
+            self._close_mirror()
+            raise
         ledger = Ledger(config.agent_ids)
         self.events = EventSink(view, ledger)
         self.run_log = RunLog(
@@ -74,11 +84,13 @@ class MassGenApp:
         self.events.subscribe(self.run_log)
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
+        self._say_mirror_problem(mirror_problem)
         try:
             place = Place(self.session, state_dir, state_dir if saved else None, self._private_paths())
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()
+            self._close_mirror()
             raise
 
     @property
@@ -102,6 +114,7 @@ class MassGenApp:
             self.view(Notice("warning", "turn cancelled"))
             raise
         finally:
+            self._say_mirror_problem()
             self.view.end_turn()
 
     async def _turn(self, question: str) -> TurnResult:
@@ -135,3 +148,15 @@ class MassGenApp:
         finally:
             self.runner.close()
             self.session.close()
+            self._close_mirror()
+
+    def _say_mirror_problem(self, problem: str | None = None) -> None:
+        """Why the session is kept in the state folder only, said once."""
+        problem = problem or self.session.mirror_problem
+        self.session.mirror_problem = None
+        if problem:
+            self.events(Notice("degraded", problem))
+
+    def _close_mirror(self) -> None:
+        if self.mirror is not None:
+            self.mirror.close()

@@ -26,7 +26,7 @@ from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.events import EventSink
 from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.session import Session
+from massgen_cli.session import Session, SessionMirror
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
 
@@ -36,6 +36,27 @@ if TYPE_CHECKING:
     from massgen_cli.memory.runtime.recall import Recall
     from massgen_cli.memory.shared.memory import SharedMemory
     from massgen_cli.tools.snapshots import Snapshots
+
+
+def session_mirror(config: MassGenConfig) -> tuple[SessionMirror | None, str | None]:
+    """Where sessions are kept beyond the state folder: the memory server, when the config keeps
+    long-term memory on one (so a session continues on any machine that shares it); and why not, when
+    that server cannot be reached."""
+    if not long_term_wanted(config):
+        return None, None
+    from massgen_cli.memory.runtime.opening import store_memory_config
+
+    persistent = store_memory_config(config).persistent_memory
+    url = persistent.pgvector.connection_string
+    if persistent.vector_store != "pgvector" or not url:
+        return None, None
+    from massgen_cli.errors import MassGenError
+    from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
+
+    try:
+        return ServerSessions(url, persistent.pgvector.collection_name), None
+    except MassGenError as error:
+        return None, f"sessions are kept in this state folder only: {error}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.state import read_json, timestamp, write_json
@@ -51,6 +51,18 @@ class SessionRecord:
     ``log_folders``, and a scan of the run logs finds them."""
 
 
+class SessionMirror(Protocol):
+    """Where a session is kept beyond this state folder (a memory server), so it continues anywhere."""
+
+    def where(self) -> str: ...
+    def claim(self, session_id: str) -> None: ...
+    def pull(self, session_id: str, directory: Path) -> bool: ...
+    def push(self, session_id: str, directory: Path) -> None: ...
+    def release(self, session_id: str) -> None: ...
+    def delete(self, session_id: str) -> bool: ...
+    def close(self) -> None: ...
+
+
 class Session:
     """A session on disk: ``<state>/sessions/<id>/session.json``, held by one process at a time (an
     exclusive lock on ``.lock`` until ``close``), so two runs never take the same turn number."""
@@ -62,6 +74,9 @@ class Session:
         self.lock: IO[str] | None = None
         self.created = False
         """Created by this process (not continued): removed again at ``close`` if no turn began."""
+        self.mirror: SessionMirror | None = None
+        self.mirror_problem: str | None = None
+        """Why the mirror stopped being written (said once by the caller, then cleared)."""
 
     def close(self) -> None:
         """Let other processes continue the session. A session this process created and began no turn in
@@ -70,6 +85,10 @@ class Session:
             return
         if self.created and not self.record.turns_started:
             shutil.rmtree(self.directory, ignore_errors=True)
+            self._mirrored(lambda mirror: mirror.delete(self.id))
+        else:
+            self.push()
+        self._mirrored(lambda mirror: mirror.release(self.id))
         release(self.lock)
         self.lock = None
 
@@ -115,6 +134,26 @@ class Session:
             return
         self.record.updated_at = datetime.now().isoformat(timespec="seconds")
         write_json(self.directory / "session.json", asdict(self.record))
+        self.push()
+
+    def push(self) -> None:
+        """The session's files to its mirror (what another machine continues from)."""
+        if self.saved:
+            self._mirrored(lambda mirror: mirror.push(self.id, self.directory))
+
+    def _mirrored(self, action: Any) -> None:
+        """Run ``action`` on the mirror; a mirror that fails is said once and no longer written (the
+        session goes on here)."""
+        if self.mirror is None:
+            return
+        try:
+            action(self.mirror)
+        except MassGenError as error:
+            self.mirror_problem = (
+                f"session {self.id} is no longer kept in {self.mirror.where()} ({error}); it goes on in "
+                "this state folder only"
+            )
+            self.mirror = None
 
 
 def sessions_root(state_dir: Path) -> Path:
@@ -128,9 +167,12 @@ def open_session(
     interactive: bool,
     config_path: str | None,
     saved: bool = True,
+    mirror: SessionMirror | None = None,
 ) -> Session:
     """Continue ``session_id`` (created if missing), or start a new uniquely named session. An unsaved
-    session (``saved=False``) reads what is on disk and writes nothing, not even its lock."""
+    session (``saved=False``) reads what is on disk and writes nothing, not even its lock. With a
+    ``mirror`` the session is also held there (on every machine) and continues from its copy there when
+    that one took more turns."""
     if session_id is not None:
         if not _SESSION_ID.match(session_id):
             raise UsageError(
@@ -143,10 +185,14 @@ def open_session(
         made = _make_folder(directory)
         lock = _hold(directory, session_id)
         try:
-            return _attach(_load_or_create(directory, session_id, config_path, made=made), lock)
+            claimed = _claim(mirror, session_id, directory)
+            session = _attach(_load_or_create(directory, session_id, config_path, made=made), lock, claimed)
         except BaseException:
+            if mirror is not None:
+                mirror.release(session_id)
             lock.close()
             raise
+        return session
     prefix = "session" if interactive else "temp"
     if not saved:
         new_id = f"{prefix}_{timestamp()}"
@@ -158,7 +204,9 @@ def open_session(
             directory.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
             continue
-        return _attach(_create(directory, new_id, config_path, made=True), _hold(directory, new_id))
+        lock = _hold(directory, new_id)
+        claimed = _claim(mirror, new_id, directory)
+        return _attach(_create(directory, new_id, config_path, made=True), lock, claimed)
 
 
 def _make_folder(directory: Path) -> bool:
@@ -208,8 +256,30 @@ def release(lock: IO[str]) -> None:
     lock.close()
 
 
-def _attach(session: Session, lock: IO[str]) -> Session:
+Claimed = tuple["SessionMirror | None", "str | None"]
+"""The mirror that holds the session (None without one), and why it could not (said by the caller)."""
+
+
+def _claim(mirror: SessionMirror | None, session_id: str, directory: Path) -> Claimed:
+    """Hold the session in ``mirror`` and bring its newer copy here; without the mirror, and why, when it
+    cannot be reached. A session another machine holds is a ``UsageError``."""
+    if mirror is None:
+        return None, None
+    try:
+        mirror.claim(session_id)
+        mirror.pull(session_id, directory)
+    except UsageError:
+        raise
+    except MassGenError as error:
+        mirror.release(session_id)
+        return None, f"session {session_id} is kept in this state folder only: {mirror.where()} ({error})"
+    return mirror, None
+
+
+def _attach(session: Session, lock: IO[str], claimed: Claimed = (None, None)) -> Session:
     session.lock = lock
+    session.mirror, session.mirror_problem = claimed
+    session.push()
     return session
 
 

@@ -337,6 +337,23 @@ def memory_import(
     )
 
 
+@memory_app.command(
+    "migrate",
+    help="Move the state folder's memory index (sources, values, marks) to the config's server store.",
+)
+def memory_migrate(
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    again: Annotated[
+        bool, typer.Option("--again", help="Move it again, though it was moved before.")
+    ] = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli import memory_commands
+
+    _guarded(debug, lambda: memory_commands.migrate(config, state_dir, again=again))
+
+
 admin_app.add_typer(logs_app, name="logs")
 
 

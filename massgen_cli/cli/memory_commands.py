@@ -303,3 +303,36 @@ def import_context(item: dict[str, Any], session: str | None, agent: str | None)
         turn=int(item.get("turn") or 0),
         level="semantic",
     )
+
+
+def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
+    """Upload the state folder's local index to the config's server store, and say what moved."""
+    from massgen_cli.config import load_config
+    from massgen_cli.errors import UsageError
+    from massgen_cli.memory.longterm.store.server.index import ServerIndex
+    from massgen_cli.memory.longterm.store.server.migration import local_index_path
+    from massgen_cli.memory.longterm.store.server.migration import migrate as upload
+    from massgen_cli.state import resolve_state_dir
+
+    persistent = load_config(config).config.memory.persistent_memory
+    url = persistent.pgvector.connection_string
+    if persistent.vector_store != "pgvector" or not url:
+        raise UsageError(
+            "memory migrate moves a state folder's index to a server store: give a config whose "
+            "persistent_memory uses vector_store: pgvector"
+        )
+    folder = resolve_state_dir(state_dir)
+    server = ServerIndex(url, persistent.pgvector.collection_name)
+    try:
+        moved = upload(folder, server, again=again)
+    finally:
+        server.close()
+    if moved is None:
+        where = local_index_path(folder)
+        print(
+            f"nothing to move: {where} is not there, is empty, or was moved to {server.identity()} before "
+            "(--again moves it again; what the server has stays)"
+        )
+    else:
+        print(f"{moved.describe()} to {server.identity()}")
+    return 0

@@ -41,6 +41,15 @@ def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
     return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
 
 
+def store_memory_config(config: MassGenConfig) -> MemoryConfig:
+    """The memory block the process's store is opened with: the global one when it turns long-term
+    memory on, else the first agent's that does."""
+    enabled = [a.memory for a in config.agents if a.memory is not None and persistent_enabled(a.memory)]
+    if persistent_enabled(config.memory) or not enabled:
+        return config.memory
+    return enabled[0]
+
+
 class LongTermRun:
     """A run's long-term memory as opened (``store`` is None when it could not open, or nothing is kept),
     and the attempt the run is in."""
@@ -78,12 +87,7 @@ class LongTermRun:
         return self.enabled_for(agent_id) and self.settings[agent_id].tools
 
     def store_settings(self) -> MemoryConfig:
-        """The memory block the process's store is opened with: the global one when it turns long-term
-        memory on, else the first agent's that does."""
-        enabled = [agent_id for agent_id, memory in self.settings.items() if persistent_enabled(memory)]
-        if persistent_enabled(self.config.memory) or not enabled:
-            return self.config.memory
-        return self.settings[enabled[0]]
+        return store_memory_config(self.config)
 
     def failed(self, message: str) -> None:
         """A memory failure: shown, and kept for the turn's summary."""
@@ -121,6 +125,14 @@ class LongTermRun:
                 state_dir,
             )
             return None
+        if store.migration is not None:
+            self.emit(
+                Notice(
+                    "info",
+                    f"long-term memory: the state folder's index is on the server now: "
+                    f"{store.migration.describe()}",
+                )
+            )
         plan = f"memory: LLM {store.llm_plan.reason}; embedder {store.embedder_plan.name}"
         self.emit(Notice("debug", plan))
         return store

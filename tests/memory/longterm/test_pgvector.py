@@ -155,11 +155,12 @@ def writer_records(agent: str) -> list[tuple[str, int]]:
 
 
 def test_four_processes_writing_at_once_lose_nothing(tmp_path, pgvector_url, collection):
-    state = tmp_path / "shared-state"
+    """Four writers, each with its own state folder (as on four machines), one server."""
+    state = tmp_path / "reader-state"
     agents = [f"w{i}" for i in range(WRITERS)]
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, agent, pgvector_url, collection, str(state)],
+            [sys.executable, "-c", WRITER, agent, pgvector_url, collection, str(tmp_path / f"state-{agent}")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -276,15 +277,11 @@ def test_a_collection_of_another_size_is_a_clear_error(pgvector_url, collection)
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path):
+    """The server holds the whole index, so the store refuses to open without it (a run goes on without
+    long-term memory, and says so)."""
     url = f"postgresql://postgres@127.0.0.1:{free_port()}/massgen"
-    store = PersistentMemory(settings_for(url, "memories"), tmp_path, domain="general", task_type="general")
-    try:
-        with pytest.raises(
-            MemoryStoreError, match=r"could not use the PostgreSQL memory store at 127\.0\.0\.1"
-        ):
-            store.record([{"role": "user", "content": "x"}], RecordContext("a", "s", 1))
-    finally:
-        store.close()
+    with pytest.raises(MemoryStoreError, match=r"could not use the PostgreSQL memory store at 127\.0\.0\.1"):
+        PersistentMemory(settings_for(url, "memories"), tmp_path, domain="general", task_type="general")
 
 
 def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):

@@ -52,6 +52,18 @@ def open_index(settings: PersistentMemoryConfig, state_dir: Path) -> StoreIndex:
     return MemoryIndex(state_dir / "memory" / "index.db" if settings.on_disk else Path(":memory:"))
 
 
+def upload_local_index(index: StoreIndex, state_dir: Path) -> Any:
+    """A server index takes over what the state folder's local index holds, once (a ``Migration``, or
+    None when nothing was moved)."""
+    from massgen_cli.memory.longterm.store.server.index import ServerIndex
+
+    if not isinstance(index, ServerIndex):
+        return None
+    from massgen_cli.memory.longterm.store.server.migration import migrate
+
+    return migrate(state_dir, index)
+
+
 class PersistentMemory:
     """One long-term store (mem0 + vector store + index) for the whole process."""
 
@@ -71,6 +83,9 @@ class PersistentMemory:
         self.llm_plan = plan_llm(settings.llm)
         self.embedder_plan = plan_embedder(settings.embedding)
         self.index = open_index(settings, state_dir)
+        self.migration = (
+            upload_local_index(self.index, state_dir) if settings.vector_store == "pgvector" else None
+        )
         check_embedder(self.index, self.embedder_plan)
         self.mem0_store = Mem0Store(settings, state_dir, self.llm_plan, self.embedder_plan, self.index)
         self.embedding = StoreEmbedding(self.embedder_plan, self.mem0_store)

@@ -75,7 +75,7 @@ def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
     ``qdrant at <folder>``, ``qdrant server <url>``, ``pgvector <host>:<port>/<db> table <collection>``."""
     if settings.vector_store == "pgvector":
         pgvector = settings.pgvector
-        place = _database_place(pgvector.connection_string or "")
+        place = database_place(pgvector.connection_string or "")
         return f"pgvector {place} table {pgvector.collection_name}"
     if settings.qdrant.mode == "server":
         return f"qdrant server {server_url(settings)}"
@@ -87,7 +87,7 @@ def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
     return f"qdrant at {path}"
 
 
-def _database_place(connection_string: str) -> str:
+def database_place(connection_string: str) -> str:
     """``host:port/dbname`` of a PostgreSQL URL or key=value connection string (never its password)."""
     from urllib.parse import urlsplit
 

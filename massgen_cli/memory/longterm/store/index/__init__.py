@@ -6,13 +6,13 @@ under a filter), ``values`` (learned values and winners) and ``stale`` (memories
 
 from __future__ import annotations
 
-from massgen_cli.memory.longterm.store.index.records import IndexRecords
+from massgen_cli.memory.longterm.store.index.export import IndexExport
 from massgen_cli.memory.longterm.store.index.search import IndexSearch
 from massgen_cli.memory.longterm.store.index.stale import IndexStale
 from massgen_cli.memory.longterm.store.index.values import IndexValues
 
 
-class MemoryIndex(IndexRecords, IndexSearch, IndexValues, IndexStale):
+class MemoryIndex(IndexExport, IndexSearch, IndexValues, IndexStale):
     """The whole index over one file (several processes may share it: SQLite WAL)."""
 
 

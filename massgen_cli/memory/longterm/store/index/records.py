@@ -107,8 +107,7 @@ class IndexRecords(IndexFile):
                 f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", wanted
             ).fetchall()
             sources = self._db.execute(
-                f"SELECT {SOURCE_COLUMNS} FROM sources "
-                f"WHERE memory_id IN ({marks}) ORDER BY rowid",
+                f"SELECT {SOURCE_COLUMNS} FROM sources WHERE memory_id IN ({marks}) ORDER BY rowid",
                 wanted,
             ).fetchall()
         return _assemble(rows, sources)

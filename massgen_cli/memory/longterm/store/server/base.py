@@ -24,6 +24,12 @@ class ServerBase:
     def close(self) -> None:
         self.server.close()
 
+    def identity(self) -> str:
+        """Which server and collection this is, without secrets: ``host:port/db collection``."""
+        from massgen_cli.memory.longterm.store.vector_stores import database_place
+
+        return f"{database_place(self.server.conninfo)} {self.tables.collection}"
+
     def meta(self, name: str) -> str | None:
         row = self.server.one(f"SELECT value FROM {self.tables.meta} WHERE name = %s", (name,))
         return row[0] if row else None

@@ -75,3 +75,15 @@ class ServerLearned(ServerBase):
                 return {}
             query, params = query + " WHERE memory_id = ANY(%s)", [wanted]
         return {row[0]: StaleMark(*row) for row in self.server.rows(query, params)}
+
+    def adopt_rows(self, kind: str, rows: list[tuple[object, ...]]) -> int:
+        """Rows of another index (``values``, ``winners`` or ``stale``, as its export gives them) that
+        the server does not have yet; how many were new."""
+        table, columns = {
+            "values": (self.tables.values, 5),
+            "winners": (self.tables.winners, 4),
+            "stale": (self.tables.stale, 6),
+        }[kind]
+        insert = f"INSERT INTO {table} VALUES ({', '.join(['%s'] * columns)}) ON CONFLICT DO NOTHING"
+        stamped = kind in ("values", "stale")
+        return sum(self.server.run(insert, (*row, now_iso()) if stamped else row) for row in rows)

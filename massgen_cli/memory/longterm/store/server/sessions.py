@@ -1,0 +1,125 @@
+"""Sessions on the server: what a session needs to continue on any machine (its record, with the turn
+counter, and the files its parts keep: threads, shared entries, slots...) kept beside the memory index,
+and a server-side lock, so two processes on two machines never take the same session (and turn) at once.
+
+The session folder under the state folder stays the working copy: opening a session pulls the server's
+copy when it is newer, every save pushes the folder's files back."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from massgen_cli.errors import MemoryStoreError, UsageError
+from massgen_cli.memory.longterm.store.index.schema import now_iso
+from massgen_cli.memory.longterm.store.server.connection import ServerConnection
+from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
+
+RECORD_FILE = "session.json"
+KEPT_SUFFIXES = (".json", ".jsonl")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+class ServerSessions:
+    """The sessions of one collection on the server; each claimed session holds a lock on this
+    connection until ``release`` (or until the process ends: the server frees it then)."""
+
+    def __init__(self, connection_string: str, collection: str):
+        self.tables = ServerTables(collection)
+        self.server = ServerConnection(connection_string)
+        try:
+            create_tables(self.server, self.tables)
+        except BaseException:
+            self.server.close()
+            raise
+        self.claimed: set[str] = set()
+
+    def where(self) -> str:
+        return f"the memory server's session table {self.tables.sessions}"
+
+    def claim(self, session_id: str) -> None:
+        """Hold ``session_id`` for this process on every machine; a ``UsageError`` when another has it."""
+        row = self.server.one("SELECT pg_try_advisory_lock(hashtext(%s))", (self._lock_name(session_id),))
+        if not (row and row[0]):
+            raise UsageError(
+                f"session {session_id} is in use by a massgen process on another machine (or another state "
+                "folder) sharing this memory server; wait for it to finish, or use another --session"
+            )
+        self.claimed.add(session_id)
+
+    def release(self, session_id: str) -> None:
+        if session_id in self.claimed:
+            self.claimed.discard(session_id)
+            with contextlib.suppress(MemoryStoreError):
+                self.server.run("SELECT pg_advisory_unlock(hashtext(%s))", (self._lock_name(session_id),))
+
+    def pull(self, session_id: str, directory: Path) -> bool:
+        """Write the server's copy of the session into ``directory`` when it has taken more turns than
+        the copy there (or there is none); whether it did."""
+        row = self.server.one(
+            f"SELECT turns_started, state FROM {self.tables.sessions} WHERE session_id = %s", (session_id,)
+        )
+        if row is None or row[0] < local_turns(directory):
+            return False
+        files: dict[str, str] = json.loads(row[1])
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            if _kept(name):
+                (directory / name).write_text(text, encoding="utf-8")
+        return bool(files)
+
+    def push(self, session_id: str, directory: Path) -> None:
+        """The session folder's files, as the server's copy (a copy that took more turns stays)."""
+        files = {
+            path.name: path.read_text(encoding="utf-8", errors="replace")
+            for path in sorted(directory.iterdir())
+            if _kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
+        }
+        self.server.run(
+            f"INSERT INTO {self.tables.sessions} AS s (session_id, turns_started, record, state, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
+            "turns_started = excluded.turns_started, record = excluded.record, state = excluded.state, "
+            "updated_at = excluded.updated_at WHERE s.turns_started <= excluded.turns_started",
+            (session_id, local_turns(directory), files.get(RECORD_FILE), json.dumps(files), now_iso()),
+        )
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every session's record the server keeps, by id."""
+        rows = self.server.rows(
+            f"SELECT session_id, record FROM {self.tables.sessions} WHERE record IS NOT NULL"
+        )
+        return {session_id: json.loads(record) for session_id, record in rows}
+
+    def delete(self, session_id: str) -> bool:
+        return bool(
+            self.server.run(f"DELETE FROM {self.tables.sessions} WHERE session_id = %s", (session_id,))
+        )
+
+    def close(self) -> None:
+        for session_id in list(self.claimed):
+            self.release(session_id)
+        self.server.close()
+
+    def _lock_name(self, session_id: str) -> str:
+        return f"massgen:{self.tables.collection}:session:{session_id}"
+
+
+def local_turns(directory: Path) -> int:
+    """The turns the session's record there has started (0 when there is none, or it cannot be read)."""
+    try:
+        data = json.loads((directory / RECORD_FILE).read_text(encoding="utf-8"))
+        return int(max(data.get("turns_started", 0), data.get("turns_completed", 0)))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def _kept(name: str) -> bool:
+    """A session's own data file (never its lock, nor a path: names come from the server)."""
+    return (
+        name.endswith(KEPT_SUFFIXES)
+        and "/" not in name
+        and not name.startswith(".")
+        and name == Path(name).name
+    )

@@ -1,0 +1,238 @@
+"""With a server store, the server is the whole truth of long-term memory and of sessions: two state
+folders (two machines) sharing one real PostgreSQL see each other's memories, marks, values and
+sessions, and deleting a state folder loses nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+
+import pytest
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.errors import UsageError
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from massgen_cli.session import open_session
+from tests.cli.in_process_cli import massgen
+from tests.conftest import write_config
+
+pytestmark = pytest.mark.slow
+
+CONFIG = """
+agents:
+  - id: agent_a
+    backend:
+      type: scripted
+      responses:
+        - {{tool: new_answer, args: {{content: "The launch code for project Falcon is 7781."}}}}
+        - {{tool: vote, args: {{agent_id: agent1, reason: "it states the code"}}}}
+orchestrator:
+  final_presentation: reuse
+memory:
+  enabled: true
+  persistent_memory:
+    enabled: true
+    llm: {{provider: local}}
+    embedding: {{provider: local}}
+    vector_store: pgvector
+    pgvector: {{connection_string: "{url}", collection_name: {collection}}}
+"""
+
+
+@pytest.fixture
+def collection() -> str:
+    return f"truth_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def config(tmp_path, pgvector_url, collection) -> str:
+    return str(write_config(tmp_path, CONFIG.format(url=pgvector_url, collection=collection)))
+
+
+def settings(url: str, collection: str) -> PersistentMemoryConfig:
+    return PersistentMemoryConfig.model_validate(
+        {
+            "enabled": True,
+            "vector_store": "pgvector",
+            "pgvector": {"connection_string": url, "collection_name": collection},
+        }
+    )
+
+
+def test_a_second_machine_finds_lists_and_continues_what_the_first_recorded(tmp_path, config):
+    first, second = tmp_path / "machine-a", tmp_path / "machine-b"
+    answered = massgen(
+        "-c", config, "--state-dir", str(first), "--session", "kbA", "What is the launch code?"
+    )
+    assert answered.exit_code == 0 and "7781" in answered.stdout, answered.stderr
+
+    found = massgen("memory", "search", "Falcon launch code", "-c", config, "--state-dir", str(second))
+    assert "launch code for project Falcon is 7781" in found.stdout, found.stderr
+    listed = massgen("memory", "list", "--session", "kbA", "-c", config, "--state-dir", str(second), "--json")
+    texts = [json.loads(line)["text"] for line in listed.stdout.splitlines()]
+    assert "The launch code for project Falcon is 7781." in texts and "What is the launch code?" in texts
+
+    shutil.rmtree(first)
+    again = massgen("-c", config, "--state-dir", str(second), "--session", "kbA", "And the code again?")
+    assert again.exit_code == 0, again.stderr
+    shown = massgen("sessions", "show", "kbA", "--json", "--state-dir", str(second))
+    record = json.loads(shown.stdout)
+    assert record["turns_completed"] == 2
+    assert [e["question"] for e in record["exchanges"]] == ["What is the launch code?", "And the code again?"]
+    assert (second / "sessions" / "kbA" / "threads.json").is_file()
+
+    listed = massgen(
+        "memory", "list", "--session", "kbA", "-c", config, "--state-dir", str(tmp_path / "c"), "--json"
+    )
+    turns = {s["turn"] for line in listed.stdout.splitlines() for s in json.loads(line)["sources"]}
+    assert turns == {1, 2}, "the first folder is gone and nothing is lost"
+
+
+def test_marks_values_winners_and_clear_reach_every_folder(tmp_path, pgvector_url, collection):
+    one = PersistentMemory(
+        settings(pgvector_url, collection), tmp_path / "a", domain="general", task_type="general"
+    )
+    two = PersistentMemory(
+        settings(pgvector_url, collection), tmp_path / "b", domain="general", task_type="general"
+    )
+    try:
+        one.record(
+            [{"role": "assistant", "content": "Otter ridge opens at nine."}], RecordContext("agent_a", "s", 1)
+        )
+        two.record(
+            [{"role": "assistant", "content": "Falcon harbour closes at six."}],
+            RecordContext("agent_b", "s", 1),
+        )
+        otter = one.list_memories()[0] if "Otter" in one.list_memories()[0].text else one.list_memories()[1]
+
+        one.record_winner("s", 1, "agent_a")
+        hidden = SearchFilter(viewer=Viewer("agent_b", "s", 1))
+        shown = SearchFilter(viewer=Viewer("agent_b", "s", 2))
+        assert "Otter ridge opens at nine." not in {
+            h.text for h in two.search("otter ridge", limit=5, scope=hidden)
+        }
+        assert "Otter ridge opens at nine." in {
+            h.text for h in two.search("otter ridge", limit=5, scope=shown)
+        }
+
+        one.index.set_value(otter.id, "general", 0.9)
+        assert two.index.values([otter.id], "general") == {otter.id: 0.9}
+
+        assert one.index.mark_stale(otter.id, "closed for winter", "agent_a", session_id="s", turn=2)
+        assert not two.index.mark_stale(otter.id, "again", "agent_b"), (
+            "the first mark stays, on every machine"
+        )
+        assert "Otter" not in " ".join(h.text for h in two.search("otter ridge", limit=5))
+        assert two.index.stale_marks([otter.id])[otter.id].reason == "closed for winter"
+
+        assert two.clear() == 2
+        assert one.list_memories(include_stale=True) == []
+    finally:
+        one.close()
+        two.close()
+
+
+def test_identical_memories_written_from_two_folders_are_one_with_both_sources(
+    tmp_path, pgvector_url, collection
+):
+    stores = [
+        PersistentMemory(
+            settings(pgvector_url, collection), tmp_path / name, domain="general", task_type="general"
+        )
+        for name in ("a", "b")
+    ]
+    try:
+        for agent, store in zip(("agent_a", "agent_b"), stores, strict=True):
+            store.record(
+                [{"role": "user", "content": "The budget is forty thousand."}], RecordContext(agent, "s", 1)
+            )
+        [memory] = stores[0].list_memories()
+        assert sorted(s.agent_id for s in memory.sources) == ["agent_a", "agent_b"]
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_session_held_on_one_machine_is_refused_on_another(tmp_path, pgvector_url, collection):
+    first, second = ServerSessions(pgvector_url, collection), ServerSessions(pgvector_url, collection)
+    session = open_session(tmp_path / "a", "shared", interactive=False, config_path=None, mirror=first)
+    try:
+        session.begin_turn()
+        with pytest.raises(UsageError, match="in use by a massgen process on another machine"):
+            open_session(tmp_path / "b", "shared", interactive=False, config_path=None, mirror=second)
+    finally:
+        session.close()
+    continued = open_session(tmp_path / "b", "shared", interactive=False, config_path=None, mirror=second)
+    try:
+        assert continued.begin_turn() == 2
+    finally:
+        continued.close()
+        first.close()
+        second.close()
+
+
+def test_names_from_the_server_never_leave_the_session_folder(tmp_path, pgvector_url, collection):
+    sessions = ServerSessions(pgvector_url, collection)
+    try:
+        sessions.server.run(
+            f"INSERT INTO {sessions.tables.sessions} VALUES ('evil', 9, NULL, %s, 'now')",
+            (json.dumps({"../escape.json": "x", ".lock": "x", "a/b.json": "x", "threads.json": "{}"}),),
+        )
+        folder = tmp_path / "sessions" / "evil"
+        assert sessions.pull("evil", folder)
+        assert sorted(p.name for p in folder.iterdir()) == ["threads.json"]
+        assert not (tmp_path / "sessions" / "escape.json").exists()
+    finally:
+        sessions.close()
+
+
+def test_a_folder_that_kept_its_index_locally_uploads_it_once(tmp_path, pgvector_url, collection):
+    """Earlier versions kept sources, values, marks and winners in the state folder beside a server
+    table: the first open of the server store moves them there, and `memory migrate` says so."""
+    local = PersistentMemory(
+        PersistentMemoryConfig(enabled=True), tmp_path, domain="general", task_type="general"
+    )
+    local.record(
+        [{"role": "user", "content": "Otter ridge opens at nine."}], RecordContext("agent_a", "s", 1)
+    )
+    local.record(
+        [{"role": "user", "content": "Otter ridge opens at nine."}], RecordContext("agent_b", "s", 2)
+    )
+    local.record(
+        [{"role": "user", "content": "Falcon harbour closes at six."}], RecordContext("agent_b", "s", 1)
+    )
+    otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
+    local.index.set_value(otter.id, "general", 0.8)
+    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
+    local.record_winner("s", 1, "agent_b")
+    local.close()
+    close_clients()
+
+    server = PersistentMemory(
+        settings(pgvector_url, collection), tmp_path, domain="general", task_type="general"
+    )
+    try:
+        assert server.migration is not None
+        assert (server.migration.memories, server.migration.sources) == (2, 1)
+        assert (server.migration.values, server.migration.winners, server.migration.stale) == (1, 1, 1)
+        [moved] = server.list_memories()
+        assert moved.text == otter.text and [s.agent_id for s in moved.sources] == ["agent_a", "agent_b"]
+        assert server.index.values([otter.id], "general") == {otter.id: 0.8}
+        assert server.index.stale_marks([falcon.id])[falcon.id].reason == "moved"
+        seen = SearchFilter(viewer=Viewer("agent_a", "s", 2))
+        assert "Falcon harbour" not in " ".join(
+            h.text for h in server.search("falcon harbour", limit=5, scope=seen)
+        )
+    finally:
+        server.close()
+    config = write_config(tmp_path, CONFIG.format(url=pgvector_url, collection=collection), "server.yaml")
+    again = massgen("memory", "migrate", "-c", str(config), "--state-dir", str(tmp_path))
+    assert again.exit_code == 0 and again.stdout.startswith("nothing to move"), again.stdout
+    forced = massgen("memory", "migrate", "--again", "-c", str(config), "--state-dir", str(tmp_path))
+    assert "moved 0 memories (2 the server knew already), 0 sources" in forced.stdout, forced.stdout
