@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -80,8 +80,14 @@ def delete_sessions(
             return 0
         cleared = _clear_memories(folder, ids, config) if memories else None
         logs = session_log_folders(folder, ids)
+        servers = _servers_keeping(folder, ids, config)
         for session_id in ids:
             console.print(escape(remove_session(folder, session_id, logs.get(session_id, [])).describe()))
+            for server in servers:
+                if server.delete(session_id):
+                    console.print(escape(f"  and its copy in {server.where()}"))
+        for server in servers:
+            server.close()
     finally:
         for lock in locks:
             release(lock)
@@ -218,6 +224,23 @@ def _clear_memories(state_dir: Path, session_ids: list[str], config: str | None)
         with open_store(chosen, state_dir) as store:
             cleared += store.clear(sessions=set(session_ids))
     return cleared
+
+
+def _servers_keeping(state_dir: Path, session_ids: list[str], config: str | None) -> list[Any]:
+    """The memory servers that keep copies of these sessions (those of ``config``, else of the configs
+    the sessions last ran with), so a deleted session is deleted for every machine."""
+    from massgen_cli.compose import session_mirror
+    from massgen_cli.config import load_config
+
+    configs = {config} if config else {_session_config(state_dir, session_id) for session_id in session_ids}
+    servers = []
+    for chosen in configs - {None}:
+        try:
+            mirror, _ = session_mirror(load_config(chosen).config)
+        except MassGenError:
+            continue
+        servers += [mirror] if mirror is not None else []
+    return servers
 
 
 def _session_config(state_dir: Path, session_id: str) -> str | None:

@@ -93,6 +93,13 @@ def test_a_second_machine_finds_lists_and_continues_what_the_first_recorded(tmp_
     turns = {s["turn"] for line in listed.stdout.splitlines() for s in json.loads(line)["sources"]}
     assert turns == {1, 2}, "the first folder is gone and nothing is lost"
 
+    deleted = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", str(second))
+    assert deleted.exit_code == 0 and "and its copy in the memory server" in deleted.stderr, deleted.stderr
+    fresh = massgen("-c", config, "--state-dir", str(tmp_path / "d"), "--session", "kbA", "A new start?")
+    assert fresh.exit_code == 0, fresh.stderr
+    shown = massgen("sessions", "show", "kbA", "--json", "--state-dir", str(tmp_path / "d"))
+    assert json.loads(shown.stdout)["turns_completed"] == 1, "deleted for every machine"
+
 
 def test_marks_values_winners_and_clear_reach_every_folder(tmp_path, pgvector_url, collection):
     one = PersistentMemory(
