@@ -4,19 +4,24 @@
 ``concurrency`` tasks are in flight and results come back in completion order.
 
 Long-term memory shared across machines needs a server store: a config whose persistent memory is on
-local Qdrant (a folder one process at a time) is refused before Ray starts.
+local Qdrant (a folder one process at a time) is refused before Ray starts. With PostgreSQL (or no
+long-term memory) a task answers in a state folder of its own on its node and its logs, session and
+spooled records come back with its result (``task_bundle``); with Qdrant server mode, whose index lives
+in the state folder, tasks use the driver's state folder path, which every node must share.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from massgen_cli.cli import task_bundle
 from massgen_cli.cli.batch import BatchQuestion, BatchResult, ResultWriter, answer_alone
 from massgen_cli.config.loader import LoadedConfig
-from massgen_cli.config.memory import persistent_enabled
+from massgen_cli.config.memory import PersistentMemoryConfig, persistent_enabled
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.errors import UsageError
 
@@ -24,14 +29,25 @@ LOCAL = "local"
 RAY_HINT = "Ray is not installed: pip install -e '.[ray]' (or pip install 'massgen-cli[ray]')"
 
 
-def local_store_problem(config: MassGenConfig) -> str | None:
-    """Why this config's long-term memory cannot be shared by Ray tasks, or None."""
+def _long_term_stores(config: MassGenConfig) -> list[PersistentMemoryConfig]:
+    """The persistent memory settings a run of this config opens."""
     memories = [config.memory, *(agent.memory for agent in config.agents if agent.memory is not None)]
     shared = config.orchestrator.shared_memory.persistent
-    for memory in memories:
-        if not (persistent_enabled(memory) or (shared and memory is config.memory)):
-            continue
-        store = memory.persistent_memory
+    return [
+        memory.persistent_memory
+        for memory in memories
+        if persistent_enabled(memory) or (shared and memory is config.memory)
+    ]
+
+
+def index_in_state_folder(config: MassGenConfig) -> bool:
+    """Whether a run of this config keeps its memory index in the state folder (any Qdrant store)."""
+    return any(store.vector_store == "qdrant" for store in _long_term_stores(config))
+
+
+def local_store_problem(config: MassGenConfig) -> str | None:
+    """Why this config's long-term memory cannot be shared by Ray tasks, or None."""
+    for store in _long_term_stores(config):
         if store.vector_store == "qdrant" and store.qdrant.mode != "server" and store.on_disk:
             return (
                 "--ray needs long-term memory in a server store that every task can reach: local Qdrant "
@@ -55,7 +71,7 @@ class RayBatch:
         self.ray = ray
         self.loaded, self.state_dir = loaded, state_dir
         self.concurrency = max(1, concurrency)
-        self.address = None if address == LOCAL else address
+        self.address = address  # "local": a new instance, never a cluster a file in Ray's temp folder names
         self.in_flight: dict[Any, BatchQuestion] = {}
 
     def run(
@@ -98,12 +114,26 @@ class RayBatch:
 
     def _result(self, ref: Any, question: BatchQuestion) -> BatchResult:
         try:
-            return BatchResult(**self.ray.get(ref))
+            answered = self.ray.get(ref)
         except Exception as error:  # the task or its worker failed: the question's result says so
             return BatchResult(question.id, question.question, error=f"Ray task failed: {error}")
+        result = BatchResult(**answered["result"])
+        if answered["bundle"] is not None:
+            task_bundle.unpack(answered["bundle"], self.state_dir)
+            result.log_folder = task_bundle.on_driver(
+                result.log_folder, Path(answered["state_dir"]), self.state_dir
+            )
+        return result
 
 
 def _answer_task(loaded: LoadedConfig, state_dir: str, question: BatchQuestion) -> dict[str, Any]:
-    """What a Ray worker runs: the local batch's code for one question."""
+    """What a Ray worker runs: the local batch's code for one question, in a state folder of its own
+    whose logs, session and spool go back with the result (in the driver's ``state_dir`` when the
+    config keeps its memory index there)."""
     os.environ.setdefault("MEM0_TELEMETRY", "False")
-    return answer_alone(loaded, Path(state_dir), question).__dict__
+    if index_in_state_folder(loaded.config):
+        result = answer_alone(loaded, Path(state_dir), question)
+        return {"result": result.__dict__, "bundle": None, "state_dir": state_dir}
+    with tempfile.TemporaryDirectory(prefix="massgen-task-") as folder:
+        result = answer_alone(loaded, Path(folder), question)
+        return {"result": result.__dict__, "bundle": task_bundle.pack(Path(folder)), "state_dir": folder}
