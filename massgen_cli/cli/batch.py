@@ -1,6 +1,7 @@
 """Many questions at once: ``massgen batch QUESTIONS.jsonl --config FILE --out RESULTS.jsonl``.
 
-Each question is one turn of its own session (``batch-<id>``, so long-term memory is per question) or,
+Each question is one turn of its own session (``batch-<id>``; retrieval keeps to it only where
+``persistent_memory.session_name`` is set, as in any run whose session is named by a flag) or,
 with a shared session, a turn of that one session (then the questions run one after another: a session
 is answered by one run at a time). Up to ``concurrency`` questions run at once, each in its own thread
 with its own ``MassGenApp`` (its own event loop and log folder; the process's embedded model server and

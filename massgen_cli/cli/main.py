@@ -327,7 +327,14 @@ def memory_import(
     session: Annotated[
         str | None, typer.Option("--session", help="Session to file the records under.")
     ] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent to attribute records to.")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Agent to attribute records to (default: the importer, whose turn-0 lines every agent "
+            "of the session sees).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli.cli import memory_commands

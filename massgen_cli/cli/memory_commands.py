@@ -20,10 +20,12 @@ from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
-    from massgen_cli.memory.longterm.record.memories import RecordMessage
+    from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
     from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
 IMPORT_BATCH = 64
+IMPORTER = "import"
+"""Who records an imported line that names no agent."""
 TEXT_CHARS = 100
 REMOVED_RESULT_STUB = re.compile(r"\[the rest of this \S+ result was removed to save context")
 """The note a compression leaves in a tool result it cut to its first line (``memory/context/compression``):
@@ -223,26 +225,57 @@ def confirm(question: str) -> bool:
 def import_file(
     path: Path, config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None
 ) -> int:
-    """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing."""
+    """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing. The
+    importer wins turn 0 of each session it records in, so every agent of the session sees those lines."""
     records = list(_read_jsonl(path))
+    pairs = [(import_message(item), import_context(item, session, agent)) for item in records]
+    contexts = [context for _, context in pairs]
+    with open_store(config, state_dir) as store:
+        added, existing = _record_imported(store, pairs, path.name)
+        for session_id in _importer_sessions(contexts):
+            store.record_winner(session_id, 0, IMPORTER)
+    console = Console(stderr=True)
+    console.print(f"imported {len(records)} records: {added} new memories, {existing} already known")
+    unseen = _unseen_by_agents(contexts)
+    if unseen:
+        console.print(_unseen_notice(unseen))
+    return 0
+
+
+def _record_imported(
+    store: Any, pairs: list[tuple[RecordMessage, RecordContext]], name: str
+) -> tuple[int, int]:
+    """Record every pair, embedded a batch at a time; returns how many memories were new and known."""
     added = existing = 0
-    with (
-        open_store(config, state_dir) as store,
-        Progress(console=Console(stderr=True), transient=True) as bar,
-    ):
-        task = bar.add_task(f"importing {path.name}", total=len(records))
-        for start in range(0, len(records), IMPORT_BATCH):
-            batch = records[start : start + IMPORT_BATCH]
-            pairs = [(import_message(item), import_context(item, session, agent)) for item in batch]
-            store.prepare_embeddings(pairs)
-            for message, context in pairs:
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"importing {name}", total=len(pairs))
+        for start in range(0, len(pairs), IMPORT_BATCH):
+            batch = pairs[start : start + IMPORT_BATCH]
+            store.prepare_embeddings(batch)
+            for message, context in batch:
                 outcome = store.record([message], context)
                 added, existing = added + len(outcome.added), existing + len(outcome.existing)
                 bar.advance(task)
-    Console(stderr=True).print(
-        f"imported {len(records)} records: {added} new memories, {existing} already known"
+    return added, existing
+
+
+def _importer_sessions(contexts: list[RecordContext]) -> set[str]:
+    """The sessions where the importer recorded lines of turn 0."""
+    return {c.session_id for c in contexts if c.agent_id == IMPORTER and c.turn == 0}
+
+
+def _unseen_by_agents(contexts: list[RecordContext]) -> int:
+    """How many lines the importer recorded in a later turn: that turn's winner is one of the session's
+    agents (or will be), so no agent sees them."""
+    return sum(1 for c in contexts if c.agent_id == IMPORTER and c.turn > 0)
+
+
+def _unseen_notice(count: int) -> str:
+    return (
+        f"{count} record(s) of a turn after 0 are the importer's ('{IMPORTER}'), which no agent of the "
+        "session sees: give --agent ID (or an 'agent_id' on each line) to make them that agent's, or leave "
+        "out 'turn' so every agent of the session sees them"
     )
-    return 0
 
 
 _KNOWN_FIELDS = ("content", "role", "agent_id", "turn", "session_id")
@@ -293,12 +326,13 @@ def import_message(item: dict[str, Any]) -> RecordMessage:
     return {"role": role, "content": str(item["content"]), "metadata": metadata}
 
 
-def import_context(item: dict[str, Any], session: str | None, agent: str | None) -> Any:
-    """Who an imported line is recorded by, and where."""
+def import_context(item: dict[str, Any], session: str | None, agent: str | None) -> RecordContext:
+    """Who an imported line is recorded by (the importer when neither the line nor ``--agent`` names an
+    agent), and where."""
     from massgen_cli.memory.longterm.record.memories import RecordContext
 
     return RecordContext(
-        agent_id=str(item.get("agent_id") or agent or "import"),
+        agent_id=str(item.get("agent_id") or agent or IMPORTER),
         session_id=str(session or item.get("session_id") or "import"),
         turn=int(item.get("turn") or 0),
         level="semantic",

@@ -116,7 +116,9 @@ class PersistentMemoryConfig(Section):
     )
     session_name: str | None = Field(
         default=None,
-        description="Session to continue across runs (the --session flag wins); null searches all sessions.",
+        description="Session to continue across runs (the --session flag wins). Null, written or left out, "
+        "has retrieval search every session (turn-aware: an agent's own memories and those of the winners of "
+        "earlier turns); a name keeps it to the run's session.",
     )
     path: str | None = Field(
         default=None,

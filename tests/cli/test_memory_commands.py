@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from tests.cli.in_process_cli import massgen
 from tests.conftest import run_cli, write_config
 
 CONFIG = """
@@ -83,3 +85,71 @@ def test_an_import_with_a_bad_turn_or_a_lone_surrogate_is_said_or_kept(tmp_path)
     found = run_cli("memory", "search", "half a pair", "--config", str(config), "--json")
     record = json.loads(found.stdout.splitlines()[0])
     assert record["text"] == "half a pair \ufffd here" and record["metadata"]["turn"] == 3
+
+
+KB_SESSION = """
+agents:
+  - id: a
+    backend:
+      type: scripted
+      responses:
+        - {tool: new_answer, args: {content: "The ferry leaves at noon."}}
+        - {tool: vote, args: {agent_id: a, reason: "settled"}}
+  - id: b
+    backend:
+      type: scripted
+      responses:
+        - {tool: vote, args: {agent_id: a, reason: "settled"}, delay: 0.3}
+orchestrator: {final_presentation: reuse}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true, session_name: kb}
+"""
+
+
+def retrieved_blocks(run, agent_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
+        str(message["content"])
+        for request in run.requests(agent_id)
+        for message in request.messages
+        if str(message.get("content", "")).startswith("Relevant memories:")
+    ]
+
+
+def test_an_import_without_an_agent_is_seen_by_every_agent_of_the_session_later(tmp_path, in_process):
+    config = str(write_config(tmp_path, KB_SESSION, "kb.yaml"))
+    data = tmp_path / "kb.jsonl"
+    data.write_text('{"content": "The harbour ferry timetable changes in May."}\n')
+    imported = massgen("memory", "import", str(data), "--config", config, "--session", "kb")
+    assert imported.exit_code == 0, imported.stderr
+
+    run = in_process(KB_SESSION)
+    assert run.app.ask("When does the harbour ferry timetable change?").winner == "a"
+    said = "[From import Turn 0] The harbour ferry timetable changes in May."
+    for agent_id in ("a", "b"):
+        assert any(said in block for block in retrieved_blocks(run, agent_id)), agent_id
+
+    recall = run.app.run.features.long_term_part.lookup
+    later = Viewer("b", "kb", 2)
+    hits = recall.search("b", "harbour ferry timetable", 5, later)
+    assert ("The harbour ferry timetable changes in May.", "import", 0) in [
+        (hit.text, hit.source.agent_id, hit.source.turn) for hit in hits
+    ]
+    run.app.close()
+
+    found = massgen("memory", "search", "harbour ferry", "--config", config, "--json")
+    records = [json.loads(line) for line in found.stdout.splitlines()]
+    meta = next(r["metadata"] for r in records if r["text"] == "The harbour ferry timetable changes in May.")
+    assert (meta["agent_id"], meta["session_id"], meta["turn"]) == ("import", "kb", 0)
+
+
+def test_an_import_of_a_later_turn_without_an_agent_says_how_to_make_it_seen(tmp_path):
+    config = str(write_config(tmp_path, CONFIG))
+    data = tmp_path / "talk.jsonl"
+    data.write_text('{"content": "We met at the pier.", "turn": 2}\n{"content": "Noted.", "agent_id": "a"}\n')
+    imported = massgen("memory", "import", str(data), "--config", config, "--session", "talk")
+    assert imported.exit_code == 0, imported.stderr
+    assert "1 record(s) of a turn after 0 are the importer's" in imported.stderr
+    assert "--agent" in imported.stderr and "'turn'" in imported.stderr
+    again = massgen("memory", "import", str(data), "--config", config, "--session", "talk", "--agent", "a")
+    assert again.exit_code == 0 and "importer's" not in again.stderr

@@ -6,6 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
+from massgen_cli.config import load_config
+from massgen_cli.memory.runtime.opening import searches_all_sessions
 from tests.conftest import run_cli, write_config
 
 MEMORY = """
@@ -181,3 +185,43 @@ def test_domain_and_task_type_flags_key_and_filter_memories(tmp_path):
         "memory", "search", "tides", "--config", str(config), "--domain", "space", "--json"
     ).stdout
     assert other == ""
+
+
+def one_agent(agent_id: str, reply: str, persistent: str) -> str:
+    return f"""
+agent:
+  id: {agent_id}
+  backend: {{type: scripted, responses: ["{reply}"]}}
+memory:
+  enabled: true
+  persistent_memory: {persistent}
+"""
+
+
+@pytest.mark.parametrize(
+    ("persistent", "everywhere"),
+    [
+        ("{enabled: true, session_name: null}", True),
+        ("{enabled: true}", True),
+        ("{enabled: true, session_name: harbour}", False),
+    ],
+    ids=["null_written", "null_left_out", "named"],
+)
+def test_session_name_null_searches_every_session_whether_written_or_left_out(
+    tmp_path, in_process, persistent, everywhere
+):
+    keeper = in_process(one_agent("keeper", "The harbour gate code is 4711.", persistent), session_id="first")
+    assert keeper.app.ask("What is the harbour gate code?").winner == "keeper"
+    keeper.app.close()
+
+    text = one_agent("visitor", "Noted.", persistent)
+    visitor = in_process(text, session_id="second")
+    visitor.app.ask("Remind me of the harbour gate code.")
+    blocks = memory_blocks(visitor.requests("visitor"))
+    seen = any("[From keeper Turn 1] The harbour gate code is 4711." in block for block in blocks)
+    assert seen is everywhere
+    [search] = [agent.toolbox.tools["memory_search"].spec for agent in visitor.app.agents]
+    offered = search.parameters["properties"]["scope"]["enum"]
+    assert offered == (["session", "all_sessions"] if everywhere else ["session"])
+    loaded = load_config(write_config(tmp_path, text, "visitor.yaml")).config
+    assert [searches_all_sessions(agent.memory) for agent in loaded.agents] == [everywhere]

@@ -30,9 +30,8 @@ def value_goal(memory: MemoryConfig) -> str:
 
 
 def searches_all_sessions(memory: MemoryConfig) -> bool:
-    """``session_name: null`` written explicitly means: search every session."""
-    persistent = memory.persistent_memory
-    return "session_name" in persistent.model_fields_set and persistent.session_name is None
+    """``session_name: null``, written or left out (its default), means: search every session."""
+    return memory.persistent_memory.session_name is None
 
 
 def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:

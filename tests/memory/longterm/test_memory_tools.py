@@ -225,7 +225,8 @@ def test_memory_tools_are_offered_only_where_memory_and_the_setting_are_on(in_pr
 
 
 def test_searching_all_sessions_is_offered_only_where_the_config_searches_them(in_process):
-    run = in_process(scripted({"a": ["x"]}, memory=MEMORY))
+    named = {"enabled": True, "persistent_memory": {"enabled": True, "session_name": "kb"}}
+    run = in_process(scripted({"a": ["x"]}, memory=named))
     refused = run_tool(run, "a", "memory_search", query="anything", scope="all_sessions")
     assert not refused.ok and "scope must be one of session" in refused.text
     run.app.close()
