@@ -55,8 +55,8 @@ def session_mirror(config: MassGenConfig) -> tuple[SessionMirror | None, str | N
 
     try:
         return ServerSessions(url, persistent.pgvector.collection_name), None
-    except MassGenError as error:
-        return None, f"sessions are kept in this state folder only: {error}"
+    except MassGenError:  # why is said once, by the long-term memory that cannot open either
+        return None, "sessions are kept in this state folder only: the memory server cannot be reached"
 
 
 @dataclass(frozen=True)

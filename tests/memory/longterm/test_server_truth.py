@@ -21,6 +21,7 @@ from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from massgen_cli.session import open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
+from tests.servers.postgres import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -243,3 +244,17 @@ def test_a_folder_that_kept_its_index_locally_uploads_it_once(tmp_path, pgvector
     assert again.exit_code == 0 and again.stdout.startswith("nothing to move"), again.stdout
     forced = massgen("memory", "migrate", "--again", "-c", str(config), "--state-dir", str(tmp_path))
     assert "moved 0 memories (2 the server knew already), 0 sources" in forced.stdout, forced.stdout
+
+
+def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/massgen"
+    config = write_config(tmp_path, CONFIG.format(url=url, collection="unreachable"))
+    run = massgen(
+        "-c", str(config), "--state-dir", str(tmp_path / "state"), "--session", "kb", "Launch code?"
+    )
+    assert run.exit_code == 0 and "7781" in run.stdout, run.stderr
+    assert run.stderr.count("could not use the PostgreSQL memory store at 127.0.0.1") == 1, run.stderr
+    assert "long-term memory is off for this run" in run.stderr
+    assert "sessions are kept in this state folder only" in run.stderr
+    spooled = (tmp_path / "state" / "memory" / "spool.jsonl").read_text().splitlines()
+    assert any("Launch code?" in line for line in spooled), "what could not be written waits"
