@@ -83,9 +83,7 @@ def delete_sessions(
         servers = _servers_keeping(folder, ids, config)
         for session_id in ids:
             console.print(escape(remove_session(folder, session_id, logs.get(session_id, [])).describe()))
-            for server in servers:
-                if server.delete(session_id):
-                    console.print(escape(f"  and its copy in {server.where()}"))
+            _forget_copies(servers, session_id, console)
         for server in servers:
             server.close()
     finally:
@@ -126,6 +124,7 @@ def prune_sessions(
         console.print("nothing deleted")
         return 0
     logs = session_log_folders(folder, [record.session_id for record in old])
+    servers = _servers_keeping(folder, [record.session_id for record in old], None)
     deleted = 0
     for record in old:
         try:
@@ -141,9 +140,12 @@ def prune_sessions(
                 continue
             removed = remove_session(folder, record.session_id, logs.get(record.session_id, []))
             console.print(escape(removed.describe()))
+            _forget_copies(servers, record.session_id, console)
             deleted += 1
         finally:
             release(lock)
+    for server in servers:
+        server.close()
     console.print(f"deleted {deleted} of {len(old)} session(s); their long-term memories stay")
     return 0
 
@@ -224,6 +226,16 @@ def _clear_memories(state_dir: Path, session_ids: list[str], config: str | None)
         with open_store(chosen, state_dir) as store:
             cleared += store.clear(sessions=set(session_ids))
     return cleared
+
+
+def _forget_copies(servers: list[Any], session_id: str, console: Console) -> None:
+    """The session's copies on memory servers deleted too (gone for every machine)."""
+    for server in servers:
+        try:
+            if server.delete(session_id):
+                console.print(escape(f"  and its copy in {server.where()}"))
+        except MassGenError as error:
+            console.print(f"[yellow]  its copy in {escape(server.where())} stays: {escape(str(error))}[/]")
 
 
 def _servers_keeping(state_dir: Path, session_ids: list[str], config: str | None) -> list[Any]:
