@@ -176,6 +176,7 @@ def test_the_front_end_is_one_package():
         "validate",
         "logs_commands",
         "session_commands",
+        "task_bundle",
         "argv",
         "guard",
         "signals",

@@ -15,9 +15,8 @@ class KeyTaken(Exception):
     """Another process stored the same content (the same key) a moment ago."""
 
 
-class StoreIndex(Protocol):
-    """Memories with their keys, sources, vectors and terms; learned values, winners and stale marks;
-    the write journal; and the one ranking every index computes alike."""
+class KeptRecords(Protocol):
+    """Memories with their keys and sources, the index's metadata, and the write journal."""
 
     def meta(self, name: str) -> str | None: ...
     def set_meta(self, name: str, value: str) -> None: ...
@@ -42,6 +41,10 @@ class StoreIndex(Protocol):
     def finish(self, token: str) -> None: ...
     def pending(self) -> list[tuple[str, str]]: ...
 
+
+class Ranking(Protocol):
+    """The one ranking every index computes alike, the vectors it reads, and attribution."""
+
     def ranked(
         self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
     ) -> list[tuple[str, float]]:
@@ -51,6 +54,10 @@ class StoreIndex(Protocol):
     def without_vectors(self, limit: int) -> list[tuple[str, str]]: ...
     def set_vectors(self, vectors: dict[str, Any]) -> None: ...
     def attribute(self, ids: Iterable[str], scope: SearchFilter | None = None) -> dict[str, Source]: ...
+
+
+class Learned(Protocol):
+    """Learned values, the winners of turns and stale marks."""
 
     def values(self, ids: Iterable[str], goal: str) -> dict[str, float]: ...
     def set_value(self, memory_id: str, goal: str, value: float) -> None: ...
@@ -69,3 +76,8 @@ class StoreIndex(Protocol):
         turn: int | None = None,
     ) -> bool: ...
     def stale_marks(self, ids: Iterable[str] | None = None) -> dict[str, StaleMark]: ...
+
+
+class StoreIndex(KeptRecords, Ranking, Learned, Protocol):
+    """Memories with their keys, sources, vectors and terms; learned values, winners and stale marks;
+    the write journal; and the one ranking every index computes alike."""

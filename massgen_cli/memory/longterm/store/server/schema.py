@@ -5,7 +5,7 @@ first (under an advisory lock, so processes starting together do not race in the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
@@ -14,11 +14,23 @@ from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
 
+_PARTS = ("meta", "index", "terms", "sources", "values", "winners", "stale", "pending", "sessions")
+
+
 @dataclass(frozen=True)
 class ServerTables:
-    """The table names of one collection's index."""
+    """The table names of one collection's index, quoted: ``"<collection>_<part>"``."""
 
     collection: str
+    meta: str = field(init=False)
+    index: str = field(init=False)
+    terms: str = field(init=False)
+    sources: str = field(init=False)
+    values: str = field(init=False)
+    winners: str = field(init=False)
+    stale: str = field(init=False)
+    pending: str = field(init=False)
+    sessions: str = field(init=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.collection):
@@ -26,11 +38,8 @@ class ServerTables:
                 f"persistent_memory.pgvector.collection_name '{self.collection}' must be letters, digits "
                 "and underscores (at most 41), starting with a letter or underscore"
             )
-
-    def __getattr__(self, part: str) -> str:
-        if part.startswith("__"):
-            raise AttributeError(part)
-        return f'"{self.collection}_{part}"'
+        for part in _PARTS:
+            object.__setattr__(self, part, f'"{self.collection}_{part}"')
 
     @property
     def dialect(self) -> SqlDialect:
