@@ -1,5 +1,5 @@
 """Every benchmark, offline, in one run: scripted backends, a paced OpenAI-compatible server on
-127.0.0.1, a PostgreSQL + pgvector server it starts (the server index's ranking),
+127.0.0.1, a PostgreSQL + pgvector server it starts (the server index's ranking, concurrent writes),
 and the embedded default. Prints a table of figures (ratios and counts measured side by side in this
 run, against their targets); ``--json FILE`` writes ``{"name": number}``.
 
@@ -27,6 +27,7 @@ import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
 import figures_oversized  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
+from pgvector_writes import concurrent_writes  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ TARGETS = {
     "local_ranking_p50_ms_10000": Target(50),
     "server_ranking_p50_ms_10000": Target(15),
     "server_ranking_p50_ms_50000": Target(60),
+    "concurrent_writes_lost": Target(0),
+    "concurrent_writes_doubled": Target(0),
     "record_overhead_ms": Target(5),
     "token_count_incremental": Target(1.5),
     "largest_request_fraction": Target(0.75),
@@ -88,6 +91,22 @@ class Postgres:
             self.server = None
 
 
+def _concurrent_writes(postgres: Postgres, writes: int) -> dict[str, float]:
+    """4 processes, each with its own state folder, writing ``writes`` memories to one server store, a
+    tenth of them the same content in every process."""
+    url = postgres.url()
+    if url is None:
+        return {}
+    figures = concurrent_writes(url, writes, 4)
+    return {
+        "concurrent_writes": figures["writes"],
+        "concurrent_writes_identical": figures["identical_writes"],
+        "concurrent_writes_per_s": figures["writes_per_s"],
+        "concurrent_writes_lost": figures["writes_lost"],
+        "concurrent_writes_doubled": figures["doubled"],
+    }
+
+
 def _embedded(quick: bool) -> dict[str, float]:
     figures = embedded_default_correct(10 if quick else None)
     asked = figures["embedded_default_asked"]
@@ -104,6 +123,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "coordination": lambda: figures_coordination.coordination(rounds=3 if quick else 7),
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
+        "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
