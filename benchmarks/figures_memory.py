@@ -1,5 +1,6 @@
-"""Figures of the memory system: retrieval latency and recall, what recording adds to a step, what
-counting a growing history costs, and what compression saves over a long session."""
+"""Figures of the memory system: ranking latency on the local and the server index, recall, what
+recording adds to a step, what counting a growing history costs, and what compression saves over a long
+session."""
 
 from __future__ import annotations
 
@@ -12,32 +13,19 @@ import time
 from pathlib import Path
 
 from load import TURN_PROBE
-from retrieval_recall import dialogue_figures, latency_table, recall_tables
+from retrieval_recall import dialogue_figures, recall_tables
+from server_ranking import ranking_figures
 
-from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.context.monitor import ContextMonitor
 
 LONG_ANSWER = " ".join(f"fact{i} is remembered here" for i in range(40))
 
 
-def retrieval(sizes: list[int], queries: int, pgvector_url: str | None) -> dict[str, float]:
-    """p50 ms of session-scoped hybrid searches at each size, on local Qdrant and (given a server) on
-    pgvector."""
-    figures = {
-        f"retrieval_p50_ms_qdrant_{size}": round(p50, 2)
-        for size, (p50, _) in latency_table(sizes, queries).items()
-    }
-    if pgvector_url:
-        settings = PersistentMemoryConfig.model_validate(
-            {
-                "enabled": True,
-                "vector_store": "pgvector",
-                "pgvector": {"connection_string": pgvector_url, "collection_name": f"bench_{os.getpid()}"},
-            }
-        )
-        table = latency_table(sizes, queries, settings)
-        figures |= {f"retrieval_p50_ms_pgvector_{size}": round(p50, 2) for size, (p50, _) in table.items()}
-    return figures
+def ranking(sizes: list[int], queries: int, pgvector_url: str | None) -> dict[str, float]:
+    """p50 ms of hybrid searches (a session, a turn-aware viewer, the whole store) at each size on the
+    local index and, given a server, on the server index filled with the same memories, side by side
+    (see server_ranking.py)."""
+    return ranking_figures(sizes, queries, pgvector_url)
 
 
 def recall_at_5(people: int, crowd: int) -> dict[str, float]:

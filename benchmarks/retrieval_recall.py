@@ -1,8 +1,8 @@
 """Long-term retrieval side by side: dense, lexical and hybrid ranking, each conversation alone in a
-store and crowded among others, and search latency as the store grows.
+store and crowded among others (search latency as the store grows: server_ranking.py).
 
 Usage: python benchmarks/retrieval_recall.py [--dialogues N] [--people N] [--chatter N] [--k 1 5 10]
-                                             [--crowd N] [--sizes 1000 10000 50000] [--queries N]
+                                             [--crowd N]
 Builds fresh stores in a temporary folder with the offline embedder.
 
 Dialogues (the long-conversation set of long_dialogues.py, imported as ``massgen memory import`` does):
@@ -16,16 +16,13 @@ forms of indexed text, embedded alone (dense any@k within each conversation).
 Synthetic facts: the synthetic set's facts
 are planted among chatter (imported turns with a speaker and a date) and each question is asked of its
 own session, first with the conversation alone in the store, then with ``--crowd`` other
-conversations on the same topics beside it. Latency: session-scoped hybrid searches (real query
-embeddings) over stores of each size; those rows are written to the index directly, since searches
-read only the index.
+conversations on the same topics beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -36,10 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
 from long_dialogues import Dialogue, build_dialogue, load_dialogue, ranked_evidence
-from synthetic_conversations import build_conversation, fill_index, load_into, recall_at
+from synthetic_conversations import build_conversation, load_into, recall_at
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
@@ -215,40 +211,6 @@ def recall(args: argparse.Namespace) -> None:
     )
 
 
-def latency_table(
-    sizes: list[int], queries: int, settings: PersistentMemoryConfig | None = None
-) -> dict[int, tuple[float, float]]:
-    """p50 and p95 ms of session-scoped hybrid searches over stores of each size (on ``settings``'
-    vector store; the rows go to the index directly, since searches rank in the index)."""
-    questions = [probe.question for probe in build_conversation(40, 12).probes]
-    table = {}
-    for size in sizes:
-        with tempfile.TemporaryDirectory() as folder:
-            store = open_store(folder, settings)
-            fill_index(store, size)
-            store.search("warm up", limit=5, scope=SearchFilter(session_id="filler_1"))
-            times = []
-            for number in range(queries):
-                started = time.perf_counter()
-                store.search(
-                    questions[number % len(questions)],
-                    limit=5,
-                    scope=SearchFilter(session_id=f"filler_{number % 10}"),
-                )
-                times.append((time.perf_counter() - started) * 1000)
-            table[size] = (statistics.median(times), statistics.quantiles(times, n=20)[18])
-            store.close()
-            close_clients()
-    return table
-
-
-def latency(args: argparse.Namespace) -> None:
-    print(f"\nsession-scoped hybrid search latency ({args.queries} queries each)")
-    print(f"{'memories':>9}  {'p50 ms':>7}  {'p95 ms':>7}")
-    for size, (p50, p95) in latency_table(args.sizes, args.queries).items():
-        print(f"{size:>9}  {p50:>7.1f}  {p95:>7.1f}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -258,12 +220,9 @@ def main() -> None:
     parser.add_argument("--chatter", type=int, default=12, help="most chatter lines before each fact")
     parser.add_argument("--k", type=int, nargs="+", default=[1, 5, 10])
     parser.add_argument("--crowd", type=int, default=9, help="other conversations beside the one asked")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
-    parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
     dialogues(args)
     recall(args)
-    latency(args)
 
 
 if __name__ == "__main__":

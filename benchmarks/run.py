@@ -1,7 +1,7 @@
 """Every benchmark, offline, in one run: scripted backends, a paced OpenAI-compatible server on
-127.0.0.1, a PostgreSQL + pgvector server it starts, and the embedded default. Prints a table of figures
-(ratios and counts measured side by side in this run, against their targets); ``--json FILE`` writes
-``{"name": number}``.
+127.0.0.1, a PostgreSQL + pgvector server it starts (the server index's ranking, concurrent writes),
+and the embedded default. Prints a table of figures (ratios and counts measured side by side in this
+run, against their targets); ``--json FILE`` writes ``{"name": number}``.
 
 Usage: python benchmarks/run.py [--quick] [--json FILE] [--only NAME ...]
 ``--quick`` measures fewer rounds, sizes and questions (what CI runs); the figures are the same ones.
@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
@@ -26,6 +27,7 @@ import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
 import figures_oversized  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
+from pgvector_writes import concurrent_writes  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,11 @@ TARGETS = {
     "superseded_model_time_ratio": Target(0.01),
     "start_to_first_request_s": Target(0.5),
     "peak_rss_mb": Target(150),
-    "retrieval_p50_ms_qdrant_10000": Target(50),
-    "retrieval_p50_ms_pgvector_10000": Target(50),
+    "local_ranking_p50_ms_10000": Target(50),
+    "server_ranking_p50_ms_10000": Target(15),
+    "server_ranking_p50_ms_50000": Target(60),
+    "concurrent_writes_lost": Target(0),
+    "concurrent_writes_doubled": Target(0),
     "record_overhead_ms": Target(5),
     "token_count_incremental": Target(1.5),
     "largest_request_fraction": Target(0.75),
@@ -60,20 +65,46 @@ TARGETS = {
 }
 
 
-def _retrieval(sizes: list[int], queries: int) -> dict[str, float]:
-    """Retrieval on local Qdrant, and on a PostgreSQL + pgvector server started for it (the test suite's
-    helper); without one, the pgvector figures are missing from the table and the reason is printed."""
-    try:
-        from tests.servers.postgres import start_postgres
+class Postgres:
+    """One PostgreSQL + pgvector server (the test suite's helper) for the measurements that need one,
+    started on first use; without one, their server figures are missing from the table and the reason
+    is printed."""
 
-        server = start_postgres()
-    except Exception as error:
-        print(f"pgvector figures skipped: {error}", file=sys.stderr)
-        return figures_memory.retrieval(sizes, queries, None)
-    try:
-        return figures_memory.retrieval(sizes, queries, server.url)
-    finally:
-        server.stop()
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.problem: str | None = None
+
+    def url(self) -> str | None:
+        if self.server is None and self.problem is None:
+            try:
+                from tests.servers.postgres import start_postgres
+
+                self.server = start_postgres()
+            except Exception as error:
+                self.problem = str(error)
+                print(f"PostgreSQL figures skipped: {error}", file=sys.stderr)
+        return self.server.url if self.server is not None else None
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def _concurrent_writes(postgres: Postgres, writes: int) -> dict[str, float]:
+    """4 processes, each with its own state folder, writing ``writes`` memories to one server store, a
+    tenth of them the same content in every process."""
+    url = postgres.url()
+    if url is None:
+        return {}
+    figures = concurrent_writes(url, writes, 4)
+    return {
+        "concurrent_writes": figures["writes"],
+        "concurrent_writes_identical": figures["identical_writes"],
+        "concurrent_writes_per_s": figures["writes_per_s"],
+        "concurrent_writes_lost": figures["writes_lost"],
+        "concurrent_writes_doubled": figures["doubled"],
+    }
 
 
 def _embedded(quick: bool) -> dict[str, float]:
@@ -86,12 +117,13 @@ def _embedded(quick: bool) -> dict[str, float]:
     }
 
 
-def measurements(quick: bool) -> dict[str, Callable[[], dict[str, float]]]:
+def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict[str, float]]]:
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 50_000]
     return {
         "coordination": lambda: figures_coordination.coordination(rounds=3 if quick else 7),
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
-        "retrieval": lambda: _retrieval(sizes, 30 if quick else 100),
+        "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
+        "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
@@ -117,13 +149,17 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", help="run only these measurements (names as printed)")
     args = parser.parse_args()
     figures: dict[str, float] = {}
-    for name, measure in measurements(args.quick).items():
-        if args.only and name not in args.only:
-            continue
-        started = time.perf_counter()
-        measured = measure()
-        figures |= measured
-        print(f"{name}: {json.dumps(measured)} ({time.perf_counter() - started:.0f}s)", flush=True)
+    postgres = Postgres()
+    try:
+        for name, measure in measurements(args.quick, postgres).items():
+            if args.only and name not in args.only:
+                continue
+            started = time.perf_counter()
+            measured = measure()
+            figures |= measured
+            print(f"{name}: {json.dumps(measured)} ({time.perf_counter() - started:.0f}s)", flush=True)
+    finally:
+        postgres.stop()
     print_table(figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")

@@ -9,7 +9,9 @@ lexical matching misses). Deterministic for a given seed.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 NAMES = [
     "Priya",
@@ -177,10 +179,22 @@ def load_into(store, conversation: Conversation, session: str = "synthetic") -> 
         store.record([message], context)
 
 
-def fill_index(store, count: int, sessions: int = 10, seed: int = 3) -> None:  # type: ignore[no-untyped-def]
-    """``count`` chatter memories spread over ``sessions`` sessions, written to the index directly with
-    random unit vectors: searches read only the index, so this measures their cost at any size without
-    embedding every row."""
+@dataclass(frozen=True)
+class Filler:
+    """One chatter memory of ``filler_memories``, as ``index.add`` takes it."""
+
+    memory_id: str
+    key: str
+    text: str
+    source: Any  # a Source
+    vector: Any  # a float32 unit vector
+
+
+def filler_memories(
+    count: int, sessions: int = 10, seed: int = 3, agents: tuple[str, ...] = ("user",)
+) -> Iterator[Filler]:
+    """``count`` chatter memories with random unit vectors, spread over ``sessions`` sessions; in each
+    session every turn has one memory of each of ``agents`` (turns numbered from 1)."""
     import numpy as np
 
     from massgen_cli.memory.longterm.record.memories import Source
@@ -188,8 +202,33 @@ def fill_index(store, count: int, sessions: int = 10, seed: int = 3) -> None:  #
     rng = np.random.default_rng(seed)
     vectors = rng.normal(size=(count, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
     for row in range(count):
+        agent = agents[row // sessions % len(agents)]
+        turn = row // (sessions * len(agents)) + 1
+        source = Source(agent, f"filler_{row % sessions}", turn, 1)
         text = f"{CHATTER[row % len(CHATTER)]} (filler {row})"
-        source = Source("user", f"filler_{row % sessions}", row + 1, 1)
-        store.index.add(f"filler-{seed}-{row}", f"filler:{seed}:{row}", text, fields, source, vectors[row])
+        yield Filler(f"filler-{seed}-{row}", f"filler:{seed}:{row}", text, source, vectors[row])
+
+
+def filler_winners(
+    count: int, sessions: int = 10, agents: tuple[str, ...] = ("user",)
+) -> Iterator[tuple[str, int, str, int]]:
+    """``(session, turn, agent, attempt)``: who won each turn of ``filler_memories`` (the agents in turn)."""
+    turns = -(-count // (sessions * len(agents)))
+    for session in range(sessions):
+        for turn in range(1, turns + 1):
+            yield f"filler_{session}", turn, agents[turn % len(agents)], 1
+
+
+def fill_index(  # type: ignore[no-untyped-def]
+    store, count: int, sessions: int = 10, seed: int = 3, agents: tuple[str, ...] = ("user",)
+) -> None:
+    """``filler_memories`` written to the index directly (and, for several agents, the winner of every
+    turn): searches read only the index, so this measures their cost at any size without embedding
+    every row."""
+    fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
+    for filler in filler_memories(count, sessions, seed, agents):
+        store.index.add(filler.memory_id, filler.key, filler.text, fields, filler.source, filler.vector)
+    if len(agents) > 1:
+        for session, turn, agent, attempt in filler_winners(count, sessions, agents):
+            store.index.record_winner(session, turn, agent, attempt)

@@ -285,7 +285,8 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
 
 
 def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
-    """benchmarks/pgvector_writes.py, small: the figures it prints come from a run that checks every write."""
+    """benchmarks/pgvector_writes.py, small: the figures it prints come from a run that checks every write,
+    and content every process wrote is one memory with a source per process."""
     import importlib.util
     from pathlib import Path
 
@@ -295,5 +296,7 @@ def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
     figures = benchmark.concurrent_writes(pgvector_url, 120, 4)
-    assert figures["writes"] == 120 and figures["rows"] == 120 and figures["indexed"] == 120
-    assert figures["writes_lost"] == 0
+    # 30 records per process, 3 of them the same content in all 4: 4 * 27 + 3 memories.
+    assert figures["writes"] == 120 and figures["identical_writes"] == 12 and figures["sources"] == 120
+    assert figures["memories"] == figures["rows"] == figures["indexed"] == 111
+    assert figures["writes_lost"] == 0 and figures["doubled"] == 0
