@@ -136,15 +136,18 @@ def fill_server(store: PersistentMemory, size: int) -> None:
     tables, created = index.tables, now_iso()
     fillers = list(filler_memories(size, SESSIONS, SEED, AGENTS))
     lexical = {filler.memory_id: terms(filler.text) for filler in fillers}
-    memory_columns = "id, key, text, domain, task_type, role, created_at, extra, vector, indexed, length"
+    memory_columns = "id, key, text, domain, task_type, role, created_at, extra, indexed, length"
     source_columns = "memory_id, agent_id, session_id, turn, attempt, recorded_at"
     with index.server.transaction(), index.server.cursor() as cursor:
         with cursor.copy(f"COPY {tables.index} ({memory_columns}) FROM STDIN") as copy:
             for filler in fillers:
                 copy.write_row(
                     (filler.memory_id, filler.key, filler.text, store.domain, store.task_type, "user",
-                     created, "{}", vector_text(filler.vector), filler.text, len(lexical[filler.memory_id]))
+                     created, "{}", filler.text, len(lexical[filler.memory_id]))
                 )  # fmt: skip
+        with cursor.copy(f"COPY {tables.vectors} (id, vector) FROM STDIN") as copy:
+            for filler in fillers:
+                copy.write_row((filler.memory_id, vector_text(filler.vector)))
         with cursor.copy(f"COPY {tables.sources} ({source_columns}) FROM STDIN") as copy:
             for filler in fillers:
                 source = filler.source
@@ -165,7 +168,7 @@ def fill_server(store: PersistentMemory, size: int) -> None:
         with cursor.copy(f"COPY {tables.winners} (session_id, turn, agent_id, attempt) FROM STDIN") as copy:
             for winner in filler_winners(size, SESSIONS, AGENTS):
                 copy.write_row(winner)
-    for table in (tables.index, tables.sources, tables.terms, tables.winners, tables.stale):
+    for table in (tables.index, tables.vectors, tables.sources, tables.terms, tables.winners, tables.stale):
         index.server.run(f"ANALYZE {table}")
 
 

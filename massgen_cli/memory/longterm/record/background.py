@@ -58,9 +58,7 @@ class Job:
 class MemoryRecorder:
     """Feeds a PersistentMemory from a queue, one job at a time, in a worker thread."""
 
-    def __init__(
-        self, store: RecordingStore, emit: Callable[[RunEvent], None], spool: Spool | None = None
-    ):
+    def __init__(self, store: RecordingStore, emit: Callable[[RunEvent], None], spool: Spool | None = None):
         self.store = store
         self.emit = emit
         self.spool = spool

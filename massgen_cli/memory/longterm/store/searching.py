@@ -39,7 +39,7 @@ class MemorySearch:
         a convex combination of their normalised scores (``method`` picks ``dense`` or ``lexical``
         alone). ``scope`` (a session, an agent, a domain, a task type, a turn-aware viewer) acts inside
         each ranking, so what is out of scope never takes a candidate's place."""
-        if limit <= 0 or self.index.count() == 0:
+        if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
         fused = self._fused(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), scope, method)

@@ -168,6 +168,10 @@ class IndexFile:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
+    def empty(self) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+
     def _bump_generation(self) -> None:
         """Tell every process that holds vectors in memory that some were removed or replaced."""
         self._db.execute(BUMP_GENERATION)

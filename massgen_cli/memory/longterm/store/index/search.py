@@ -64,8 +64,9 @@ class IndexSearch(IndexFile):
         return [(by_key[key][0], score) for key, score in ranked[:limit]]
 
     def _store_wide(self, joined: str, arguments: list[Any], limit: int) -> list[tuple[str, float]]:
-        """FTS5's own ranking (its statistics are the store's), scores divided by the best."""
-        sql = f"SELECT f.id, -bm25(memories_fts) {joined} ORDER BY bm25(memories_fts) LIMIT ?"
+        """FTS5's own ranking (its statistics are the store's), scores divided by the best; equal scores
+        in key order, so the same memories make the cut in every index."""
+        sql = f"SELECT f.id, -bm25(memories_fts) {joined} ORDER BY bm25(memories_fts), m.key LIMIT ?"
         with self._lock:
             found = self._db.execute(sql, [*arguments, limit]).fetchall()
         best = found[0][1] if found and found[0][1] > 0 else 1.0

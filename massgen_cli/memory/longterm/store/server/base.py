@@ -41,6 +41,9 @@ class ServerBase:
             (name, value),
         )
 
+    def empty(self) -> bool:
+        return self.server.one(f"SELECT 1 FROM {self.tables.index} LIMIT 1") is None
+
     def count(self) -> int:
         row = self.server.one(f"SELECT count(*) FROM {self.tables.index}")
         return int(row[0]) if row else 0

@@ -49,35 +49,33 @@ def _term_score(idf: str, length: str) -> str:
     return f"{idf} * h.tf * {K1 + 1} / (h.tf + {_length_norm(length)})"
 
 
-def add_lexical(
-    statement: Statement, tables: ServerTables, scope: SearchFilter, wanted: list[str], pool: int, now: float
-) -> None:
-    """``lexical``: BM25 of the ``pool`` memories best matching the query terms ``wanted``."""
+def add_scope(statement: Statement, tables: ServerTables, scope: SearchFilter, now: float) -> None:
+    """``scope``: the memories the search may rank, found once for both rankings."""
     condition, params = scope.memory_condition(now, tables.dialect)
-    if scope.restricts_sources:
-        _scoped_lexical(statement, tables, condition, params, wanted, pool)
-    else:
-        _store_wide_lexical(statement, tables, condition, params, wanted, pool)
-
-
-def _scoped_lexical(
-    statement: Statement,
-    tables: ServerTables,
-    condition: str,
-    params: list[Any],
-    wanted: list[str],
-    pool: int,
-) -> None:
-    """The scope's own statistics (how many of its memories hold each term, their average length);
-    scores divided by the sum of the query terms' weights."""
     statement.add(
-        f"lex_scope AS MATERIALIZED (SELECT m.id, m.key, m.length FROM {tables.index} m WHERE {condition})",
+        f"scope AS MATERIALIZED (SELECT m.id, m.key, m.length FROM {tables.index} m WHERE {condition})",
         *params,
     )
-    statement.add(_STATISTICS.format(memories="lex_scope"))
+
+
+def add_lexical(
+    statement: Statement, tables: ServerTables, scope: SearchFilter, wanted: list[str], pool: int
+) -> None:
+    """``lexical``: BM25 of the ``pool`` memories of ``scope`` best matching the query terms ``wanted``
+    (``add_scope`` first)."""
+    if scope.restricts_sources:
+        _scoped_lexical(statement, tables, wanted, pool)
+    else:
+        _store_wide_lexical(statement, tables, wanted, pool)
+
+
+def _scoped_lexical(statement: Statement, tables: ServerTables, wanted: list[str], pool: int) -> None:
+    """The scope's own statistics (how many of its memories hold each term, their average length);
+    scores divided by the sum of the query terms' weights."""
+    statement.add(_STATISTICS.format(memories="scope"))
     statement.add(
         f"hits AS MATERIALIZED (SELECT t.memory_id, t.term, t.tf FROM {tables.terms} t "
-        "JOIN lex_scope s ON s.id = t.memory_id WHERE t.term = ANY(%s))",
+        "JOIN scope s ON s.id = t.memory_id WHERE t.term = ANY(%s))",
         wanted,
     )
     statement.add(
@@ -89,20 +87,13 @@ def _scoped_lexical(
     statement.add(
         f"lexical AS (SELECT s.id, s.key, sum({_term_score('w.idf', 's.length')}) "
         "/ (SELECT CASE WHEN sum(idf) > 0 THEN sum(idf) ELSE 1 END FROM weights) AS score "
-        "FROM hits h JOIN lex_scope s ON s.id = h.memory_id JOIN weights w USING (term) "
+        "FROM hits h JOIN scope s ON s.id = h.memory_id JOIN weights w USING (term) "
         "GROUP BY s.id, s.key, s.length ORDER BY score DESC, s.key LIMIT %s)",
         pool,
     )
 
 
-def _store_wide_lexical(
-    statement: Statement,
-    tables: ServerTables,
-    condition: str,
-    params: list[Any],
-    wanted: list[str],
-    pool: int,
-) -> None:
+def _store_wide_lexical(statement: Statement, tables: ServerTables, wanted: list[str], pool: int) -> None:
     """The store's statistics and FTS5's BM25 (what the local index asks FTS5 for), divided by the best."""
     statement.add(_STATISTICS.format(memories=tables.index))
     statement.add(
@@ -111,15 +102,14 @@ def _store_wide_lexical(
         wanted,
     )
     statement.add(
-        "weights AS (SELECT term, greatest(ln(((SELECT n FROM stats) - count(*) + 0.5) / (count(*) + 0.5)), "
-        f"0) AS raw FROM hits GROUP BY term), floored AS (SELECT term, CASE WHEN raw > 0 THEN raw "
+        "weights AS (SELECT term, ln(((SELECT n FROM stats) - count(*) + 0.5) / (count(*) + 0.5)) AS raw "
+        f"FROM hits GROUP BY term), floored AS (SELECT term, CASE WHEN raw > 0 THEN raw "
         f"ELSE {FTS5_IDF_FLOOR} END AS idf FROM weights)"
     )
     statement.add(
-        f"raw_lexical AS (SELECT m.id, m.key, sum({_term_score('w.idf', 'm.length')}) AS score "
-        f"FROM hits h JOIN {tables.index} m ON m.id = h.memory_id JOIN floored w USING (term) "
-        f"WHERE {condition} GROUP BY m.id, m.key, m.length ORDER BY score DESC, m.key LIMIT %s)",
-        *params,
+        f"raw_lexical AS (SELECT s.id, s.key, sum({_term_score('w.idf', 's.length')}) AS score "
+        "FROM hits h JOIN scope s ON s.id = h.memory_id JOIN floored w USING (term) "
+        "GROUP BY s.id, s.key, s.length ORDER BY score DESC, s.key LIMIT %s)",
         pool,
     )
     statement.add(
@@ -128,20 +118,13 @@ def _store_wide_lexical(
     )
 
 
-def add_dense(
-    statement: Statement, tables: ServerTables, scope: SearchFilter, vector: Any, pool: int, now: float
-) -> None:
-    """``dense``: exact cosine of the ``pool`` memories whose vectors are most like ``vector``."""
-    condition, params = scope.memory_condition(now, tables.dialect)
+def add_dense(statement: Statement, tables: ServerTables, vector: Any, pool: int) -> None:
+    """``dense``: exact cosine of the ``pool`` memories of ``scope`` whose vectors are most like
+    ``vector`` (``add_scope`` first)."""
+    statement.add("query_vector AS (SELECT %s::vector AS v)", vector_text(vector))
     statement.add(
-        "query_vector AS (SELECT %s::vector AS v)",
-        vector_text(vector),
-    )
-    statement.add(
-        f"dense AS (SELECT m.id, m.key, 1 - (m.vector <=> (SELECT v FROM query_vector)) AS score "
-        f"FROM {tables.index} m WHERE m.vector IS NOT NULL AND {condition} "
-        "ORDER BY score DESC, m.key LIMIT %s)",
-        *params,
+        f"dense AS (SELECT s.id, s.key, 1 - (x.vector <=> (SELECT v FROM query_vector)) AS score "
+        f"FROM scope s JOIN {tables.vectors} x ON x.id = s.id ORDER BY score DESC, s.key LIMIT %s)",
         pool,
     )
 

@@ -17,6 +17,9 @@ from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 
+VECTORS_MISSING = "vectors_missing"
+"""Set while some memory has no vector (one uploaded from an index that had none): searches look for
+them only then, rather than scanning every memory each time."""
 MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
 SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
 
@@ -35,23 +38,35 @@ class ServerRecords(ServerBase):
         a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
         indexed = fields.get("indexed") or text
         lexical = terms(indexed)
+        extra = json.dumps(fields.get("extra", {}))
         row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], now_iso(),
-               fields.get("expires_at"), json.dumps(fields.get("extra", {})), vector_text(vector), indexed,
-               len(lexical))  # fmt: skip
+               fields.get("expires_at"), extra, indexed, len(lexical))  # fmt: skip
         with self.server.transaction():
             inserted = self.server.run(
-                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, vector, indexed, length) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s) "
+                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (key) DO NOTHING",
                 row,
             )
             if not inserted:
                 raise KeyTaken(key)
             self._insert_source(memory_id, source)
+            self._keep_vector(memory_id, vector)
             self.server.many(
                 f"INSERT INTO {self.tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
                 [(memory_id, term, count) for term, count in Counter(lexical).items()],
             )
+
+    def _keep_vector(self, memory_id: str, vector: Any) -> None:
+        """The memory's vector; without one, the index notes that the next dense search must make some."""
+        if vector is None:
+            self.set_meta(VECTORS_MISSING, "1")
+            return
+        self.server.run(
+            f"INSERT INTO {self.tables.vectors} VALUES (%s, %s::vector) "
+            "ON CONFLICT (id) DO UPDATE SET vector = excluded.vector",
+            (memory_id, vector_text(vector)),
+        )
 
     def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
         """Keep the memory at least until ``deadline`` (None: forever)."""

@@ -14,7 +14,7 @@ from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
 
-_PARTS = ("meta", "index", "terms", "sources", "values", "winners", "stale", "pending", "sessions")
+_PARTS = ("meta", "index", "vectors", "terms", "sources", "values", "winners", "stale", "pending", "sessions")
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class ServerTables:
     collection: str
     meta: str = field(init=False)
     index: str = field(init=False)
+    vectors: str = field(init=False)
     terms: str = field(init=False)
     sources: str = field(init=False)
     values: str = field(init=False)
@@ -59,9 +60,12 @@ CREATE TABLE IF NOT EXISTS {self.index} (
     created_at text NOT NULL,
     expires_at double precision,
     extra text NOT NULL DEFAULT '{{}}',
-    vector vector,
     indexed text,
     length integer NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS {self.vectors} (
+    id text PRIMARY KEY REFERENCES {self.index}(id) ON DELETE CASCADE,
+    vector vector NOT NULL
 );
 CREATE TABLE IF NOT EXISTS {self.terms} (
     memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,

@@ -17,8 +17,9 @@ from massgen_cli.memory.longterm.store.server.ranking import (
     add_empty,
     add_fusion,
     add_lexical,
+    add_scope,
 )
-from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, source_from_row
+from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, VECTORS_MISSING, source_from_row
 
 
 class ServerSearch(ServerBase):
@@ -29,14 +30,15 @@ class ServerSearch(ServerBase):
     ) -> list[tuple[str, float]]:
         """``(id, fused score)`` of the ``pool`` best of each ranking inside ``scope``, fused, best first
         (equal scores in key order): one statement, one round trip."""
-        statement, now = Statement(), time.time()
+        statement = Statement()
         wanted = query_terms(query)
+        add_scope(statement, self.tables, scope, time.time())
         if dense_weight > 0 and vector is not None:
-            add_dense(statement, self.tables, scope, vector, pool, now)
+            add_dense(statement, self.tables, vector, pool)
         else:
             add_empty(statement, "dense")
         if dense_weight < 1 and wanted:
-            add_lexical(statement, self.tables, scope, wanted, pool, now)
+            add_lexical(statement, self.tables, scope, wanted, pool)
         else:
             add_empty(statement, "lexical")
         add_fusion(statement, dense_weight)
@@ -48,8 +50,9 @@ class ServerSearch(ServerBase):
         wanted = query_terms(query)
         if not wanted:
             return []
-        statement = Statement()
-        add_lexical(statement, self.tables, scope or SearchFilter(), wanted, limit, time.time())
+        statement, scope = Statement(), scope or SearchFilter()
+        add_scope(statement, self.tables, scope, time.time())
+        add_lexical(statement, self.tables, scope, wanted, limit)
         sql, params = statement.select("SELECT id, score FROM lexical ORDER BY score DESC, key")
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
@@ -58,20 +61,29 @@ class ServerSearch(ServerBase):
     ) -> list[tuple[str, float]]:
         """The dense half alone (what the local index's ``dense`` returns)."""
         statement = Statement()
-        add_dense(statement, self.tables, scope or SearchFilter(), query_vector, limit, time.time())
+        add_scope(statement, self.tables, scope or SearchFilter(), time.time())
+        add_dense(statement, self.tables, query_vector, limit)
         sql, params = statement.select("SELECT id, score FROM dense ORDER BY score DESC, key")
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """``(id, text)`` of memories without a vector; only looked for while the index notes some."""
+        if self.meta(VECTORS_MISSING) is None:
+            return []
         rows = self.server.rows(
-            f"SELECT id, text FROM {self.tables.index} WHERE vector IS NULL LIMIT %s", (limit,)
+            f"SELECT m.id, m.text FROM {self.tables.index} m WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {self.tables.vectors} v WHERE v.id = m.id) LIMIT %s",
+            (limit,),
         )
+        if not rows:
+            self.server.run(f"DELETE FROM {self.tables.meta} WHERE name = %s", (VECTORS_MISSING,))
         return [(memory_id, text) for memory_id, text in rows]
 
     def set_vectors(self, vectors: dict[str, Any]) -> None:
         self.server.many(
-            f"UPDATE {self.tables.index} SET vector = %s::vector WHERE id = %s",
-            [(vector_text(vector), memory_id) for memory_id, vector in vectors.items()],
+            f"INSERT INTO {self.tables.vectors} VALUES (%s, %s::vector) "
+            "ON CONFLICT (id) DO UPDATE SET vector = excluded.vector",
+            [(memory_id, vector_text(vector)) for memory_id, vector in vectors.items()],
         )
 
     def attribute(self, ids: Iterable[str], scope: SearchFilter | None = None) -> dict[str, Source]:
