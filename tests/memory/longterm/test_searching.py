@@ -12,6 +12,9 @@ from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.conftest import run_cli
 
 CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
+CROWD_VECTORS: dict[tuple[str, int], list[list[float]]] = {}
+"""The crowd's vectors, embedded once per process: the same texts by the same embedder give the same
+vectors (the suite runs a file's tests in one process, ``--dist loadfile``)."""
 
 
 def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def]
@@ -19,7 +22,9 @@ def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def
     texts = [
         f"{topic} note {n}: the harbour ferry timetable for the first boat changed" for n in range(count)
     ]
-    vectors = store.embedding.embed(texts)
+    if (topic, count) not in CROWD_VECTORS:
+        CROWD_VECTORS[topic, count] = store.embedding.embed(texts)
+    vectors = CROWD_VECTORS[topic, count]
     fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
     for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         store.index.add(
