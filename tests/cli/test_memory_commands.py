@@ -1,4 +1,5 @@
-"""`massgen memory import|search|list|clear` through the CLI."""
+"""`massgen memory import|search|list|clear` through the CLI (in the test's process: pipes, signals and locks
+between processes are not what these commands are tested for)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from tests.cli.in_process_cli import massgen
-from tests.conftest import run_cli, write_config
+from tests.conftest import write_config
 
 CONFIG = """
 agent:
@@ -25,13 +26,13 @@ def test_import_is_idempotent_and_keeps_extra_fields(tmp_path):
         "\n"
         '{"content": "Bob prefers coffee", "role": "assistant", "agent_id": "bob"}\n'
     )
-    first = run_cli("memory", "import", str(data), "--config", str(config), "--session", "kb")
-    assert first.returncode == 0 and "2 new memories, 0 already known" in first.stderr
-    second = run_cli("memory", "import", str(data), "--config", str(config), "--session", "kb")
-    assert second.returncode == 0 and "0 new memories, 2 already known" in second.stderr
+    first = massgen("memory", "import", str(data), "--config", str(config), "--session", "kb")
+    assert first.exit_code == 0 and "2 new memories, 0 already known" in first.stderr
+    second = massgen("memory", "import", str(data), "--config", str(config), "--session", "kb")
+    assert second.exit_code == 0 and "0 new memories, 2 already known" in second.stderr
     hits = [
         json.loads(line)
-        for line in run_cli("memory", "search", "tea", "--config", str(config), "--json").stdout.splitlines()
+        for line in massgen("memory", "search", "tea", "--config", str(config), "--json").stdout.splitlines()
     ]
     tea = next(hit for hit in hits if hit["text"] == "Alice likes green tea")
     assert tea["metadata"]["speaker"] == "Alice" and tea["metadata"]["timestamp"] == "2024-05-01"
@@ -40,7 +41,7 @@ def test_import_is_idempotent_and_keeps_extra_fields(tmp_path):
         3,
         "import",
     )
-    listed = run_cli(
+    listed = massgen(
         "memory", "list", "--config", str(config), "--agent", "bob", "--json"
     ).stdout.splitlines()
     assert [json.loads(line)["text"] for line in listed] == ["Bob prefers coffee"]
@@ -50,9 +51,9 @@ def test_bad_import_line_names_the_line(tmp_path):
     config = write_config(tmp_path, CONFIG)
     data = tmp_path / "bad.jsonl"
     data.write_text('{"content": "fine"}\n{"text": "no content field"}\n')
-    result = run_cli("memory", "import", str(data), "--config", str(config))
+    result = massgen("memory", "import", str(data), "--config", str(config))
     assert (
-        result.returncode == 1
+        result.exit_code == 1
         and "bad.jsonl: line 2: needs a JSON object with a non-empty 'content'" in result.stderr
     )
 
@@ -61,12 +62,12 @@ def test_clear_asks_unless_yes(tmp_path):
     config = write_config(tmp_path, CONFIG)
     data = tmp_path / "kb.jsonl"
     data.write_text('{"content": "temporary note"}\n')
-    assert run_cli("memory", "import", str(data), "--config", str(config), "--session", "tmp").returncode == 0
-    refused = run_cli("memory", "clear", "--config", str(config), "--session", "tmp")
-    assert refused.returncode == 2 and "--yes" in refused.stderr
-    cleared = run_cli("memory", "clear", "--config", str(config), "--session", "tmp", "--yes")
-    assert cleared.returncode == 0 and "deleted 1 memories" in cleared.stderr
-    assert run_cli("memory", "list", "--config", str(config)).stdout == ""
+    assert massgen("memory", "import", str(data), "--config", str(config), "--session", "tmp").exit_code == 0
+    refused = massgen("memory", "clear", "--config", str(config), "--session", "tmp")
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    cleared = massgen("memory", "clear", "--config", str(config), "--session", "tmp", "--yes")
+    assert cleared.exit_code == 0 and "deleted 1 memories" in cleared.stderr
+    assert massgen("memory", "list", "--config", str(config)).stdout == ""
 
 
 def test_an_import_with_a_bad_turn_or_a_lone_surrogate_is_said_or_kept(tmp_path):
@@ -74,15 +75,15 @@ def test_an_import_with_a_bad_turn_or_a_lone_surrogate_is_said_or_kept(tmp_path)
     for turn in ('"two"', "[1]", "-1", "1.5", "true"):
         data = tmp_path / "turns.jsonl"
         data.write_text('{"content": "fine"}\n{"content": "when", "turn": ' + turn + "}\n")
-        result = run_cli("memory", "import", str(data), "--config", str(config))
+        result = massgen("memory", "import", str(data), "--config", str(config))
         said = "turns.jsonl: line 2: 'turn' must be a whole number"
-        assert result.returncode == 1 and said in result.stderr
+        assert result.exit_code == 1 and said in result.stderr
         assert "Traceback" not in result.stderr
     data = tmp_path / "surrogate.jsonl"
     data.write_text('{"content": "half a pair \\ud800 here", "turn": "3"}\n')
-    imported = run_cli("memory", "import", str(data), "--config", str(config))
-    assert imported.returncode == 0, imported.stderr
-    found = run_cli("memory", "search", "half a pair", "--config", str(config), "--json")
+    imported = massgen("memory", "import", str(data), "--config", str(config))
+    assert imported.exit_code == 0, imported.stderr
+    found = massgen("memory", "search", "half a pair", "--config", str(config), "--json")
     record = json.loads(found.stdout.splitlines()[0])
     assert record["text"] == "half a pair \ufffd here" and record["metadata"]["turn"] == 3
 

@@ -10,6 +10,7 @@ import pytest
 
 from massgen_cli.config import load_config
 from massgen_cli.memory.runtime.opening import searches_all_sessions
+from tests.cli.in_process_cli import massgen
 from tests.conftest import run_cli, write_config
 
 MEMORY = """
@@ -105,7 +106,7 @@ def test_session_name_carries_memories_and_turns_across_processes(tmp_path):
     request = json.loads((logs[-1] / "turn_2" / "attempt_1" / "requests" / "solo_001.json").read_text())
     block = next(m["content"] for m in request["messages"] if m["content"].startswith("Relevant memories:"))
     assert "[From solo Turn 1] The password of the archive is swordfish." in block
-    listing = run_cli("memory", "search", "archive password", "--config", str(config), "--json")
+    listing = massgen("memory", "search", "archive password", "--config", str(config), "--json")
     records = [json.loads(line) for line in listing.stdout.splitlines()]
     assert any(r["metadata"]["session_id"] == "archive" and r["metadata"]["turn"] == 1 for r in records)
 
@@ -168,20 +169,18 @@ def test_domain_and_task_type_flags_key_and_filter_memories(tmp_path):
         tmp_path,
         "agent:\n  id: solo\n  backend: {type: scripted, responses: ['Tides follow the moon.']}\n" + MEMORY,
     )
-    assert (
-        run_cli("--config", str(config), "--domain", "Ocean", "--task-type", "qa", "Why tides?").returncode
-        == 0
-    )
+    asked = massgen("--config", str(config), "--domain", "Ocean", "--task-type", "qa", "Why tides?")
+    assert asked.exit_code == 0, asked.stderr
     keys = [
         json.loads(line)["key"]
-        for line in run_cli("memory", "list", "--config", str(config), "--json").stdout.splitlines()
+        for line in massgen("memory", "list", "--config", str(config), "--json").stdout.splitlines()
     ]
     assert keys and all(key.startswith("ocean:qa:") for key in keys)
-    found = run_cli(
+    found = massgen(
         "memory", "search", "tides", "--config", str(config), "--domain", "ocean", "--json"
     ).stdout
     assert "Tides follow the moon." in found
-    other = run_cli(
+    other = massgen(
         "memory", "search", "tides", "--config", str(config), "--domain", "space", "--json"
     ).stdout
     assert other == ""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.in_process_cli import massgen
 from tests.conftest import run_cli, write_config
 
 pytestmark = pytest.mark.slow
@@ -92,8 +93,8 @@ def test_pgvector_shared_by_ray_tasks_loses_no_write(tmp_path: Path, ray_address
     questions = write_questions(tmp_path, 8)
     run = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl", "--ray", ray_address)
     assert run.returncode == 0, run.stderr
-    listing = run_cli("memory", "list", "-c", "config.yaml", "--json")
-    assert listing.returncode == 0, listing.stderr
+    listing = massgen("memory", "list", "-c", "config.yaml", "--json")
+    assert listing.exit_code == 0, listing.stderr
     stored = {record["text"] for record in map(json.loads, listing.stdout.splitlines())}
     for n in range(8):
         assert f"What is {n} + {n}?" in stored and f"You asked: What is {n} + {n}?" in stored, n

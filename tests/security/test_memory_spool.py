@@ -1,12 +1,15 @@
 """Records that could not be written are kept in a spool under the state folder and written by the
-next run that can: here the store cannot open (a file where its folder should be), then it can."""
+next run that can: here the store cannot open (a file where its folder should be), then it can. The runs
+and memory commands run in the test's process, one after the other: the spool file is what carries the
+records from one run to the next."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli, state_folder, write_config
+from tests.cli.in_process_cli import massgen
+from tests.conftest import state_folder, write_config
 
 CONFIG = """
 agent:
@@ -24,24 +27,24 @@ def test_records_of_a_run_without_a_store_are_written_by_the_next_run(tmp_path: 
     blocker = state / "qdrant"
     blocker.write_text("not a folder")
     write_config(tmp_path, CONFIG)
-    first = run_cli("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
-    assert first.returncode == 0 and "long-term memory is off for this run" in first.stderr
+    first = massgen("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
+    assert first.exit_code == 0 and "long-term memory is off for this run" in first.stderr
     spool = state / "memory" / "spool.jsonl"
     lines = [json.loads(line) for line in spool.read_text().splitlines()]
     kept = [item for item in lines if "messages" in item]
     assert any("06:40" in m["content"] for item in kept for m in item["messages"])
     assert {item["context"]["session_id"] for item in kept} == {"ferry"}
     assert [item["winner"]["agent_id"] for item in lines if "winner" in item] == ["keeper"]
-    still_off = run_cli("--config", "config.yaml", "--session", "ferry", "Still there?")
-    assert still_off.returncode == 0
+    still_off = massgen("--config", "config.yaml", "--session", "ferry", "Still there?")
+    assert still_off.exit_code == 0
     assert len(spool.read_text().splitlines()) > len(lines), "a run that cannot write keeps what it had"
 
     blocker.unlink()
-    second = run_cli("--config", "config.yaml", "--session", "ferry", "And the pier?")
-    assert second.returncode == 0, second.stderr
+    second = massgen("--config", "config.yaml", "--session", "ferry", "And the pier?")
+    assert second.exit_code == 0, second.stderr
     assert "memory record(s) kept from an earlier run" in second.stderr
     assert not spool.exists()
-    found = run_cli("memory", "search", "ferry leaves pier", "--session", "ferry", "--json")
+    found = massgen("memory", "search", "ferry leaves pier", "--session", "ferry", "--json")
     texts = [json.loads(line)["text"] for line in found.stdout.splitlines()]
     assert any("06:40" in text for text in texts), texts
 
@@ -106,16 +109,16 @@ def test_shared_records_and_the_winner_of_a_turn_are_kept_too(tmp_path: Path):
     state.mkdir(parents=True, exist_ok=True)
     (state / "qdrant").write_text("not a folder")
     write_config(tmp_path, TWO_AGENTS)
-    first = run_cli("--config", "config.yaml", "--session", "vault", "How does the vault open?")
-    assert first.returncode == 0 and "brass key" in first.stdout, first.stderr
+    first = massgen("--config", "config.yaml", "--session", "vault", "How does the vault open?")
+    assert first.exit_code == 0 and "brass key" in first.stdout, first.stderr
     kept = state / "memory" / "spool.jsonl"
     held = kept.read_text()
     assert '"level": "working"' in held, "the shared records are kept"
     assert '"winner": {"session_id": "vault", "turn": 1, "agent_id": "winner"' in held
 
     (state / "qdrant").unlink()
-    second = run_cli("--config", "config.yaml", "--session", "vault", "And again?")
-    assert second.returncode == 0, second.stderr
+    second = massgen("--config", "config.yaml", "--session", "vault", "And again?")
+    assert second.exit_code == 0, second.stderr
     assert not kept.exists()
     store = PersistentMemory(
         PersistentMemoryConfig(enabled=True), state, domain="general", task_type="general"
@@ -151,8 +154,8 @@ def test_a_record_kept_for_one_store_waits_for_a_run_with_that_store(tmp_path: P
     blocked = tmp_path / "harbour-store"
     blocked.write_text("not a folder")
     write_config(tmp_path, ELSEWHERE.replace("STORE", str(blocked)), name="harbour.yaml")
-    first = run_cli("--config", "harbour.yaml", "--session", "ferry", "When does the ferry leave?")
-    assert first.returncode == 0 and "long-term memory is off for this run" in first.stderr
+    first = massgen("--config", "harbour.yaml", "--session", "ferry", "When does the ferry leave?")
+    assert first.exit_code == 0 and "long-term memory is off for this run" in first.stderr
     spool = state_folder() / "memory" / "spool.jsonl"
     [target] = {json.dumps(json.loads(line).get("target")) for line in spool.read_text().splitlines()
                 if "messages" in line}  # fmt: skip
@@ -160,21 +163,21 @@ def test_a_record_kept_for_one_store_waits_for_a_run_with_that_store(tmp_path: P
     assert json.loads(target) == expected
 
     write_config(tmp_path, CONFIG)
-    other = run_cli("--config", "config.yaml", "--session", "ferry", "Anything else?")
-    assert other.returncode == 0, other.stderr
+    other = massgen("--config", "config.yaml", "--session", "ferry", "Anything else?")
+    assert other.exit_code == 0, other.stderr
     assert f"wait for qdrant at {blocked} (domain harbour, task type general)" in other.stderr
     assert spool.exists() and "When does the ferry leave?" in spool.read_text()
-    listed = run_cli("memory", "list", "--config", "config.yaml", "--json")
+    listed = massgen("memory", "list", "--config", "config.yaml", "--json")
     assert "When does the ferry leave?" not in listed.stdout, "not written into the other store"
     assert f"wait for qdrant at {blocked}" in listed.stderr
-    own = run_cli("memory", "list", "--config", "harbour.yaml")
+    own = massgen("memory", "list", "--config", "harbour.yaml")
     assert "are not in this store yet: the next run with this config writes them" in own.stderr
 
     blocked.unlink()
-    second = run_cli("--config", "harbour.yaml", "--session", "ferry", "And the pier?")
-    assert second.returncode == 0, second.stderr
+    second = massgen("--config", "harbour.yaml", "--session", "ferry", "And the pier?")
+    assert second.exit_code == 0, second.stderr
     assert "memory record(s) kept from an earlier run" in second.stderr
     assert not spool.exists() or "When does the ferry leave?" not in spool.read_text()
-    written = run_cli("memory", "list", "--config", "harbour.yaml", "--session", "ferry", "--json")
+    written = massgen("memory", "list", "--config", "harbour.yaml", "--session", "ferry", "--json")
     keys = {json.loads(line)["text"]: json.loads(line)["key"] for line in written.stdout.splitlines()}
     assert keys["When does the ferry leave?"].startswith("harbour:general:"), keys

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.in_process_cli import massgen
 from tests.conftest import run_cli, state_folder, write_config
 from tests.security.test_memory_spool import CONFIG
 from tests.servers.postgres import free_port
@@ -106,13 +107,13 @@ def test_a_state_folder_that_refuses_writes_still_answers(tmp_path: Path):
 )
 def test_a_damaged_memory_file_is_named_and_left_as_it_is(tmp_path: Path, damaged_file: str, said: str):
     write_config(tmp_path, CONFIG)
-    first = run_cli("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
-    assert first.returncode == 0, first.stderr
+    first = massgen("--config", "config.yaml", "--session", "ferry", "When does the ferry leave?")
+    assert first.exit_code == 0, first.stderr
     path = state_folder() / damaged_file
     damaged = b"this is not what was written" * 500
     path.write_bytes(damaged)
-    run = run_cli("--config", "config.yaml", "--session", "ferry", "And the pier?")
-    assert run.returncode == 0, run.stderr
+    run = massgen("--config", "config.yaml", "--session", "ferry", "And the pier?")
+    assert run.exit_code == 0, run.stderr
     assert "06:40" in run.stdout
     assert said.format(path=path, folder=path.parent) in run.stderr, run.stderr
     assert "a bug" not in run.stderr, "a damaged file is not reported as a bug"
@@ -129,6 +130,6 @@ def test_a_memory_llm_that_is_down_stores_verbatim_and_says_so_once(tmp_path: Pa
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("the memory LLM failed") == 1, run.stderr
     assert not any(line.startswith("LLM extraction failed") for line in run.stderr.splitlines()), run.stderr
-    listing = run_cli("memory", "list", "--json")
+    listing = massgen("memory", "list", "--json")
     texts = {json.loads(line)["text"] for line in listing.stdout.splitlines()}
     assert "The ferry leaves at 06:40 from pier 3." in texts, "stored verbatim, not lost"

@@ -11,7 +11,7 @@ from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.events import ToolCall
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from tests.conftest import run_cli
+from tests.cli.in_process_cli import massgen
 from tests.scripted import answer, scripted, vote
 
 MEMORY = {"enabled": True, "persistent_memory": {"enabled": True}}
@@ -179,13 +179,13 @@ def test_a_forgotten_memory_is_no_longer_found_but_listed_with_its_reason(in_pro
     assert not any("The ferry leaves at nine." in block for block in blocks), "a stale memory was retrieved"
     run.app.close()
 
-    listed = run_cli("memory", "list", "--config", "config.yaml")
-    assert listed.returncode == 0, listed.stderr
+    listed = massgen("memory", "list", "--config", "config.yaml")
+    assert listed.exit_code == 0, listed.stderr
     assert "The ferry leaves at nine." not in listed.stdout and "Nothing about the ferry" in listed.stdout
-    everything = run_cli("memory", "list", "--config", "config.yaml", "--all").stdout.splitlines()
+    everything = massgen("memory", "list", "--config", "config.yaml", "--all").stdout.splitlines()
     [line] = [line for line in everything if "The ferry leaves at nine." in line]
     assert line.endswith("[stale: the timetable changed — marked by a, turn 2]")
-    records = run_cli("memory", "list", "--config", "config.yaml", "--all", "--json").stdout.splitlines()
+    records = massgen("memory", "list", "--config", "config.yaml", "--all", "--json").stdout.splitlines()
     [stale] = [record for record in map(json.loads, records) if record["id"] == memory_id]
     assert (stale["stale"]["reason"], stale["stale"]["marked_by"]) == ("the timetable changed", "a")
     assert stale["metadata"]["kind"] == "fact"

@@ -9,9 +9,12 @@ from massgen_cli.memory.longterm.record.memories import RecordContext, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
-from tests.conftest import run_cli
+from tests.cli.in_process_cli import massgen
 
 CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
+CROWD_VECTORS: dict[tuple[str, int], list[list[float]]] = {}
+"""The crowd's vectors, embedded once per process: the same texts by the same embedder give the same
+vectors (the suite runs a file's tests in one process, ``--dist loadfile``)."""
 
 
 def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def]
@@ -19,7 +22,9 @@ def crowd(store, count: int, topic: str) -> None:  # type: ignore[no-untyped-def
     texts = [
         f"{topic} note {n}: the harbour ferry timetable for the first boat changed" for n in range(count)
     ]
-    vectors = store.embedding.embed(texts)
+    if (topic, count) not in CROWD_VECTORS:
+        CROWD_VECTORS[topic, count] = store.embedding.embed(texts)
+    vectors = CROWD_VECTORS[topic, count]
     fields = {"domain": store.domain, "task_type": store.task_type, "role": "user"}
     for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         store.index.add(
@@ -42,7 +47,7 @@ def test_an_own_session_record_is_found_among_a_crowd_by_the_cli(store):
     assert all(hit.source.session_id != "mine" for hit in unscoped), "the crowd outranks it without a filter"
     store.close()
     close_clients()
-    result = run_cli(
+    result = massgen(
         "memory",
         "search",
         "harbour ferry timetable first boat",
@@ -52,7 +57,7 @@ def test_an_own_session_record_is_found_among_a_crowd_by_the_cli(store):
         "--state-dir",
         str(store.state_dir),
     )
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     [line] = result.stdout.splitlines()
     found = json.loads(line)
     assert found["text"] == "The harbour ferry timetable moved the first boat to 6:40."
@@ -100,13 +105,13 @@ def test_speaker_and_date_of_an_import_are_searchable(tmp_path):
     ]
     path = tmp_path / "talk.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
-    assert run_cli("memory", "import", str(path), "--session", "talk").returncode == 0
+    assert massgen("memory", "import", str(path), "--session", "talk").exit_code == 0
     for query, speaker, date in (
         ("When did Caroline go to the pottery class?", "Caroline", "8 May 2023"),
         ("Who went to a pottery class in July 2023?", "Melanie", "3 July 2023"),
     ):
-        result = run_cli("memory", "search", query, "--session", "talk", "--json", "--limit", "1")
-        assert result.returncode == 0, result.stderr
+        result = massgen("memory", "search", query, "--session", "talk", "--json", "--limit", "1")
+        assert result.exit_code == 0, result.stderr
         top = json.loads(result.stdout.splitlines()[0])
         assert top["text"] == "I went to a pottery class yesterday.", "shown: the original text"
         assert (top["metadata"]["speaker"], top["metadata"]["timestamp"]) == (speaker, date), query
@@ -123,17 +128,17 @@ def test_the_same_words_in_two_sessions_keep_each_sessions_speaker_and_date(tmp_
         chatter = {"content": f"The {session} garden needs water.", "speaker": speaker, "timestamp": date}
         path = tmp_path / f"{session}.jsonl"
         path.write_text("\n".join(json.dumps(item) for item in (line, chatter)), encoding="utf-8")
-        assert run_cli("memory", "import", str(path), "--session", session).returncode == 0
+        assert massgen("memory", "import", str(path), "--session", session).exit_code == 0
     for session, speaker, date, dia_id in (
         ("locomo_3", "Deborah", "2 March 2023", "D3:7"),
         ("locomo_7", "Nate", "9 June 2023", "D7:13"),
     ):
         for method in ("hybrid", "lexical", "dense"):
-            result = run_cli(
+            result = massgen(
                 "memory", "search", "take care", "--session", session, "--json", "--limit", "5",
                 "--method", method,
             )  # fmt: skip
-            assert result.returncode == 0, result.stderr
+            assert result.exit_code == 0, result.stderr
             hits = [json.loads(line) for line in result.stdout.splitlines()]
             said = [hit for hit in hits if hit["text"] == "Take care!"]
             assert len(said) == 1, (session, method, hits)

@@ -8,6 +8,7 @@ import pytest
 
 from massgen_cli.config.memory import ValueLearningConfig
 from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces, td_update
+from tests.cli.in_process_cli import massgen
 from tests.conftest import run_cli
 
 WINNER_TEXT = "The bridge code is 1234, from the harbour log."
@@ -35,7 +36,8 @@ def test_traces_decay_with_lambda_and_the_reward_function_is_explicit():
 
 
 def run_demo(alpha: float, turns: int = 3) -> dict[str, list[float]]:
-    """Run the shipped demo turn by turn; the values of the winner's and the loser's answer after each."""
+    """Run the shipped demo turn by turn, each turn a process of its own; the values of the winner's and
+    the loser's answer after each (read in the test's process)."""
     history: dict[str, list[float]] = {WINNER_TEXT: [], LOSER_TEXT: []}
     questions = ["What is the bridge code?", "And the bridge code again?", "Once more: the bridge code?"]
     for turn in range(turns):
@@ -43,7 +45,7 @@ def run_demo(alpha: float, turns: int = 3) -> dict[str, list[float]]:
             "--config", "@examples/scripted_values", "--session", f"alpha{alpha}", "-q", questions[turn]
         )
         assert result.returncode == 0, result.stderr
-        listing = run_cli("memory", "list", "--config", "@examples/scripted_values", "--json")
+        listing = massgen("memory", "list", "--config", "@examples/scripted_values", "--json")
         values = {r["text"]: r["value"] for r in map(json.loads, listing.stdout.splitlines())}
         for text in history:
             history[text].append(values.get(text, 0.5))
@@ -60,7 +62,7 @@ def test_values_rise_for_winners_fall_for_losers_and_survive_new_processes(tmp_p
     # (a busy machine makes more): a value may reach its bound early, but it never turns back.
     assert winner[2] > winner[1] or winner[2] == 1.0, winner
     assert loser[2] < loser[1] or loser[2] == 0.0, loser
-    ranked = run_cli(
+    ranked = massgen(
         "memory", "values", "--config", "@examples/scripted_values", "--goal", "bridge", "--json"
     )
     texts = [json.loads(line)["text"] for line in ranked.stdout.splitlines()]
@@ -82,8 +84,8 @@ def test_a_larger_alpha_moves_values_further(tmp_path, monkeypatch):
     for name, path in (("fast", fast), ("slow", slow)):
         monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / name))
         for question in ("What is the bridge code?", "And the bridge code again?"):
-            assert run_cli("--config", str(path), "-q", question).returncode == 0
-        listing = run_cli("memory", "list", "--config", str(path), "--json")
+            assert massgen("--config", str(path), "-q", question).exit_code == 0
+        listing = massgen("memory", "list", "--config", str(path), "--json")
         values = {r["text"]: r["value"] for r in map(json.loads, listing.stdout.splitlines())}
         moved[name] = (values[WINNER_TEXT] - 0.5, 0.5 - values[LOSER_TEXT])
     assert moved["fast"][0] > moved["slow"][0] > 0
