@@ -64,7 +64,7 @@ def start_node(
 
 
 def stop_node(node: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+    for sig, wait in ((signal.SIGINT, 15), (signal.SIGTERM, 10), (signal.SIGKILL, 10)):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(node.pid, sig)
         with contextlib.suppress(subprocess.TimeoutExpired):

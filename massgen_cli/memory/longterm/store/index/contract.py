@@ -15,14 +15,18 @@ class KeyTaken(Exception):
     """Another process stored the same content (the same key) a moment ago."""
 
 
-class KeptRecords(Protocol):
-    """Memories with their keys and sources, the index's metadata, and the write journal."""
+class Opened(Protocol):
+    """The open index: its metadata, its size, and closing it."""
 
     def meta(self, name: str) -> str | None: ...
     def set_meta(self, name: str, value: str) -> None: ...
     def count(self) -> int: ...
     def empty(self) -> bool: ...
     def close(self) -> None: ...
+
+
+class KeptRecords(Protocol):
+    """Memories with their keys and sources, and the write journal."""
 
     def id_for_key(self, key: str) -> str | None: ...
     def add(
@@ -79,6 +83,6 @@ class Learned(Protocol):
     def stale_marks(self, ids: Iterable[str] | None = None) -> dict[str, StaleMark]: ...
 
 
-class StoreIndex(KeptRecords, Ranking, Learned, Protocol):
+class StoreIndex(Opened, KeptRecords, Ranking, Learned, Protocol):
     """Memories with their keys, sources, vectors and terms; learned values, winners and stale marks;
     the write journal; and the one ranking every index computes alike."""
