@@ -125,7 +125,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
-        "dialogues": lambda: figures_memory.dialogue_fusion(4 if quick else 10),
+        "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
         "token_counting": figures_memory.token_count_incremental,
         "compression": figures_memory.compression,
