@@ -168,12 +168,14 @@ class Notice:
 
 @dataclass(frozen=True)
 class ContextStatus:
-    """How full an agent's context window is with a request (counted as it goes out when far from full)."""
+    """How full an agent's context window is with a request (counted as it goes out when far from full;
+    estimated at about four characters a token when far enough that the count decides nothing)."""
 
     agent_id: str
     turn: int
     tokens: int
     window: int
+    estimated: bool = False
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def encoding_name_for_model(model: str | None) -> str:
 def count_text_tokens(text: str, model: str | None = None) -> int:
     encoding = _encoding(encoding_name_for_model(model))
     if encoding is None:
-        return -(-len(text) // CHARS_PER_TOKEN_FALLBACK)
+        return character_estimate(text)
     return len(encoding.encode(text, disallowed_special=()))
 
 
@@ -47,7 +47,7 @@ def estimate_text_tokens(text: str, model: str | None = None) -> int:
     """The count when the encoding is loaded, else the character estimate (never waits for a load)."""
     if encoding_ready(model):
         return count_text_tokens(text, model)
-    return -(-len(text) // CHARS_PER_TOKEN_FALLBACK)
+    return character_estimate(text)
 
 
 def estimate_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | None = None) -> int:
@@ -67,12 +67,25 @@ def count_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | Non
 
 
 def count_one_message(message: Mapping[str, Any], model: str | None = None) -> int:
+    return TOKENS_PER_MESSAGE + sum(count_text_tokens(part, model) for part in _counted_parts(message))
+
+
+def estimate_one_message(message: Mapping[str, Any]) -> int:
+    """``count_one_message`` at about four characters a token, without the encoding."""
+    return TOKENS_PER_MESSAGE + sum(character_estimate(part) for part in _counted_parts(message))
+
+
+def character_estimate(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN_FALLBACK)
+
+
+def _counted_parts(message: Mapping[str, Any]) -> list[str]:
     parts = [str(message.get("role", "")), _content_text(message.get("content"))]
     if message.get("name"):
         parts.append(str(message["name"]))
     if message.get("tool_calls"):
         parts.append(json.dumps(message["tool_calls"], sort_keys=True))
-    return TOKENS_PER_MESSAGE + sum(count_text_tokens(part, model) for part in parts if part)
+    return [part for part in parts if part]
 
 
 def _content_text(content: Any) -> str:

@@ -12,6 +12,7 @@ from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.bounded_http import bounded_client
+from massgen_cli.backends.pricing import library_warmer
 from massgen_cli.backends.provider_errors import (
     clip,
     connection_error,
@@ -75,14 +76,15 @@ class AnthropicBackend:
             timeout=config.request_timeout_seconds,
             max_retries=0,
             default_headers={"anthropic-beta": ",".join(betas)} if betas else None,
-            http_client=bounded_client("anthropic", config.request_timeout_seconds),
+            http_client=bounded_client("anthropic", config.request_timeout_seconds, library_warmer(config)),
         )
+        self._messages = self._client.messages  # built at start-up, not inside the first step
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, thinking, tool calls, usage and finish."""
         opened = False
         try:
-            async with await self._client.messages.create(**self._params(request)) as events:
+            async with await self._messages.create(**self._params(request)) as events:
                 opened = True
                 async for event in _MessageAssembly(self.name).events(events):
                     yield event

@@ -5,7 +5,9 @@ response longer than ``MAX_LINE_BYTES`` (no event of a token stream is), or a re
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+import importlib
+from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
@@ -49,14 +51,20 @@ class BoundedStream(httpx2.AsyncByteStream):
 
 
 class BoundedTransport(httpx2.AsyncBaseTransport):
-    """The usual transport, its responses' bodies bounded."""
+    """The usual transport, its responses' bodies bounded; ``on_response_begun`` hears each response
+    whose headers have come (the model is working: the process mostly waits from here)."""
 
-    def __init__(self, provider: str):
+    def __init__(self, provider: str, on_response_begun: Callable[[], None] | None = None):
         self.provider = provider
+        self.on_response_begun = on_response_begun
         self.inner = httpx2.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
+        with contextlib.suppress(ImportError):  # else loaded by the first connection, inside a step
+            importlib.import_module("anyio._backends._asyncio")
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
+        if self.on_response_begun is not None:
+            self.on_response_begun()
         assert isinstance(response.stream, httpx2.AsyncByteStream)
         return httpx2.Response(
             response.status_code,
@@ -70,7 +78,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def bounded_client(provider: str, timeout: float) -> httpx2.AsyncClient:
+def bounded_client(
+    provider: str, timeout: float, on_response_begun: Callable[[], None] | None = None
+) -> httpx2.AsyncClient:
     """An HTTP client for a provider SDK whose responses are bounded (redirects followed, as the SDKs'
     own clients do)."""
-    return httpx2.AsyncClient(transport=BoundedTransport(provider), timeout=timeout, follow_redirects=True)
+    transport = BoundedTransport(provider, on_response_begun)
+    return httpx2.AsyncClient(transport=transport, timeout=timeout, follow_redirects=True)

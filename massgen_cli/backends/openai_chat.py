@@ -46,12 +46,15 @@ class OpenAIChatBackend:
         headers = {"Connection": "close"} if one_request_per_connection else None
         self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
         self._errors = OpenAIErrors(self.name, self.model, config, self._client)
+        # The SDK builds a resource on first use (its modules take ~40 ms to import): here, at start-up,
+        # rather than inside the first step, where every agent waits for it.
+        self._completions = self._client.chat.completions
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, usage and finish."""
         opened = False
         try:
-            async with await self._client.chat.completions.create(**self._params(request)) as chunks:
+            async with await self._completions.create(**self._params(request)) as chunks:
                 opened = True
                 content_type = chunks.response.headers.get("content-type", "")
                 events = self._events(chunks) if "event-stream" in content_type else self._whole(chunks)

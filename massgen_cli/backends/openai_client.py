@@ -8,6 +8,7 @@ import os
 import openai
 
 from massgen_cli.backends.bounded_http import bounded_client
+from massgen_cli.backends.pricing import library_warmer
 from massgen_cli.backends.provider_errors import clip, connection_error, retry_after_seconds, timeout_error
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS
@@ -32,7 +33,9 @@ def openai_client(
             timeout=config.request_timeout_seconds,
             max_retries=0,
             default_headers=headers,
-            http_client=bounded_client(config.type or "openai", config.request_timeout_seconds),
+            http_client=bounded_client(
+                config.type or "openai", config.request_timeout_seconds, library_warmer(config)
+            ),
         )
     endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
     if not endpoint:
@@ -49,7 +52,7 @@ def openai_client(
         azure_deployment=config.deployment_name or config.model,
         timeout=config.request_timeout_seconds,
         max_retries=0,
-        http_client=bounded_client(config.type, config.request_timeout_seconds),
+        http_client=bounded_client(config.type, config.request_timeout_seconds, library_warmer(config)),
     )
 
 
@@ -103,7 +106,6 @@ class OpenAIErrors:
         return BackendError(f"{provider} returned HTTP {status}: {detail}", provider=provider, status=status)
 
 
-
 def key_hint(provider: str) -> str:
     variable = PROVIDERS[provider].api_key_env if provider in PROVIDERS else None
     return f"{variable} or 'backend.api_key'" if variable else "'backend.api_key' in the config"
@@ -121,5 +123,3 @@ def is_context_error(error: openai.APIError, detail: str) -> bool:
     return bool(labels & CONTEXT_ERROR_CODES) or any(
         phrase in detail.lower() for phrase in CONTEXT_ERROR_PHRASES
     )
-
-

@@ -51,13 +51,14 @@ class OpenAIResponsesBackend:
         self.model = config.model
         self._config = config
         self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url)
+        self._responses = self._client.responses  # built at start-up, not inside the first step
         self._errors = OpenAIErrors(self.name, self.model, config, self._client)
 
     async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, server tool uses, usage, finish."""
         opened = False
         try:
-            async with await self._client.responses.create(**self._params(request)) as events:
+            async with await self._responses.create(**self._params(request)) as events:
                 opened = True
                 async for event in _ResponseAssembly(self.name, self.model).events(events):
                     yield event

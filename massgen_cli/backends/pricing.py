@@ -5,8 +5,10 @@ never as free)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +49,26 @@ def library_ready() -> bool:
 
 
 _READY = threading.Event()
+_LOADING = threading.Lock()
+
+
+def library_warmer(backend: BackendConfig) -> Callable[[], None] | None:
+    """What loads the price library for ``backend``'s calls ahead of the first one's end (None when its
+    calls need no library): given to the HTTP client, it runs when a response has begun."""
+    return load_library_soon if needs_library(backend) else None
+
+
+def load_library_soon() -> None:
+    """Load the price library and its data in a thread, once: when a response has begun, while the
+    process mostly waits for the model, so pricing the first call does not compete with the next step."""
+    if _READY.is_set() or not _LOADING.acquire(blocking=False):
+        return
+    threading.Thread(target=_warm_library, name="price-library", daemon=True).start()
+
+
+def _warm_library() -> None:
+    with contextlib.suppress(Exception):  # a library that cannot load says so when a call is priced
+        library_price(Usage(1, 1), "gpt-4o-mini", "openai")  # any lookup reads the price data
 
 
 def priced(usage: Usage, backend: BackendConfig) -> Usage:

@@ -44,6 +44,25 @@ async def test_anthropic_usage_counts_cache_reads_as_input(fake_server, make_ant
     assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (230, 9, 200)
 
 
+async def test_a_priced_backend_loads_the_price_library_once_its_response_begins(
+    fake_server, make_openai, monkeypatch
+):
+    """The price library (a third of a second to load) loads while the model works, not when the first
+    call ends and the next step begins; a backend whose calls are free never loads it."""
+    from massgen_cli.backends import pricing
+    from massgen_cli.backends.base import Request
+
+    begun: list[str] = []
+    monkeypatch.setattr(pricing, "load_library_soon", lambda: begun.append("loading"))
+    for backend, expected in ((make_openai(type="openai"), ["loading"]), (make_openai(type="vllm"), [])):
+        begun.clear()
+        fake_server.script(openai_stream("4.", usage=(12, 2)))
+        events = backend.stream(Request(ASK_REQUEST))
+        await anext(events)  # the first event: the response has begun
+        assert begun == expected
+        await events.aclose()
+
+
 def test_prices_come_from_the_library_or_the_yaml_and_are_free_for_local_models():
     used = Usage(10_000, 2_000, cached_tokens=4_000)
     expected = calc_price(

@@ -23,6 +23,9 @@ from massgen_cli.tokens import (
 )
 
 STREAM_WARNING_FRACTION = 0.9
+EXACT_COUNT_FROM = 0.5
+"""Requests whose byte bound passes this fraction of the trigger are counted exactly (loading the token
+encoding while the model works, before a count can decide a compression); smaller ones are estimated."""
 OVERFLOW_TARGET_FACTOR = 0.5
 
 DroppedListener = Callable[[list[Message]], Awaitable[None]]
@@ -39,13 +42,17 @@ class DropHandling:
 
 @dataclass
 class StreamBudget:
-    """Output tokens a response may use, and how many it has used so far (estimated while streaming)."""
+    """Output tokens a response may use, and how many it has used so far (counted while streaming)."""
 
     count_limit: Callable[[], int]
+    limit_floor: Callable[[], int]
+    """At most ``count_limit()``, known without the token encoding."""
     used: int = 0
     warned: bool = False
     _limit: int | None = None
+    _floor: int | None = None
     _uncounted: str = ""
+    _uncounted_bytes: int = 0
 
     @property
     def limit(self) -> int:
@@ -54,17 +61,24 @@ class StreamBudget:
         return self._limit
 
     def add(self, text: str, model: str | None) -> None:
-        """Count the text as it streams; while the encoding is still loading (the first response of a
-        run), it waits to be counted rather than stall the stream."""
-        if not encoding_ready(model):
-            self._uncounted += text
+        """Count the text as it streams. Without the token encoding loaded, text is counted only once
+        the response could be near its budget (a token is at least one byte, so its bytes bound the
+        count): most responses never need the encoding, and the first ones of a run never wait for it."""
+        self._uncounted += text
+        self._uncounted_bytes += len(text.encode())
+        if not encoding_ready(model) and not self._could_be_near():
             return
-        self.used += count_text_tokens(self._uncounted + text, model)
-        self._uncounted = ""
+        self.used += count_text_tokens(self._uncounted, model)
+        self._uncounted, self._uncounted_bytes = "", 0
+
+    def _could_be_near(self) -> bool:
+        if self._floor is None:
+            self._floor = self.limit_floor()
+        return self.used + self._uncounted_bytes >= self._floor * STREAM_WARNING_FRACTION
 
     @property
     def near(self) -> bool:
-        return not self._uncounted and self.used >= self.limit * STREAM_WARNING_FRACTION
+        return self.used > 0 and not self._uncounted and self.used >= self.limit * STREAM_WARNING_FRACTION
 
 
 class ContextGuard:
@@ -104,11 +118,13 @@ class ContextGuard:
         bound = monitor.upper_bound(request.messages, request.tools, request.response_schema)
         if bound <= monitor.trigger_tokens or not self.settings.enabled:
             self._sent = sent = asyncio.Event()
-            task = asyncio.create_task(self._report_counted(request, sent), name=f"count:{self.agent_id}")
+            report = self._report_counted(request, sent, bound)
+            task = asyncio.create_task(report, name=f"count:{self.agent_id}")
             self._counting.add(task)
             task.add_done_callback(self._counting.discard)
             return request
-        usage = self._usage(request)
+        ready = encoding_ready(monitor.model)  # else it loads in a thread, not on the loop
+        usage = self._usage(request) if ready else await self._usage_in_thread(request)
         self._report(usage)
         if not self.settings.enabled or not self.monitor.over_trigger(usage):
             return request
@@ -128,9 +144,19 @@ class ContextGuard:
         self.emit(Notice("warning", f"⚠️  [{self.agent_id}] The provider reported a context overflow"))
         return await self._compress(request, usage, target)
 
-    async def _report_counted(self, request: Request, sent: asyncio.Event) -> None:
-        await sent.wait()  # counting competes for the interpreter: the request goes out first
-        self._report(await asyncio.to_thread(self._usage, request))
+    async def _report_counted(self, request: Request, sent: asyncio.Event, bound: int) -> None:
+        """Report the request's usage once it is out (counting competes for the interpreter): exactly
+        when the encoding is loaded or the request is past ``EXACT_COUNT_FROM`` of the trigger, else
+        estimated, so a run that stays far from its windows never loads the encoding (~70 MB)."""
+        await sent.wait()
+        monitor = self.monitor
+        if encoding_ready(monitor.model) or bound > monitor.trigger_tokens * EXACT_COUNT_FROM:
+            self._report(await self._usage_in_thread(request))
+        else:
+            self._report(monitor.estimate(request.messages, request.tools, request.response_schema))
+
+    async def _usage_in_thread(self, request: Request) -> ContextUsage:
+        return await asyncio.to_thread(self._usage, request)
 
     def sent(self) -> None:
         """The request fitted last is out (its response has begun, or it ended): it may be counted now."""
@@ -139,11 +165,14 @@ class ContextGuard:
     def stream_budget(self, request: Request) -> StreamBudget:
         """Counted when the response's first text arrives (after the request went out)."""
 
-        def limit() -> int:
-            room = self.monitor.window - self._usage(request).tokens
+        def limit(tokens: int) -> int:
+            room = self.monitor.window - tokens
             return max(1, min(room, self.max_output_tokens) if self.max_output_tokens else room)
 
-        return StreamBudget(limit)
+        def floor() -> int:
+            return limit(self.monitor.upper_bound(request.messages, request.tools, request.response_schema))
+
+        return StreamBudget(lambda: limit(self._usage(request).tokens), floor)
 
     def check_stream(self, budget: StreamBudget) -> bool:
         """False when the stream should stop (``on_stream_budget: stop`` and the budget is nearly spent)."""
@@ -167,13 +196,14 @@ class ContextGuard:
     def _report(self, usage: ContextUsage) -> None:
         while ESTIMATED:  # said once per process, by the first agent that counts
             self.emit(Notice("degraded", ESTIMATED.pop(0)))
-        self.emit(ContextStatus(self.agent_id, self.turn, usage.tokens, usage.window))
+        self.emit(ContextStatus(self.agent_id, self.turn, usage.tokens, usage.window, usage.estimated))
         if self._reported_turn != self.turn:
             self._reported_turn = self.turn
+            about = "~" if usage.estimated else ""
             self.emit(
                 Notice(
                     "info",
-                    f"📊 [{self.agent_id}] Context Window (Turn {self.turn}): {usage.tokens:,} / "
+                    f"📊 [{self.agent_id}] Context Window (Turn {self.turn}): {about}{usage.tokens:,} / "
                     f"{usage.window:,} tokens ({usage.fraction:.0%}){_tools_part(usage)}",
                 )
             )

@@ -9,7 +9,14 @@ from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.messages import Message
-from massgen_cli.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, count_one_message, count_text_tokens
+from massgen_cli.tokens import (
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_REPLY,
+    character_estimate,
+    count_one_message,
+    count_text_tokens,
+    estimate_one_message,
+)
 
 CACHE_LIMIT = 20_000
 
@@ -22,6 +29,8 @@ class ContextUsage:
     window: int
     tool_tokens: int = 0
     """Of ``tokens``, those of tool calls, tool results and tool definitions."""
+    estimated: bool = False
+    """Counted at about four characters a token (the token encoding was not needed, so not loaded)."""
 
     @property
     def fraction(self) -> float:
@@ -64,9 +73,7 @@ class ContextMonitor:
         return self._sums(messages)[0]
 
     def tools_tokens(self, tools: Sequence[ToolSpec] = (), schema: dict[str, Any] | None = None) -> int:
-        specs = _specs(tools)
-        text = json.dumps(specs, sort_keys=True) if specs else ""
-        text += json.dumps(schema, sort_keys=True) if schema else ""
+        text = _definitions_text(tools, schema)
         return self._counted(f"tools:{text}", lambda: count_text_tokens(text, self.model)) if text else 0
 
     def usage(
@@ -80,11 +87,31 @@ class ContextMonitor:
         total, exchanges = self._sums(messages)
         return ContextUsage(total + TOKENS_PER_REPLY + definitions, self.window, exchanges + definitions)
 
-    def _sums(self, messages: Sequence[Message]) -> tuple[int, int]:
+    def estimate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        schema: dict[str, Any] | None = None,
+    ) -> ContextUsage:
+        """``usage`` without the token encoding: messages counted before by their count, the others (and
+        the tool definitions) at about four characters a token."""
+        definitions = character_estimate(_definitions_text(tools, schema))
+        total, exchanges = self._sums(messages, self._known_or_estimated)
+        tokens = total + TOKENS_PER_REPLY + definitions
+        return ContextUsage(tokens, self.window, exchanges + definitions, estimated=True)
+
+    def _known_or_estimated(self, message: Message) -> int:
+        known = self._cache.get(_message_key(message))
+        return known if known is not None else estimate_one_message(message)
+
+    def _sums(
+        self, messages: Sequence[Message], count: Callable[[Message], int] | None = None
+    ) -> tuple[int, int]:
         """Tokens of the messages, and of those that are tool exchanges."""
+        count = count or self.message_tokens
         total = exchanges = 0
         for message in messages:
-            tokens = self.message_tokens(message)
+            tokens = count(message)
             total += tokens
             if message.get("role") == "tool" or message.get("tool_calls"):
                 exchanges += tokens
@@ -113,6 +140,12 @@ class ContextMonitor:
 
 def _specs(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+
+
+def _definitions_text(tools: Sequence[ToolSpec], schema: dict[str, Any] | None) -> str:
+    specs = _specs(tools)
+    text = json.dumps(specs, sort_keys=True) if specs else ""
+    return text + (json.dumps(schema, sort_keys=True) if schema else "")
 
 
 def _byte_bound(message: Message) -> int:
