@@ -10,16 +10,16 @@ The exception types that come from outside the process, and the line each become
 - ``pydantic.ValidationError``: it sent JSON of a shape its SDK cannot read;
 - ``KeyError``, ``IndexError``, ``TypeError``, ``AttributeError``, ``ValueError`` raised while reading
   its stream: the same, a response of an unexpected shape;
-- ``httpx.HTTPError`` (``httpx2``'s too) and ``OSError`` (sockets, TLS): the connection failed
-  (retried while nothing was shown);
+- ``httpx2.HTTPError`` (and ``httpx.HTTPError`` when a library in the process uses ``httpx``) and
+  ``OSError`` (sockets, TLS): the connection failed (retried while nothing was shown);
 - anything else raised by the stream: the stream failed, with the error's type and text.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
-import httpx
 import httpx2
 import pydantic
 
@@ -51,7 +51,7 @@ def stream_failure(provider: str, error: Exception) -> BackendError:
         return MalformedResponseError(
             f"{provider} sent a response its client cannot read ({problems})", provider=provider
         )
-    if isinstance(error, httpx.HTTPError | httpx2.HTTPError | OSError):
+    if isinstance(error, _connection_errors()):
         return ConnectionFailedError(
             f"the connection to {provider} failed while reading its response "
             f"({type(error).__name__}: {clip(str(error)) or 'no detail'})",
@@ -62,6 +62,13 @@ def stream_failure(provider: str, error: Exception) -> BackendError:
         f"{provider} sent {what} ({type(error).__name__}: {clip(str(error)) or 'no detail'})",
         provider=provider,
     )
+
+
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    """The SDKs' HTTP errors and the sockets': ``httpx``'s only when something imported it (its errors
+    cannot happen otherwise, and importing it would cost every run ~80 ms)."""
+    plain_httpx = sys.modules.get("httpx")
+    return (httpx2.HTTPError, OSError, *((plain_httpx.HTTPError,) if plain_httpx is not None else ()))
 
 
 BODY_BYTES = 1_000_000

@@ -11,9 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import regex
+from typing import TYPE_CHECKING, Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.state import user_umask
@@ -27,6 +25,9 @@ from massgen_cli.tools.file_access import (
     write_regular,
 )
 from massgen_cli.tools.paths import Roots
+
+if TYPE_CHECKING:
+    import regex
 
 READ_LINES = 400
 LIST_ENTRIES = 500
@@ -165,6 +166,8 @@ def search_files(roots: Roots, arguments: dict[str, Any]) -> str:
     """Lines matching a regular expression under a folder. The pattern is the model's: it runs on the
     ``regex`` engine with a deadline for the whole search (a catastrophically backtracking pattern ends
     the search with what was found, never the run); special files are skipped and said."""
+    import regex  # imported by the first search, not by every run
+
     try:
         pattern = regex.compile(argument(arguments, "pattern", str))
     except regex.error as error:
@@ -275,5 +278,3 @@ def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:
         raise ToolError(f"`old` occurs {count} times in {path}; it must occur exactly once")
     write_regular(path, text.replace(old, new, 1))
     return f"edited {path}: replaced {len(old)} characters with {len(new)}"
-
-
