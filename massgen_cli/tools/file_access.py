@@ -1,9 +1,13 @@
-"""Files as the file tools use them, without trusting them: only regular files are opened (a FIFO, a
-device or a socket would block or never end), an open never blocks, and a read holds only the lines it
-returns, each cut at a bounded length."""
+"""Files as the file tools use them, without trusting them: a path checked by ``Roots.confine`` is
+opened without following a link anywhere on its way (a folder swapped for a link after the check is
+refused, not followed out of the roots), only regular files are opened (a FIFO, a device or a socket
+would block or never end), an open never blocks, and a read holds only the lines it returns, each cut at
+a bounded length."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -12,6 +16,7 @@ from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
 
+from massgen_cli.state import user_umask
 from massgen_cli.tools.base import ToolError
 
 LINE_BYTES = 4_000
@@ -20,6 +25,9 @@ COUNT_LINES_BYTES = 16_000_000
 """Up to this size, a partial read also counts the file's lines (reading, never holding, the rest)."""
 BINARY_SNIFF_BYTES = 8192
 CHUNK_BYTES = 1 << 20
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+_WRITE = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY
 
 
 SPECIAL_KINDS = (
@@ -47,15 +55,61 @@ class NotText(ToolError):
         self.kind = kind
 
 
+def open_resolved(path: Path, flags: int, mode: int = 0o666, *, make_folders: bool = False) -> int:
+    """A descriptor of ``path`` opened with ``flags``, following no link. ``path`` is resolved (it held
+    no link when it was checked): each folder from the top is opened relative to the one before with
+    ``O_NOFOLLOW``, so what was checked is what is opened, whatever changed in between; ``make_folders``
+    makes the missing folders on the way (with the user's umask)."""
+    descriptor = os.open(path.anchor, _FOLDER)
+    try:
+        for name in path.parts[1:-1]:
+            if make_folders:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777 & ~user_umask(), dir_fd=descriptor)
+            inner = _folder(descriptor, name, path)
+            os.close(descriptor)
+            descriptor = inner
+        try:
+            return os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=descriptor)
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(descriptor, path.name):
+                raise _became_link(path) from None
+            raise
+    finally:
+        os.close(descriptor)
+
+
+def _folder(parent: int, name: str, path: Path) -> int:
+    try:
+        return os.open(name, _FOLDER, dir_fd=parent)
+    except NotADirectoryError:  # a file, or a link put in place of the folder since the check
+        if _is_link(parent, name):
+            raise _became_link(path.parent) from None
+        raise ToolError(f"{path}: {name} is not a folder") from None
+
+
+def _is_link(parent: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _became_link(path: Path) -> ToolError:
+    return ToolError(f"{path} (or a folder on its way) became a link after it was checked; not followed")
+
+
 @contextmanager
 def open_regular(path: Path) -> Iterator[BufferedReader]:
-    """``path`` opened for reading, or a ``ToolError`` when it is missing, unreadable or not a regular
-    file. The open does not block (O_NONBLOCK): a FIFO without a writer is refused, not waited on."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    """``path`` (resolved) opened for reading, or a ``ToolError`` when it is missing, unreadable or not a
+    regular file. The open does not block (O_NONBLOCK): a FIFO without a writer is refused, not waited
+    on; nothing on the way is followed if it is a link."""
     try:
-        descriptor = os.open(path, flags)
+        descriptor = open_resolved(path, _READ)
     except FileNotFoundError:
         raise NotText(f"{path} does not exist", "missing") from None
+    except ToolError as error:
+        raise NotText(str(error), "not followed") from None
     except OSError as error:
         raise NotText(f"cannot read {path}: {error.strerror}", "unreadable") from None
     kind = special_kind(os.fstat(descriptor).st_mode)
@@ -67,32 +121,60 @@ def open_regular(path: Path) -> Iterator[BufferedReader]:
         yield file
 
 
+@contextmanager
+def opened_folder(path: Path) -> Iterator[int]:
+    """A descriptor of the folder ``path`` (resolved), opened without following a link on the way."""
+    try:
+        descriptor = open_resolved(path, os.O_RDONLY | os.O_DIRECTORY)
+    except NotADirectoryError:
+        raise ToolError(f"{path} is not a folder; use read_file") from None
+    except FileNotFoundError:
+        raise ToolError(f"{path} does not exist") from None
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
 def _special(path: Path, kind: str) -> NotText:
     hint = "use list_directory" if kind == "a folder" else "the file tools use regular files only"
     return NotText(f"{path} is {kind}; {hint}", "folder" if kind == "a folder" else "special file")
 
 
-def write_regular(path: Path, text: str) -> None:
-    """Replace the content of the regular file ``path`` (created when missing); a folder, a FIFO or a
-    device is refused before anything is opened for writing, and the open never blocks."""
+def write_regular(path: Path, text: str, *, make_folders: bool = False) -> bool:
+    """Replace the content of the regular file ``path`` (resolved), created when missing with the user's
+    usual mode; whether it was created. A folder, a FIFO or a device is refused before anything is
+    opened for writing, the open never blocks, and nothing on the way is followed if it is a link."""
     try:
-        kind = special_kind(path.stat().st_mode)
+        kind = special_kind(os.stat(path, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         kind = None
     if kind is not None:
         raise _special(path, kind)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    descriptor, created = _open_for_writing(path, make_folders)
     try:
-        descriptor = os.open(path, flags, 0o666)
+        if special_kind(os.fstat(descriptor).st_mode) is not None:  # replaced since the check above
+            raise ToolError(f"{path} is not a regular file; the file tools use regular files only")
+        if created:  # the user's file, with the user's usual mode (the process keeps its own private)
+            os.fchmod(descriptor, 0o666 & ~user_umask())
+        os.set_blocking(descriptor, True)
+        os.ftruncate(descriptor, 0)
+        with open(descriptor, "w", encoding="utf-8", closefd=False) as file:
+            file.write(text)
+    finally:
+        os.close(descriptor)
+    return created
+
+
+def _open_for_writing(path: Path, make_folders: bool) -> tuple[int, bool]:
+    """A new file at ``path`` (created: True), else the one there."""
+    try:
+        try:
+            return open_resolved(path, _WRITE | os.O_CREAT | os.O_EXCL, make_folders=make_folders), True
+        except FileExistsError:
+            return open_resolved(path, _WRITE), False
     except OSError as error:
         raise ToolError(f"cannot write {path}: {error.strerror}") from None
-    if special_kind(os.fstat(descriptor).st_mode) is not None:  # replaced since the check above
-        os.close(descriptor)
-        raise ToolError(f"{path} is not a regular file; the file tools use regular files only")
-    os.set_blocking(descriptor, True)
-    os.ftruncate(descriptor, 0)
-    with open(descriptor, "w", encoding="utf-8") as file:
-        file.write(text)
 
 
 def refuse_binary(file: BufferedReader, path: Path) -> None:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.state import user_umask
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, argument, bounded, schema
 from massgen_cli.tools.file_access import (
     NotText,
     open_regular,
+    opened_folder,
     read_lines,
     refuse_binary,
     whole_text,
@@ -139,11 +139,10 @@ def read_file(roots: Roots, arguments: dict[str, Any]) -> str:
 
 def list_directory(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str, "."))
-    if not path.is_dir():
-        raise ToolError(f"{path} is not a folder; use read_file")
-    shown = [entry for entry in os.scandir(path) if not roots.is_private(Path(entry.path))]
-    entries = sorted(shown, key=lambda entry: (not entry.is_dir(), entry.name))
-    lines = [_entry_line(entry) for entry in entries[:LIST_ENTRIES]]
+    with opened_folder(path) as folder:
+        shown = [entry for entry in os.scandir(folder) if not roots.is_private(path / entry.name)]
+        entries = sorted(shown, key=lambda entry: (not entry.is_dir(follow_symlinks=False), entry.name))
+        lines = [_entry_line(entry) for entry in entries[:LIST_ENTRIES]]
     if len(entries) > LIST_ENTRIES:
         lines.append(f"[cut: {len(entries) - LIST_ENTRIES} more entries not shown]")
     return bounded(f"{path}: {len(entries)} entries\n" + "\n".join(lines))
@@ -253,20 +252,9 @@ def _files_under(roots: Roots, top: Path, search: Search) -> Iterator[Path]:
 def write_file(roots: Roots, arguments: dict[str, Any]) -> str:
     path = roots.confine(argument(arguments, "path", str), write=True)
     content = argument(arguments, "content", str)
-    _make_folders(path.parent)
-    created = not path.exists()
-    write_regular(path, content)
-    if created:  # the user's file, with the user's usual mode (the process keeps its own files private)
-        path.chmod(0o666 & ~user_umask())
+    created = write_regular(path, content, make_folders=True)
     what = "a new file" if created else "the old content replaced"
     return f"wrote {len(content)} characters to {path} ({what})"
-
-
-def _make_folders(folder: Path) -> None:
-    missing = [parent for parent in (folder, *folder.parents) if not parent.exists()]
-    for parent in reversed(missing):
-        parent.mkdir(exist_ok=True)
-        parent.chmod(0o777 & ~user_umask())
 
 
 def edit_file(roots: Roots, arguments: dict[str, Any]) -> str:

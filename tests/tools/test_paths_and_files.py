@@ -305,3 +305,70 @@ def test_a_context_path_over_the_state_folder_does_not_reach_it(tmp_path: Path):
     box = project_toolbox(workspace, state, context_paths=[{"path": str(project), "permission": "write"}])
     assert call(box, "read_file", path=str(project / "notes.md")).ok
     assert not call(box, "read_file", path=str(state / "sessions" / "other" / "session.json")).ok
+
+
+def _swap_for_a_link_once_checked(monkeypatch, folder: Path, target: Path) -> None:
+    """The attacker's move, made exactly between the check and the open: once ``Roots.confine`` has
+    resolved and approved a path, ``folder`` is replaced by a link to ``target`` (as an agent's command
+    racing the file tools would)."""
+    confine = Roots.confine
+
+    def confine_then_swap(self: Roots, raw: str, *, write: bool = False) -> Path:
+        checked = confine(self, raw, write=write)
+        if folder.is_dir() and not folder.is_symlink():
+            folder.rename(folder.with_name(folder.name + ".moved"))
+            folder.symlink_to(target)
+        return checked
+
+    monkeypatch.setattr(Roots, "confine", confine_then_swap)
+
+
+@pytest.mark.parametrize("tool", ["read_file", "list_directory", "write_file", "edit_file"])
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(layout, monkeypatch, tool):
+    """A path is opened as it was checked: each folder on the way is opened with O_NOFOLLOW relative to
+    the one before, so a folder swapped for a link to an outside folder in between is refused (the file
+    tools used to open the path again by name and follow the new link out of the roots)."""
+    toolbox = toolbox_for(layout)
+    sub = layout["workspace"] / "sub"
+    sub.mkdir()
+    (sub / "key.txt").write_text("mine: replace me\n")
+    _swap_for_a_link_once_checked(monkeypatch, sub, layout["secret"])
+    arguments = {
+        "read_file": {"path": "sub/key.txt"},
+        "list_directory": {"path": "sub"},
+        "write_file": {"path": "sub/key.txt", "content": "overwritten"},
+        "edit_file": {"path": "sub/key.txt", "old": "sk-do-not-read", "new": "edited"},
+    }[tool]
+    result = call(toolbox, tool, **arguments)
+    assert not result.ok and "became a link after it was checked" in result.text, result.text
+    assert "sk-do-not-read" not in result.text and str(len("sk-do-not-read\n")) not in result.text
+    assert (layout["secret"] / "key.txt").read_text() == "sk-do-not-read\n", "the outside file is untouched"
+
+
+def test_reads_racing_a_link_swap_never_reach_outside(layout):
+    """Under a real race (a thread swapping a folder and a link to an outside folder as fast as it can),
+    no read returns the outside file: each read gives the workspace's file or a refusal."""
+    import threading
+
+    toolbox = toolbox_for(layout)
+    sub, moved = layout["workspace"] / "sub", layout["workspace"] / "sub.real"
+    sub.mkdir()
+    (sub / "key.txt").write_text("the workspace's own\n")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            sub.rename(moved)
+            sub.symlink_to(layout["secret"])
+            sub.unlink()
+            moved.rename(sub)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        results = [call(toolbox, "read_file", path="sub/key.txt") for _ in range(300)]
+    finally:
+        stop.set()
+        swapper.join()
+    assert not any("sk-do-not-read" in result.text for result in results)
+    assert any(result.ok and "the workspace's own" in result.text for result in results)
