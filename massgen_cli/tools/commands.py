@@ -48,7 +48,7 @@ class Confinement:
         with the runner (the sandbox does that itself)."""
         shell = ["/bin/sh", "-c", command]
         if self.sandbox is None:
-            return reaped(shell)
+            return reaped(shell, own_pids=True)
         return self.sandbox.spec(self.roots).command(shell)
 
 

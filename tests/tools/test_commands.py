@@ -5,6 +5,11 @@ patterns, and no secrets in the command's environment."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +18,7 @@ from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
+from massgen_cli.tools import reaper
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
 from massgen_cli.tools.paths import Root, Roots
@@ -107,3 +113,49 @@ def test_config_gives_the_tool_and_docker_mode_fails_clearly_without_a_daemon(tm
     )
     with pytest.raises(ConfigError, match=r"agents\[0\]\.backend\.command_line_execution_mode: .*Docker"):
         build_toolbox(docker, 0, OrchestratorConfig())
+
+
+def _kill_parent_command(marker: str) -> str:
+    """A command that starts a child in a session of its own, then kills its parent with SIGKILL."""
+    return f"setsid sleep {marker} </dev/null >/dev/null 2>&1 & kill -9 $PPID; echo still-here; exit 3"
+
+
+def test_an_unsandboxed_command_that_kills_its_parent_leaves_nothing_behind(tmp_path: Path):
+    """The reaper's parent-kill hole: ``kill -9 $PPID`` used to kill the reaper, and the ``setsid``
+    child lived on after the run. As root the command runs in a PID namespace of its own, whose first
+    process nothing inside can kill (the command goes on to its own exit code); either way nothing it
+    started outlives it."""
+    marker = spawn_waiting_child()[1]
+    result = run(toolbox(tmp_path, sandbox=None), command=_kill_parent_command(marker))
+    if os.geteuid() == 0:
+        assert result.ok and result.text.splitlines() == ["exit code: 3", "still-here"], result.text
+    wait_until(lambda: not processes_with(marker))
+
+
+def test_as_an_ordinary_user_a_command_that_kills_its_parent_leaves_nothing_behind():
+    """The same attack by a user with no privileges (no PID namespace): the kill ends the command's
+    first process, and the reaper, whose parent is alive, kills what the command left."""
+    setpriv, python = shutil.which("setpriv"), shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or setpriv is None or python is None:
+        pytest.skip("needs root to become an ordinary user, setpriv (util-linux) and a system python3")
+    folder = Path(tempfile.mkdtemp())  # readable by the ordinary user, unlike the test's tmp_path
+    try:
+        folder.chmod(0o755)
+        script = folder / "reaper.py"
+        shutil.copy(reaper.__file__, script)
+        script.chmod(0o644)
+        marker = spawn_waiting_child()[1]
+        ordinary = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+        program = ["/bin/sh", "-c", _kill_parent_command(marker)]
+        done = subprocess.run(
+            [*ordinary, python, "-I", "-S", str(script), str(os.getpid()), reaper.OWN_PIDS, *program],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 128 + signal.SIGKILL, done.stderr  # its first process was killed
+        wait_until(lambda: not processes_with(marker))
+    finally:
+        shutil.rmtree(folder)
