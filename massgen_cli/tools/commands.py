@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from massgen_cli.tools.process_watch import watch_process_count
 from massgen_cli.tools.reaper import reaped
 from massgen_cli.tools.sandbox import Mount, SandboxSpec
 from massgen_cli.tools.sandbox_launch import pids_cgroup, stale_pids_cgroups
+from massgen_cli.tools.set_id_sweep import clear_set_id_bits
 
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
@@ -50,6 +52,12 @@ class Confinement:
         if self.sandbox is None:
             return reaped(shell, own_pids=True)
         return self.sandbox.spec(self.roots).command(shell)
+
+    def writable_folders(self) -> list[Path]:
+        """The folders a sandboxed command may write now (none are tracked for an unconfined one)."""
+        if self.sandbox is None:
+            return []
+        return [mount.path for mount in self.sandbox.spec(self.roots).mounts if mount.writable]
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,7 @@ def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s:
 
 async def run_command(confinement: Confinement, command: str, timeout_s: float) -> str:
     """Run ``command``; on timeout or cancellation its whole process group (and sandbox) is killed."""
+    started, cleared = time.time(), []
     process = await asyncio.create_subprocess_exec(
         *confinement.argv(command),
         cwd=confinement.roots.base,
@@ -125,7 +134,15 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         await _kill_group(process)
         if confinement.sandbox is not None:
             await _remove_pids_cgroup(process.pid)
-    return f"{EXIT_CODE}{process.returncode}\n{output}"
+            cleared = await asyncio.to_thread(clear_set_id_bits, confinement.writable_folders(), started)
+    return f"{EXIT_CODE}{process.returncode}\n{output}{_cleared_note(cleared)}"
+
+
+def _cleared_note(cleared: list[Path]) -> str:
+    if not cleared:
+        return ""
+    named = ", ".join(str(path) for path in cleared[:5]) + (" …" if len(cleared) > 5 else "")
+    return f"\n[set-user/group-ID bits cleared on {len(cleared)} file(s) the command marked: {named}]"
 
 
 def command_summary(result: str) -> str:

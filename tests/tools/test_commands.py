@@ -8,6 +8,7 @@ import asyncio
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -159,3 +160,15 @@ def test_as_an_ordinary_user_a_command_that_kills_its_parent_leaves_nothing_behi
         wait_until(lambda: not processes_with(marker))
     finally:
         shutil.rmtree(folder)
+
+
+def test_no_file_a_sandboxed_command_marks_set_id_keeps_the_bit(tmp_path: Path):
+    """A command that copies a shell into its workspace and marks it set-user-ID (a root shell any local
+    user could run, once the run is over, when the runner is root) leaves it without the bit, and the
+    result says so; the earlier sandbox left the bit in place."""
+    marking = "cp /bin/sh kept-shell && chmod u+s,g+s kept-shell && echo marked"
+    result = run(toolbox(tmp_path), command=marking)
+    assert result.ok and "marked" in result.text, result.text
+    mode = (tmp_path / "kept-shell").stat().st_mode
+    assert not mode & (stat.S_ISUID | stat.S_ISGID) and mode & stat.S_IXUSR
+    assert "set-user/group-ID bits cleared on 1 file(s)" in result.text and "kept-shell" in result.text
