@@ -29,6 +29,11 @@ ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/mnt", "/media",
 """Folders no command sees unless one of its roots lies inside (then only that root shows)."""
 
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
+SCRATCH_SHARES = {Path("/tmp"): 2, Path("/var/tmp"): 4, Path("/dev/shm"): 4}
+"""The in-memory folders a command may fill, each a share of its memory limit (a half, a quarter, a
+quarter): what it writes there is memory, so together they hold no more than ``memory_mb``."""
+COVER_BYTES = 1 << 20
+"""The size of any other hidden folder's cover: it holds only the folders made to show roots inside."""
 
 NO_CAPABILITIES = ("--cap-drop", "ALL")
 """Run as root (a container, CI), bubblewrap keeps every capability unless told: with them a command could
@@ -76,10 +81,25 @@ class SandboxSpec:
     def bwrap_arguments(self) -> list[str]:
         arguments = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all", *NO_CAPABILITIES]
         arguments += ["--share-net"] if self.network else []
-        arguments += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        arguments += [
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            *self._tmpfs(Path("/dev/shm")),
+            "--proc",
+            "/proc",
+        ]
         for _, layer in sorted(self._layers(), key=lambda pair: len(pair[0].parts)):
             arguments += layer
         return [*arguments, "--setenv", "HOME", SANDBOX_HOME, "--chdir", str(self.cwd)]
+
+    def _tmpfs(self, path: Path) -> list[str]:
+        """An empty in-memory folder over ``path``, bounded (see ``SCRATCH_SHARES``)."""
+        share = SCRATCH_SHARES.get(path)
+        size = self.limits.memory_mb * 2**20 // share if share else COVER_BYTES
+        return ["--size", str(size), "--tmpfs", str(path)]
 
     def _layers(self) -> list[tuple[Path, list[str]]]:
         """Hidden folders (an empty in-memory folder; /dev/null over a file) and bound roots, each with
@@ -87,7 +107,7 @@ class SandboxSpec:
         inside a root stays hidden."""
         shown = {mount.path for mount in self.mounts}
         layers = [
-            (path, ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)])
+            (path, self._tmpfs(path) if path.is_dir() else ["--ro-bind", "/dev/null", str(path)])
             for path in hidden_paths(self.hidden)
             if path not in shown
         ]

@@ -317,3 +317,19 @@ def test_a_command_leaves_no_cgroup_and_clears_those_earlier_runs_left(tmp_path:
     assert run_in_sandbox(tmp_path, "echo hi").text.endswith("hi\n")
     assert not left.exists(), "an earlier run's empty cgroup is removed"
     assert not [group for group in stale_pids_cgroups() if not (group / "cgroup.procs").read_text().strip()]
+
+
+def test_the_in_memory_folders_hold_no_more_than_the_memory_limit(tmp_path: Path):
+    """/tmp, /var/tmp and /dev/shm are memory: a command filled them past its memory limit (1.4 GB under
+    512 MB); now they hold a half, a quarter and a quarter of it, and the command is told the disk is
+    full. Other hidden folders hold only what shows a root inside them."""
+    limits = CommandLimits(memory_mb=64)
+    fill = "dd if=/dev/zero of={}/fill bs=1M count={} 2>&1; ls -l {}/fill | cut -d' ' -f5"
+    for folder, room_mb in (("/tmp", 32), ("/var/tmp", 16), ("/dev/shm", 16)):
+        result = run_in_sandbox(tmp_path, fill.format(folder, room_mb + 8, folder), limits=limits)
+        assert "No space left on device" in result.text, (folder, result.text)
+        assert int(result.text.splitlines()[-1]) <= room_mb * 2**20, (folder, result.text)
+    fits = run_in_sandbox(
+        tmp_path, "dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>&1 | tail -1", limits=limits
+    )
+    assert "copied" in fits.text, fits.text
