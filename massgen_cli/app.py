@@ -21,7 +21,7 @@ from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.events import EventSink, Notice
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
-from massgen_cli.state import write_problem
+from massgen_cli.state import known_state_folders, write_problem
 from massgen_cli.ui import ConsoleView
 from massgen_cli.worker_threads import new_event_loop
 
@@ -98,11 +98,12 @@ class MassGenApp:
         return self.run.agents
 
     def _private_paths(self) -> tuple[Path, ...]:
-        """What no agent's command may see: the runner's folder, its state, the config and the .env files
-        that hold keys (the agents' own folders inside are shown again)."""
+        """What no agent's command may see: the runner's folder, its state and every other state folder
+        the user has used, the config and the .env files that hold keys (the agents' own folders inside
+        are shown again)."""
         config_path = self.loaded.path.expanduser().resolve()
         env_files = (Path.cwd() / ".env", config_path.parent / ".env")
-        return (Path.cwd(), self.state_dir, config_path, *env_files)
+        return (Path.cwd(), self.state_dir, *known_state_folders(), config_path, *env_files)
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""

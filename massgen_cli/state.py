@@ -48,7 +48,46 @@ def resolve_state_dir(flag: str | Path | None = None, warn: Callable[[str], None
     if path.exists() and not path.is_dir():
         raise StateFolderError(f"the state folder {path} is not a folder; {_CHOOSE}")
     make_private(path, warn or _warn_on_stderr)
+    remember_state_folder(path)
     return path
+
+
+KNOWN_STATE_FOLDERS = 200
+"""How many state folders a user's list keeps (the latest used)."""
+
+
+def state_folders_list() -> Path:
+    """This user's list of the state folders they have used (``$XDG_STATE_HOME/massgen``)."""
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "massgen" / "state-folders"
+
+
+def remember_state_folder(folder: Path) -> None:
+    """Add ``folder`` to the user's list, so every run keeps them all out of its agents' reach (not its
+    own alone: another project's sessions and memories are no agent's business); best effort."""
+    with contextlib.suppress(OSError):
+        known = _listed()
+        if str(folder) in known:
+            return
+        listing = state_folders_list()
+        listing.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = listing.with_name(f".{listing.name}.{os.getpid()}")
+        temporary.write_text("\n".join([*known, str(folder)][-KNOWN_STATE_FOLDERS:]) + "\n", encoding="utf-8")
+        temporary.chmod(0o600)
+        temporary.replace(listing)
+
+
+def known_state_folders() -> list[Path]:
+    """The state folders in the user's list that exist."""
+    return [Path(line) for line in _listed() if Path(line).is_dir()]
+
+
+def _listed() -> list[str]:
+    try:
+        text = state_folders_list().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line for line in text.splitlines() if line.startswith("/")]
 
 
 _CHOOSE = "name a folder with --state-dir or MASSGEN_HOME"

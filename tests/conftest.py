@@ -25,10 +25,12 @@ PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHE
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No real provider key, state under tmp_path, current folder tmp_path (no stray .env)."""
+    """No real provider key, state (and the user's list of state folders) under tmp_path, current folder
+    tmp_path (no stray .env)."""
     for key in PROVIDER_KEYS:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "user-state"))  # the user's list of state folders
     monkeypatch.setenv("MEM0_TELEMETRY", "False")
     monkeypatch.chdir(tmp_path)
     return tmp_path

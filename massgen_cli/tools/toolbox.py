@@ -16,7 +16,7 @@ from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.redaction import redact
-from massgen_cli.state import user_umask
+from massgen_cli.state import known_state_folders, user_umask
 from massgen_cli.text import one_line
 from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, bounded
 from massgen_cli.tools.command_policy import CommandPolicy
@@ -177,8 +177,8 @@ def agent_roots(
     state_folder: Path | None = None,
 ) -> Roots | None:
     """The workspace (created if missing), the context paths (written in the final presentation only)
-    and the ``readable`` folders (peers' snapshots, skills), with the state folder out of reach, or None
-    without any of them."""
+    and the ``readable`` folders (peers' snapshots, skills), with the state folder (and every other the
+    user has used) out of reach, or None without any of them."""
     if cwd is None and not context_paths and not readable:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
@@ -189,8 +189,8 @@ def agent_roots(
     roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
     roots += [Root.of(folder, writable=False) for folder in readable]
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
-    private = (state_folder.expanduser().resolve(),) if state_folder is not None else ()
-    return Roots(base, tuple(roots), private=private)
+    own = (state_folder.expanduser().resolve(),) if state_folder is not None else ()
+    return Roots(base, tuple(roots), private=(*own, *known_state_folders()))
 
 
 def _command_tool(

@@ -75,7 +75,8 @@ def test_stdin_that_is_not_text_is_refused_and_a_huge_question_is_answered(tmp_p
     unknown = piped(tmp_path, b"/frobnicate\nWhat now?\n")
     assert unknown.returncode == 0 and b"unknown command /frobnicate" in unknown.stderr
     assert unknown.stdout == b"Fine.\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "state"]
+    # nothing else written: the config, the state folder and the user's list of state folders
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "state", "user-state"]
 
 
 def test_a_state_folder_that_is_no_folder_is_refused_and_left_as_it_is(tmp_path: Path):

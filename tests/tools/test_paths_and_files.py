@@ -372,3 +372,31 @@ def test_reads_racing_a_link_swap_never_reach_outside(layout):
         swapper.join()
     assert not any("sk-do-not-read" in result.text for result in results)
     assert any(result.ok and "the workspace's own" in result.text for result in results)
+
+
+def test_another_projects_state_folder_is_out_of_reach_too(tmp_path: Path):
+    """Every state folder the user has used is kept from the agents, not the run's own alone: a context
+    path over a folder of projects used to show another project's sessions to the file tools and to
+    commands."""
+    from massgen_cli.state import resolve_state_dir
+    from massgen_cli.tools.command_policy import CommandPolicy
+    from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
+
+    other, state = project_with_state(tmp_path / "projects" / "other")[1], tmp_path / "own-state"
+    resolve_state_dir(other)  # the other project's runs used it
+    record = other / "sessions" / "other" / "session.json"
+    box = project_toolbox(tmp_path / "ws", state, context_paths=[{"path": str(tmp_path / "projects")}])
+    read = call(box, "read_file", path=str(record))
+    assert not read.ok and "another session" not in read.text, read.text
+    assert (
+        "another session"
+        not in call(box, "search_files", pattern="session", path=str(tmp_path / "projects")).text
+    )
+    roots = agent_roots(
+        str(tmp_path / "ws"), [ContextPath(path=str(tmp_path / "projects"))], state_folder=state
+    )
+    assert roots is not None
+    confinement = Confinement(roots, SandboxSettings(roots.private))
+    tool = command_tool(confinement, CommandPolicy.of(None, None), 30)
+    shown = call(Toolbox({tool.name: tool}, call_timeout_s=35), "execute_command", command=f"cat {record}")
+    assert "another session" not in shown.text and "No such file" in shown.text, shown.text
