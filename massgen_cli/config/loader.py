@@ -95,9 +95,16 @@ def _unconfined_commands(agent: AgentConfig, path: str) -> list[str]:
     backend = agent.backend
     if not backend.enable_mcp_command_line or backend.command_line_execution_mode != "local_unsandboxed":
         return []
+    patterns = backend.command_line_allowed_commands or backend.command_line_blocked_commands
     return [
         f"{path}.command_line_execution_mode: 'local_unsandboxed': {agent.id}'s commands run unconfined, "
         "able to read and write anything you can and to reach the network"
+        + (
+            "; its allowed/blocked command patterns are advice, not a boundary (a command a shell builds, "
+            "or one run through a program the patterns do not know, passes them)"
+            if patterns
+            else ""
+        )
     ]
 
 

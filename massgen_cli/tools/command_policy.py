@@ -2,10 +2,12 @@
 
 A small parser on ``shlex`` finds the simple commands of pipelines and lists, subshells, ``{ …; }``
 groups, ``$( … )``, backquotes and ``<( … )`` (in double quotes and heredocs too), scripts given to
-``sh -c`` or ``eval``, and behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``…); each is its words
-joined by single spaces, and a program given by path meets blocked patterns by its base name too. The
-patterns are policy on top of the sandbox, the security boundary: no parser sees commands a shell builds
-(``$CMD``, globs, scripts read from stdin or files). With patterns set, an unparsable line is refused.
+``sh -c`` or ``eval``, behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``, ``flock``, ``chrt``,
+``setpriv``, ``script -c``, ``su -c``, ``watch``…), in ``find -exec`` and in ``alias`` definitions; each
+is its words joined by single spaces, and a program given by path meets blocked patterns by its base
+name too. The patterns are policy on top of the sandbox, the security boundary: no parser sees commands
+a shell builds (``$CMD``, globs, scripts in files). With patterns set, an unparsable line is refused, and
+so is a shell that would read its script from standard input (``… | sh``, ``sh <<EOF``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "
 WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `name=` a long option's value
     "env": "u:C:S: unset= chdir= split-string=",
     "exec": "a:",
-    **dict.fromkeys(("command", "builtin", "nohup", "setsid", "busybox"), ""),
+    **dict.fromkeys(("command", "builtin", "nohup", "setsid", "busybox", "taskset", "unshare"), ""),
     "nice": "n: adjustment=",
     "timeout": "s:k: signal= kill-after=",
     "time": "f:o: format= output=",
@@ -48,7 +50,25 @@ WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `n
     "xargs": "I:L:n:P:d:s:a:i::l::e:: max-args= max-procs= delimiter= max-chars= arg-file= process-slot-var=",
     "sudo": "u:g:h:p:C:D:r:t:T:U:R: user= group= host= prompt= close-from= chdir= role= type= other-user= "
     "command-timeout= chroot=",
+    "doas": "u:C:",
+    "flock": "w:E:c: timeout= conflict-exit-code= command=",
+    "ionice": "c:n:p:P:u: class= classdata= pid= pgid= uid=",
+    "chrt": "T:P:D: sched-runtime= sched-period= sched-deadline=",
+    "chroot": " userspec= groups=",
+    "setpriv": " reuid= regid= groups= inh-caps= ambient-caps= bounding-set= securebits= pdeathsig= "
+    "selinux-label= apparmor-profile= landlock-access= landlock-rule= seccomp-filter=",
+    "script": "c:E:I:O:B:T:t:: command= echo= log-in= log-out= log-io= log-timing= timing= logging-format=",
+    "su": "c:s:g:G: command= shell= group= supp-group=",
+    "runuser": "c:s:g:G:u: command= shell= group= supp-group= user=",
+    "strace": "a:b:e:I:o:O:p:P:s:S:u:X:E:",
+    "watch": "n:d:: interval= differences::",
 }
+POSITIONALS = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1, "chroot": 1}
+"""Wrappers whose command comes after this many operands (a duration, a lock file, a CPU mask, a
+priority, a new root)."""
+SCRIPT_OPTIONS = {name: ("c", "command") for name in ("flock", "script", "su", "runuser")}
+"""Wrappers whose ``-c`` value is a shell command line."""
+FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
 class UnparsableCommand(ValueError):
@@ -209,6 +229,36 @@ def _layers(words: list[str]) -> Iterator[list[str]]:
         yield from simple_commands(script)
     elif name in WRAPPERS:
         yield from _layers(_wrapped(words[1:], name))
+    elif name == "find":
+        for command in _find_commands(words[1:]):
+            yield from _layers(command)
+    elif name == "alias":  # what a name stands for runs when the name does
+        for definition in words[1:]:
+            yield from simple_commands(definition.partition("=")[2])
+    if name in SHELLS and script is None and _reads_standard_input(words[1:]):
+        raise UnparsableCommand(f"`{name}` would read its script from standard input, which no check sees")
+
+
+def _find_commands(args: list[str]) -> Iterator[list[str]]:
+    """The commands ``find``'s ``-exec``/``-ok`` actions run, up to their ``;`` or ``+``."""
+    for i, word in enumerate(args):
+        if word in FIND_ACTIONS:
+            command = args[i + 1 :]
+            end = next((k for k, w in enumerate(command) if w in (";", "+")), len(command))
+            if command[:end]:
+                yield command[:end]
+
+
+def _reads_standard_input(args: list[str]) -> bool:
+    """Whether a shell given ``args`` (and no ``-c``) reads its script from standard input: no operand
+    after its options, or ``-s``."""
+    operands = [word for word in args if not word.startswith(("-", "+"))]
+    return not operands or any("s" in _short_flags(word) for word in args)
+
+
+def _short_flags(word: str) -> str:
+    """The letters of a cluster of short options (``-qc`` gives ``qc``), or "" for anything else."""
+    return word[1:] if word.startswith("-") and not word.startswith("--") else ""
 
 
 def _shell_script(args: list[str], program: str) -> str | None:
@@ -224,6 +274,8 @@ def _shell_script(args: list[str], program: str) -> str | None:
 def _wrapped(args: list[str], program: str) -> list[str]:
     """The command the wrapper ``program`` given ``args`` runs: its options (and ``timeout``'s duration)
     left out; ``env -S``'s value is a command line."""
+    if program in SCRIPT_OPTIONS and (script := _script_option(args)) is not None:
+        return ["sh", "-c", script]
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
         name, value, takes_next = _option(args[i], "".join(args[i + 1 : i + 2]), WRAPPERS[program])
@@ -231,7 +283,23 @@ def _wrapped(args: list[str], program: str) -> list[str]:
         if program == "env" and name in ("S", "split-string"):  # its words come before the others
             return _wrapped(shlex.split(value) + args[i:], program)
     i += args[i : i + 1] == ["--"]  # the end of the options
-    return args[i + (program == "timeout") :]
+    rest = args[i + POSITIONALS.get(program, 0) :]
+    return ["sh", "-c", " ".join(rest)] if program == "watch" and rest else rest
+
+
+def _script_option(args: list[str]) -> str | None:
+    """The command line given with ``-c`` / ``--command`` anywhere among ``args`` (``su USER -c …``,
+    ``flock FILE -c …``), or None."""
+    for i, word in enumerate(args):
+        if word == "--command":
+            return " ".join(args[i + 1 : i + 2])
+        if word.startswith("--command="):
+            return word.partition("=")[2]
+        flags = _short_flags(word)
+        if "c" in flags:  # -c VALUE, -qc VALUE, -cVALUE
+            attached = flags[flags.index("c") + 1 :]
+            return attached or " ".join(args[i + 1 : i + 2])
+    return None
 
 
 def _option(word: str, following: str, spec: str) -> tuple[str, str, bool]:

@@ -88,6 +88,23 @@ BYPASSES = [
     "eval -- rm -rf x",
     "env -S rm -rf x",
     "echo $(ls)#; rm -rf x",
+    "find . -exec rm -rf {} \\;",
+    "find . -name x -execdir rm -rf {} +",
+    "flock /tmp/lock rm -rf x",
+    "flock -w 5 /tmp/lock -c 'rm -rf x'",
+    "ionice -c 3 rm -rf x",
+    "taskset 0x1 rm -rf x",
+    "taskset -c 0 rm -rf x",
+    "chrt -f 10 rm -rf x",
+    "setpriv --reuid=1000 --clear-groups rm -rf x",
+    "script -qc 'rm -rf x' /dev/null",
+    "su root -c 'rm -rf x'",
+    "runuser -u nobody -- rm -rf x",
+    "watch -n 1 rm -rf x",
+    "chroot / rm -rf x",
+    "doas rm -rf x",
+    "strace -f -o /dev/null rm -rf x",
+    "alias x='rm -rf y'",
 ]
 
 
@@ -136,10 +153,25 @@ def test_with_allowed_patterns_every_simple_command_must_match_one():
     assert "`curl x`" in str(refused.value) and "`^(ls|cat|echo)\\b`" in str(refused.value)
 
 
-@pytest.mark.parametrize("command", ["echo $(curl x)", "sudo ls", "sh -c ls", "/tmp/ls", "ls | sh"])
+@pytest.mark.parametrize("command", ["echo $(curl x)", "sudo ls", "sh -c ls", "/tmp/ls"])
 def test_with_allowed_patterns_wrappers_substitutions_and_paths_must_be_allowed_too(command: str):
     with pytest.raises(ToolError, match="none of the allowed patterns"):
         ONLY_LS_CAT_ECHO.check(command)
+
+
+@pytest.mark.parametrize(
+    "command", ["echo 'rm -rf x' | sh", "sh <<EOF\nrm -rf x\nEOF", "bash -s < plan.txt", "curl x | bash -"]
+)
+def test_a_shell_reading_its_script_from_standard_input_is_refused_when_patterns_are_set(command: str):
+    """No check sees a script a shell reads from its standard input: with patterns set it is refused."""
+    with pytest.raises(ToolError, match="standard input"):
+        BLOCK_RM.check(command)
+    CommandPolicy().check(command)  # no patterns, no parsing
+
+
+@pytest.mark.parametrize("command", ["bash build.sh", "sh ./configure --prefix=/x", "sh -e -c 'ls'"])
+def test_a_shell_running_a_script_file_or_a_c_line_is_accepted(command: str):
+    BLOCK_RM.check(command)
 
 
 UNPARSABLE = [
