@@ -91,9 +91,28 @@ def _median_seconds(command: list[str], runs: int, env: dict[str, str]) -> float
     return statistics.median(times)
 
 
+SDK_FIRST_REQUEST = """
+import asyncio, sys
+import openai
+
+async def ask():
+    client = openai.AsyncOpenAI(api_key="sk-bench-only", base_url=sys.argv[1], max_retries=0)
+    stream = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    async for _ in stream:
+        pass
+
+asyncio.run(ask())
+"""
+"""The OpenAI SDK alone, from a bare interpreter to its first streamed request: import, client (HTTP
+transport, TLS context), the chat resource, the request."""
+
+
 def startup(runs: int = 7) -> dict[str, float]:
-    """CLI start to the first model request, and ``--help``, beside a bare Python start and the import
-    of the OpenAI SDK alone (a floor no run that calls OpenAI can go under), medians of ``runs``."""
+    """CLI start to the first model request, and ``--help``, beside a bare Python start, the import of
+    the OpenAI SDK alone and the SDK's own start to its first request (a floor no run that calls
+    OpenAI can go under), medians of ``runs``, interleaved."""
     import massgen_cli
 
     # As installed: bytecode compiled (an editable install under PYTHONDONTWRITEBYTECODE has none).
@@ -104,19 +123,28 @@ def startup(runs: int = 7) -> dict[str, float]:
         config = Path(state) / "one.yaml"
         backend = f'{{type: openai, model: m, api_key: sk-bench-only, base_url: "{server.base_url}"}}'
         config.write_text(f"agent: {{id: solo, backend: {backend}}}\n")
-        firsts = []
+        ask = _massgen("-c", str(config), "-q", "hi")
+        bare = [sys.executable, "-c", SDK_FIRST_REQUEST, server.base_url]
+        firsts, sdk_firsts = [], []
         for _ in range(runs):
-            seen = len(server.served)
-            started = time.monotonic()
-            ask = _massgen("-c", str(config), "-q", "hi")
-            subprocess.run(ask, capture_output=True, check=True, env=env, timeout=120)
-            firsts.append(server.served[seen].arrived - started)
-        first = statistics.median(firsts)
+            firsts.append(_first_request(server, ask, env))
+            sdk_firsts.append(_first_request(server, bare, env))
+        first, sdk_first = statistics.median(firsts), statistics.median(sdk_firsts)
         sdk = _median_seconds([sys.executable, "-c", "import openai"], runs, env)
         return {
             "start_to_first_request_s": round(first, 3),
+            "sdk_start_to_first_request_s": round(sdk_first, 3),
+            "start_beyond_sdk_s": round(first - sdk_first, 3),
             "start_beyond_sdk_import_s": round(first - sdk, 3),
             "help_s": round(_median_seconds(_massgen("--help"), runs, env), 3),
             "python_start_s": round(_median_seconds([sys.executable, "-c", "pass"], runs, env), 3),
             "import_openai_s": round(sdk, 3),
         }
+
+
+def _first_request(server: PacedServer, command: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``command`` to its first request reaching ``server``."""
+    seen = len(server.served)
+    started = time.monotonic()
+    subprocess.run(command, capture_output=True, check=True, env=env, timeout=120)
+    return server.served[seen].arrived - started
