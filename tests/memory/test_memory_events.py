@@ -188,3 +188,49 @@ def test_memory_events_are_bounded_and_shown_on_the_console_only_with_debug():
     assert "✅ Total: 1 memories retrieved for b (after_restart)" in shown[True]
     assert "[From a Turn 2] 0.9123 word word" in shown[True]
     assert "✅ [recorded] a: 1 memories (1 new)" in shown[True]
+
+
+def test_a_restart_during_a_lookup_is_the_next_lookups_reason_and_it_looks_again():
+    """Under load a restart can come while the turn's first lookup still runs in its thread: that lookup
+    is still ``turn_start`` (it was said as ``after_restart``, and the next step reused its block instead
+    of looking again)."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from massgen_cli.attempts import AttemptAt
+    from massgen_cli.config.memory import MemoryConfig
+    from massgen_cli.memory.runtime.recall import Recall
+
+    searching, release, said = threading.Event(), threading.Event(), []
+
+    def search(*_: object, **__: object) -> list[object]:
+        searching.set()
+        assert release.wait(30), "the test releases the search"
+        return []
+
+    run = SimpleNamespace(
+        settings={"b": MemoryConfig(enabled=True)},
+        enabled_for=lambda agent_id: True,
+        store=SimpleNamespace(search=search),
+        traces=None,
+        session_id="s",
+        at=AttemptAt(1),
+        emit=said.append,
+        failed=lambda message: said.append(message),
+    )
+    recall = Recall(run)  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        first = asyncio.create_task(recall.block("b", "How does the vault open?", []))
+        await asyncio.to_thread(searching.wait, 30)
+        recall.refresh("b", "after_restart")  # a's answer cut b's step off while it looked
+        release.set()
+        await first
+        await recall.block("b", "How does the vault open?", [])
+
+    asyncio.run(scenario())
+    assert [event.reason for event in said if isinstance(event, MemoryRetrieved)] == [
+        "turn_start",
+        "after_restart",
+    ]

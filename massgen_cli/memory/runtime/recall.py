@@ -63,6 +63,8 @@ class Recall:
         if memory.retrieval.exclude_recent and agent_id in self.blocks:
             return self.blocks[agent_id]
         query = build_query(question, history)
+        # Why, as it starts: a restart that comes while it runs is the next lookup's reason, not this one's.
+        reason = self.reasons.pop(agent_id, None) or ("step" if agent_id in self.blocks else "turn_start")
         try:
             hits = await asyncio.to_thread(
                 self.search, agent_id, query, memory.retrieval.limit, self.viewer(agent_id)
@@ -73,14 +75,15 @@ class Recall:
         chosen = within_budget(hits, memory.retrieval.token_budget)
         if self.run.traces is not None:
             self.run.traces.observe(agent_id, [hit.id for hit in chosen])
-        self._said(agent_id, query, chosen)
-        self.blocks[agent_id] = memory_message(chosen)
-        return self.blocks[agent_id]
+        self._said(agent_id, reason, query, chosen)
+        block = memory_message(chosen)
+        if agent_id not in self.reasons:  # else a refresh came while it looked: the next step looks again
+            self.blocks[agent_id] = block
+        return block
 
-    def _said(self, agent_id: str, query: str, chosen: list[MemoryHit]) -> None:
+    def _said(self, agent_id: str, reason: LookupReason, query: str, chosen: list[MemoryHit]) -> None:
         """The ``MemoryRetrieved`` of a lookup, with why it was made; an event that cannot be made is said
         with --debug and the step goes on."""
-        reason = self.reasons.pop(agent_id, None) or ("step" if agent_id in self.blocks else "turn_start")
         try:
             memories = [
                 RetrievedMemory(
