@@ -226,48 +226,55 @@ def import_file(
     path: Path, config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None
 ) -> int:
     """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing. The
-    importer wins turn 0 of each session it records in, so every agent of the session sees those lines."""
-    records = list(_read_jsonl(path))
-    pairs = [(import_message(item), import_context(item, session, agent)) for item in records]
-    contexts = [context for _, context in pairs]
+    importer wins turn 0 of each session it records in, so every agent of the session sees those lines.
+    The file is checked whole first (a bad line imports nothing), then read a batch at a time."""
+    lines = sum(1 for _ in _read_jsonl(path))
+    tally = ImportTally()
     with open_store(config, state_dir) as store:
-        added, existing = _record_imported(store, pairs, path.name)
-        for session_id in _importer_sessions(contexts):
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(f"importing {path.name}", total=lines)
+            for batch in _batches(_read_jsonl(path), IMPORT_BATCH):
+                pairs = [(import_message(item), import_context(item, session, agent)) for item in batch]
+                store.prepare_embeddings(pairs)  # only what the store does not hold yet is embedded
+                for message, context in pairs:
+                    tally.add(store.record([message], context), context)
+                bar.advance(task, len(batch))
+        for session_id in tally.importer_sessions:
             store.record_winner(session_id, 0, IMPORTER)
     console = Console(stderr=True)
-    console.print(f"imported {len(records)} records: {added} new memories, {existing} already known")
-    unseen = _unseen_by_agents(contexts)
-    if unseen:
-        console.print(_unseen_notice(unseen))
+    console.print(f"imported {lines} records: {tally.added} new memories, {tally.existing} already known")
+    if tally.unseen:
+        console.print(_unseen_notice(tally.unseen))
     return 0
 
 
-def _record_imported(
-    store: Any, pairs: list[tuple[RecordMessage, RecordContext]], name: str
-) -> tuple[int, int]:
-    """Record every pair, embedded a batch at a time; returns how many memories were new and known."""
-    added = existing = 0
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"importing {name}", total=len(pairs))
-        for start in range(0, len(pairs), IMPORT_BATCH):
-            batch = pairs[start : start + IMPORT_BATCH]
-            store.prepare_embeddings(batch)
-            for message, context in batch:
-                outcome = store.record([message], context)
-                added, existing = added + len(outcome.added), existing + len(outcome.existing)
-                bar.advance(task)
-    return added, existing
+class ImportTally:
+    """What an import did: memories new and known, the sessions where the importer recorded turn 0
+    (it wins that turn), and how many lines it recorded in a later turn (which no agent sees)."""
+
+    def __init__(self) -> None:
+        self.added = self.existing = self.unseen = 0
+        self.importer_sessions: set[str] = set()
+
+    def add(self, outcome: Any, context: RecordContext) -> None:
+        self.added += len(outcome.added)
+        self.existing += len(outcome.existing)
+        if context.agent_id == IMPORTER:
+            if context.turn == 0:
+                self.importer_sessions.add(context.session_id)
+            else:
+                self.unseen += 1
 
 
-def _importer_sessions(contexts: list[RecordContext]) -> set[str]:
-    """The sessions where the importer recorded lines of turn 0."""
-    return {c.session_id for c in contexts if c.agent_id == IMPORTER and c.turn == 0}
-
-
-def _unseen_by_agents(contexts: list[RecordContext]) -> int:
-    """How many lines the importer recorded in a later turn: that turn's winner is one of the session's
-    agents (or will be), so no agent sees them."""
-    return sum(1 for c in contexts if c.agent_id == IMPORTER and c.turn > 0)
+def _batches(items: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _unseen_notice(count: int) -> str:
@@ -282,21 +289,34 @@ _KNOWN_FIELDS = ("content", "role", "agent_id", "turn", "session_id")
 
 
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The file's records one line at a time (whatever its size, about one line is held)."""
     if not path.is_file():
         raise UsageError(f"file '{path}' not found")
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    number = 0
+    with path.open(encoding="utf-8", newline="\n") as lines:
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MassGenError(f"{path.name}: line {number}: not valid JSON ({error.msg})") from error
-        if not isinstance(item, dict) or not str(item.get("content") or "").strip():
-            raise MassGenError(f"{path.name}: line {number}: needs a JSON object with a non-empty 'content'")
-        turn = item.get("turn")
-        if turn is not None and not _whole_number(turn):
-            raise MassGenError(f"{path.name}: line {number}: 'turn' must be a whole number, not {turn!r}")
-        yield _without_lone_surrogates(item)
+            for number, line in enumerate(lines, start=1):
+                record = _record(path.name, number, line)
+                if record is not None:
+                    yield record
+        except UnicodeDecodeError as error:  # text is decoded a block at a time, ahead of the lines
+            raise MassGenError(f"{path.name}: after line {number}: not UTF-8 text ({error.reason})") from None
+
+
+def _record(name: str, number: int, line: str) -> dict[str, Any] | None:
+    """Line ``number`` as a record (None for a blank line), or a ``MassGenError`` saying what is wrong."""
+    if not line.strip():
+        return None
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise MassGenError(f"{name}: line {number}: not valid JSON ({error.msg})") from error
+    if not isinstance(item, dict) or not str(item.get("content") or "").strip():
+        raise MassGenError(f"{name}: line {number}: needs a JSON object with a non-empty 'content'")
+    turn = item.get("turn")
+    if turn is not None and not _whole_number(turn):
+        raise MassGenError(f"{name}: line {number}: 'turn' must be a whole number, not {turn!r}")
+    return dict(_without_lone_surrogates(item))
 
 
 def _whole_number(value: Any) -> bool:

@@ -22,7 +22,6 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordContext,
     RecordMessage,
     RecordOutcome,
-    chunk_text,
 )
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
@@ -132,8 +131,9 @@ class PersistentMemory:
         return self.values.update(updates, goal, alpha)
 
     def prepare_embeddings(self, items: list[tuple[RecordMessage, RecordContext]]) -> None:
-        """Embed what ``record`` will store for these messages, in one batch (imports)."""
-        self.embedding.prepare(chunk for message, _ in items for chunk in chunk_text(message["content"]))
+        """Embed what ``record`` will store for these messages and the store does not hold yet, in one
+        batch (imports)."""
+        self.embedding.prepare(self.writer.texts_to_embed(items))
 
     def record_winner(self, session_id: str, turn: int, agent_id: str, attempt: int | None = None) -> None:
         self.index.record_winner(session_id, turn, agent_id, attempt)

@@ -79,11 +79,23 @@ class MemoryWriter:
 
     def _record_verbatim(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=True)
-        for message in messages:
-            extra = dict(message.get("metadata") or {})
-            for chunk in chunk_text(str(message["content"])):
-                self._store(self._draft(chunk, str(message["role"]), context, extra), context, outcome)
+        for draft in self.verbatim_drafts(messages, context):
+            self._store(draft, context, outcome)
         return outcome
+
+    def verbatim_drafts(self, messages: list[RecordMessage], context: RecordContext) -> list[Draft]:
+        """What recording ``messages`` verbatim stores: one draft per chunk, with its key."""
+        return [
+            self._draft(chunk, str(message["role"]), context, dict(message.get("metadata") or {}))
+            for message in messages
+            for chunk in chunk_text(str(message["content"]))
+        ]
+
+    def texts_to_embed(self, items: list[tuple[RecordMessage, RecordContext]]) -> list[str]:
+        """The texts recording ``items`` verbatim would embed: those whose key the store does not hold
+        yet (a known text only gains a source), so a second import of a file embeds nothing."""
+        drafts = [draft for message, context in items for draft in self.verbatim_drafts([message], context)]
+        return [draft.text for draft in drafts if self.index.id_for_key(draft.key) is None]
 
     def _record_facts(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=False)
