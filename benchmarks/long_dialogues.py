@@ -230,7 +230,7 @@ def import_records(dialogue: Dialogue) -> list[dict[str, Any]]:
 
 def load_dialogue(store: Any, dialogue: Dialogue, session: str) -> None:
     """Import ``dialogue`` into ``store`` as session ``session``, the way ``massgen memory import`` does."""
-    from massgen_cli.cli.memory_commands import import_context, import_message
+    from massgen_cli.cli.memory_import import import_context, import_message
 
     pairs = [(import_message(item), import_context(item, session, None)) for item in import_records(dialogue)]
     store.prepare_embeddings(pairs)

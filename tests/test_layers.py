@@ -31,7 +31,7 @@ LAYERS: list[list[str]] = [
     ["cli.batch", "cli"],
     ["cli.batch_ray"],
     ["cli.commands", "cli.memory_commands", "cli.validate"],
-    ["cli.batch_command", "cli.session_commands"],
+    ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
     ["cli.main"],
     ["__main__"],
 ]
@@ -170,6 +170,7 @@ def test_the_front_end_is_one_package():
         "main",
         "commands",
         "memory_commands",
+        "memory_import",
         "batch",
         "batch_command",
         "batch_ray",

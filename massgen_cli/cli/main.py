@@ -337,11 +337,9 @@ def memory_import(
     ] = None,
     debug: DebugOption = False,
 ) -> None:
-    from massgen_cli.cli import memory_commands
+    from massgen_cli.cli import memory_import
 
-    _guarded(
-        debug, lambda: memory_commands.import_file(path, config, state_dir, session=session, agent=agent)
-    )
+    _guarded(debug, lambda: memory_import.import_file(path, config, state_dir, session=session, agent=agent))
 
 
 @memory_app.command(

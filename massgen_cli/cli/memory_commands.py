@@ -11,21 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import Progress
 
-from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.errors import UsageError
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
-    from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
     from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
-IMPORT_BATCH = 64
-IMPORTER = "import"
-"""Who records an imported line that names no agent."""
 TEXT_CHARS = 100
 REMOVED_RESULT_STUB = re.compile(r"\[the rest of this \S+ result was removed to save context")
 """The note a compression leaves in a tool result it cut to its first line (``memory/context/compression``):
@@ -220,143 +215,6 @@ def confirm(question: str) -> bool:
     from rich.prompt import Confirm
 
     return Confirm.ask(question, console=Console(stderr=True))
-
-
-def import_file(
-    path: Path, config: str | None, state_dir: Path | None, *, session: str | None, agent: str | None
-) -> int:
-    """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing. The
-    importer wins turn 0 of each session it records in, so every agent of the session sees those lines.
-    The file is checked whole first (a bad line imports nothing), then read a batch at a time."""
-    lines = sum(1 for _ in _read_jsonl(path))
-    tally = ImportTally()
-    with open_store(config, state_dir) as store:
-        with Progress(console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task(f"importing {path.name}", total=lines)
-            for batch in _batches(_read_jsonl(path), IMPORT_BATCH):
-                pairs = [(import_message(item), import_context(item, session, agent)) for item in batch]
-                store.prepare_embeddings(pairs)  # only what the store does not hold yet is embedded
-                for message, context in pairs:
-                    tally.add(store.record([message], context), context)
-                bar.advance(task, len(batch))
-        for session_id in tally.importer_sessions:
-            store.record_winner(session_id, 0, IMPORTER)
-    console = Console(stderr=True)
-    console.print(f"imported {lines} records: {tally.added} new memories, {tally.existing} already known")
-    if tally.unseen:
-        console.print(_unseen_notice(tally.unseen))
-    return 0
-
-
-class ImportTally:
-    """What an import did: memories new and known, the sessions where the importer recorded turn 0
-    (it wins that turn), and how many lines it recorded in a later turn (which no agent sees)."""
-
-    def __init__(self) -> None:
-        self.added = self.existing = self.unseen = 0
-        self.importer_sessions: set[str] = set()
-
-    def add(self, outcome: Any, context: RecordContext) -> None:
-        self.added += len(outcome.added)
-        self.existing += len(outcome.existing)
-        if context.agent_id == IMPORTER:
-            if context.turn == 0:
-                self.importer_sessions.add(context.session_id)
-            else:
-                self.unseen += 1
-
-
-def _batches(items: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _unseen_notice(count: int) -> str:
-    return (
-        f"{count} record(s) of a turn after 0 are the importer's ('{IMPORTER}'), which no agent of the "
-        "session sees: give --agent ID (or an 'agent_id' on each line) to make them that agent's, or leave "
-        "out 'turn' so every agent of the session sees them"
-    )
-
-
-_KNOWN_FIELDS = ("content", "role", "agent_id", "turn", "session_id")
-
-
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The file's records one line at a time (whatever its size, about one line is held)."""
-    if not path.is_file():
-        raise UsageError(f"file '{path}' not found")
-    number = 0
-    with path.open(encoding="utf-8", newline="\n") as lines:
-        try:
-            for number, line in enumerate(lines, start=1):
-                record = _record(path.name, number, line)
-                if record is not None:
-                    yield record
-        except UnicodeDecodeError as error:  # text is decoded a block at a time, ahead of the lines
-            raise MassGenError(f"{path.name}: after line {number}: not UTF-8 text ({error.reason})") from None
-
-
-def _record(name: str, number: int, line: str) -> dict[str, Any] | None:
-    """Line ``number`` as a record (None for a blank line), or a ``MassGenError`` saying what is wrong."""
-    if not line.strip():
-        return None
-    try:
-        item = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise MassGenError(f"{name}: line {number}: not valid JSON ({error.msg})") from error
-    if not isinstance(item, dict) or not str(item.get("content") or "").strip():
-        raise MassGenError(f"{name}: line {number}: needs a JSON object with a non-empty 'content'")
-    turn = item.get("turn")
-    if turn is not None and not _whole_number(turn):
-        raise MassGenError(f"{name}: line {number}: 'turn' must be a whole number, not {turn!r}")
-    return dict(_without_lone_surrogates(item))
-
-
-def _whole_number(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.isdigit()
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _without_lone_surrogates(value: Any) -> Any:
-    """``value`` with each lone surrogate (valid in JSON's \\u escapes, not in UTF-8) as U+FFFD."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_without_lone_surrogates(item) for item in value]
-    if isinstance(value, dict):
-        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
-    return value
-
-
-def import_message(item: dict[str, Any]) -> RecordMessage:
-    """An imported line as a record: its role and content, every other field kept as its metadata."""
-    role = str(item["role"]) if item.get("role") in ("user", "assistant") else "user"
-    metadata = {key: value for key, value in item.items() if key not in _KNOWN_FIELDS}
-    return {"role": role, "content": str(item["content"]), "metadata": metadata}
-
-
-def import_context(item: dict[str, Any], session: str | None, agent: str | None) -> RecordContext:
-    """Who an imported line is recorded by (the importer when neither the line nor ``--agent`` names an
-    agent), and where."""
-    from massgen_cli.memory.longterm.record.memories import RecordContext
-
-    return RecordContext(
-        agent_id=str(item.get("agent_id") or agent or IMPORTER),
-        session_id=str(session or item.get("session_id") or "import"),
-        turn=int(item.get("turn") or 0),
-        level="semantic",
-    )
 
 
 def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
