@@ -85,12 +85,16 @@ class LocalEmbedder:
         return self.embed_many([text])[0]
 
     def embed_many(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors for ``texts``, in batches."""
+        """Vectors for ``texts``, in batches of texts of about the same length (a batch is padded to its
+        longest text: sorted, 800 turns of mixed lengths embed at 100 a second here, unsorted at 32)."""
         if self._session is None:
             self._load()
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), BATCH_SIZE):
-            vectors += self._embed_batch([text or " " for text in texts[start : start + BATCH_SIZE]])
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            for i, vector in zip(batch, self._embed_batch([texts[i] or " " for i in batch]), strict=True):
+                vectors[i] = vector
         return vectors
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
