@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, value_rule
+from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
 from massgen_cli.config.problems import suggest
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS, infer_backend_type
 from massgen_cli.config.tools import BackendToolSettings
@@ -215,8 +215,10 @@ class BackendConfig(BackendToolSettings):
 
     def _as_api_backend(self, program: str) -> None:
         """An agent program (Claude Code, Codex…) runs as its provider's API backend, with the file tools
-        on its cwd (a folder of its own by default) and the command tool, as the program would have."""
+        on its cwd (a folder of its own by default) and the command tool, as the program would have, and
+        the program's own default model when the config names none."""
         self._program, self.type = program, PROGRAM_BACKENDS[program]
+        self.model = self.model or PROGRAM_MODELS.get(program)
         self.cwd = self.cwd or f"{program}_workspace"
         self.enable_mcp_command_line = True
 

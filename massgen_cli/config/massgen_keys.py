@@ -46,6 +46,8 @@ MASSGEN_RELEASE: str = _TABLE["release"]
 KEYS: dict[str, dict[str, MassGenKey]] = {name: _rules(keys) for name, keys in _TABLE["sections"].items()}
 PROGRAM_BACKENDS: dict[str, str] = _TABLE["program_backends"]
 """MassGen backends that drive a local agent program, and the API backend each runs as here."""
+PROGRAM_MODELS: dict[str, str] = _TABLE["program_models"]
+"""The model each agent program uses when the config names none, as in MassGen."""
 PROGRAM_KEYS: dict[str, MassGenKey] = _rules(_TABLE["program_keys"])
 """Backend keys that mean something else to an agent program, ignored when the backend names one."""
 VALUES: dict[tuple[str, str, str], MassGenKey] = {

@@ -156,3 +156,21 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
         "agents[1].backend.reasoning.summary: chatcompletion gives no reasoning summary through Chat "
         "Completions: it needs the Responses API (api: responses, where the server offers it); it is ignored",
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "model"),
+    [
+        ("claude_code", "claude-opus-4-6"),
+        ("codex", "gpt-5.4"),
+        ("gemini_cli", "gemini-3.1-pro-preview"),
+        ("copilot", "gpt-5-mini"),
+        ("antigravity_cli", "gemini-3.5-flash"),
+    ],
+)
+def test_an_agent_program_without_a_model_uses_the_programs_default(tmp_path, program, model):
+    """MassGen's agent programs start without a model (15 of its configs leave it out): each runs here on
+    the model its program uses by default, where it was refused for want of one."""
+    config = write_config(tmp_path, f"agent: {{id: coder, backend: {{type: {program}}}}}\n")
+    backend = load_config(config).config.agents[0].backend
+    assert (backend.program, backend.model) == (program, model)
