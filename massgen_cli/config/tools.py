@@ -21,6 +21,11 @@ class ContextPath(Section):
     permission: Literal["read", "write"] = Field(
         default="read", description="'read': the file tools only read it; 'write': they may change it."
     )
+    protected_paths: list[str] = Field(
+        default_factory=list,
+        description="Files or folders inside a writable context path that stay read-only for every write "
+        "(the file tools, commands, the final presentation); relative to the context path.",
+    )
 
 
 class CustomToolConfig(Section):

@@ -5,6 +5,7 @@ not inside a private folder (the runner's state folder) unless a root lies insid
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +26,16 @@ class Root:
     path: Path
     writable: bool
     final_only: bool = False
+    protected: tuple[Path, ...] = ()
+    """Places inside that the config keeps read-only (MassGen's ``protected_paths``), resolved."""
 
     @classmethod
-    def of(cls, path: str | Path, writable: bool, final_only: bool = False) -> Root:
-        return cls(Path(path).expanduser().resolve(), writable, final_only)
+    def of(
+        cls, path: str | Path, writable: bool, final_only: bool = False, protected: Sequence[str] = ()
+    ) -> Root:
+        resolved = Path(path).expanduser().resolve()
+        inside = resolved if resolved.is_dir() else resolved.parent  # a file's are beside it, as in MassGen
+        return cls(resolved, writable, final_only, tuple((inside / place).resolve() for place in protected))
 
     @property
     def permission(self) -> str:
@@ -63,18 +70,20 @@ class Roots:
             raise ToolError(f"{named} is read-only for this agent now ({where})")
         if write and (protected := _protected(resolved, root.path)):
             raise ToolError(f"{named} is protected: no agent writes {protected} (the user runs its files)")
+        if write and any(resolved.is_relative_to(place) for place in root.protected):
+            raise ToolError(f"{named} is protected by the config (protected_paths): read-only for agents")
         return resolved
 
     def protected_paths(self) -> list[Path]:
-        """The protected places that exist inside the roots an agent may write, for the sandbox to show
-        read-only."""
-        return [
-            root.path / relative
+        """The protected places that exist inside the roots an agent may write (the usual ones and the
+        config's), for the sandbox to show read-only."""
+        places = [
+            place
             for root in self.roots
             if root.writable or root.final_only
-            for relative in PROTECTED
-            if (root.path / relative).exists()
+            for place in (*(root.path / relative for relative in PROTECTED), *root.protected)
         ]
+        return [place for place in places if place.exists()]
 
     def is_private(self, path: Path) -> bool:
         """Whether ``path`` (resolved) lies in a private folder and in no root inside that folder."""

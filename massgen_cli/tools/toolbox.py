@@ -186,7 +186,10 @@ def agent_roots(
         workspace.mkdir(parents=True)
         workspace.chmod(0o777 & ~user_umask())  # the user's folder, not the process's private state
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
-    roots += [Root.of(entry.path, False, final_only=entry.permission == "write") for entry in context_paths]
+    roots += [
+        Root.of(entry.path, False, final_only=entry.permission == "write", protected=entry.protected_paths)
+        for entry in context_paths
+    ]
     roots += [Root.of(folder, writable=False) for folder in readable]
     base = roots[0].path if workspace is not None else Path.cwd().resolve()
     own = (state_folder.expanduser().resolve(),) if state_folder is not None else ()

@@ -16,6 +16,7 @@ from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.base import ToolError
+from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, agent_roots, build_toolbox
 
@@ -400,3 +401,34 @@ def test_another_projects_state_folder_is_out_of_reach_too(tmp_path: Path):
     tool = command_tool(confinement, CommandPolicy.of(None, None), 30)
     shown = call(Toolbox({tool.name: tool}, call_timeout_s=35), "execute_command", command=f"cat {record}")
     assert "another session" not in shown.text and "No such file" in shown.text, shown.text
+
+
+def test_protected_paths_stay_read_only_in_the_final_presentation_too(tmp_path: Path):
+    """MassGen's ``protected_paths`` inside a writable context path: the winner's final presentation
+    overwrote a protected ``index.html`` (the key was loaded and ignored); now the file tools refuse and a
+    sandboxed command sees it read-only, while the rest of the context path stays writable."""
+    from massgen_cli.tools.command_policy import CommandPolicy
+    from massgen_cli.tools.commands import Confinement, SandboxSettings, command_tool
+
+    site = tmp_path / "site"
+    (site / "assets").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>keep</h1>\n")
+    (site / "assets" / "logo.svg").write_text("<svg/>\n")
+    (site / "styles.css").write_text("body {}\n")
+    entry = ContextPath(path=str(site), permission="write", protected_paths=["index.html", "assets"])
+    roots = agent_roots(str(tmp_path / "ws"), [entry])
+    assert roots is not None
+    roots.presenting = True
+    box = Toolbox({t.spec.name: t for t in file_tools(roots)}, call_timeout_s=30)
+    for path in (site / "index.html", site / "assets" / "logo.svg", site / "assets" / "new.svg"):
+        refused = call(box, "write_file", path=str(path), content="overwritten")
+        assert not refused.ok and "protected by the config" in refused.text, refused.text
+    assert call(box, "write_file", path=str(site / "styles.css"), content="body { color: red }\n").ok
+    tool = command_tool(Confinement(roots, SandboxSettings()), CommandPolicy.of(None, None), 30)
+    commands = Toolbox({tool.name: tool}, call_timeout_s=35)
+    shell = call(
+        commands, "execute_command", command=f"echo x > {site}/index.html; echo y > {site}/styles.css"
+    )
+    assert "Read-only file system" in shell.text, shell.text
+    assert (site / "index.html").read_text() == "<h1>keep</h1>\n"
+    assert (site / "styles.css").read_text() == "y\n"
