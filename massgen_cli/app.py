@@ -82,6 +82,10 @@ class MassGenApp:
             on_open=self.session.add_log_folder,
         )
         self.events.subscribe(self.run_log)
+        for warning in loaded.warnings:  # said on the console at load; kept in the run's log and summaries
+            said = Notice("warning", warning)
+            ledger(said)
+            self.run_log(said)
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
         self._say_mirror_problem(mirror_problem)

@@ -54,6 +54,11 @@ def ask_or_chat(options: RunOptions) -> int:
     loaded = load_config(options.config)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     console = _stderr_console()
+    if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
+        console.print(
+            f"[yellow]warning:[/] {len(loaded.warnings)} config setting(s) ignored or run differently here "
+            "(listed in each turn's summary.json; `massgen --validate` shows them)"
+        )
     if not quiet:
         for warning in loaded.warnings:
             console.print(f"[yellow]warning:[/] {escape(warning)}")

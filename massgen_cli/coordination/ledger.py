@@ -31,12 +31,19 @@ class Ledger:
         self.agent_ids = list(agent_ids)
         self.attempt = AttemptTally()
         self.turn_usage: dict[str, Usage] = {}
+        self.standing: list[str] = []
+        """Warnings of the run's start (the config's ignored keys, MCP servers that did not start): each
+        attempt's summary lists them, as each attempt ran without what they name."""
+        self.started = False
 
     def begin_turn(self) -> None:
         self.turn_usage = {}
 
     def begin_attempt(self) -> None:
-        self.attempt = AttemptTally()
+        if not self.started:  # what was said before the first attempt stands for the run
+            self.standing += [w for w in self.attempt.warnings if w not in self.standing]
+            self.started = True
+        self.attempt = AttemptTally(warnings=list(self.standing))
 
     def __call__(self, event: RunEvent) -> None:
         tally = self.attempt

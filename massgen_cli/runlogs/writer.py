@@ -17,6 +17,9 @@ from massgen_cli.events import Notice, RunEvent, StreamEvent, event_to_dict
 from massgen_cli.redaction import redact
 from massgen_cli.state import timestamp
 
+EARLY_EVENTS = 200
+"""The most events said before the first attempt (the run's start) kept for its log."""
+
 
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +98,8 @@ class RunLog:
         """Told the run's folder once, as its first attempt opens (the session lists its runs' logs)."""
         self.turn = 0
         self.current: AttemptLog | None = None
+        self.early: list[RunEvent] = []
+        self.opened_once = False
 
     @property
     def written(self) -> bool:
@@ -110,6 +115,10 @@ class RunLog:
             self.current = AttemptLog(folder, self._stopped)
             if first and self.on_open is not None:
                 self._tell_opened(self.on_open)
+        self.opened_once = True
+        early, self.early = self.early, []
+        for event in early:
+            self(event)
         return self.current
 
     def _tell_opened(self, on_open: Callable[[Path], None]) -> None:
@@ -129,6 +138,8 @@ class RunLog:
     def __call__(self, event: RunEvent) -> None:
         if self.current is not None:
             self.current.event(event, session_id=self.session_id, turn=self.turn)
+        elif not self.opened_once and len(self.early) < EARLY_EVENTS:
+            self.early.append(event)  # the run's start (MCP servers starting): the first attempt's log
 
     def _stopped(self, message: str) -> None:
         self.report(Notice("degraded", message))

@@ -354,7 +354,8 @@ class McpHub:
         if await server.start():
             self.emit(Notice("info", f"MCP server '{server.name}' started: {len(server.tools)} tools"))
             return True
-        self.emit(Notice("warning", f"MCP server '{server.name}' {server.error}; going on without it"))
+        # degraded: the run goes on without what the config asked for (said even with -q)
+        self.emit(Notice("degraded", f"MCP server '{server.name}' {server.error}; going on without it"))
         return False
 
 

@@ -174,3 +174,35 @@ def test_an_agent_program_without_a_model_uses_the_programs_default(tmp_path, pr
     config = write_config(tmp_path, f"agent: {{id: coder, backend: {{type: {program}}}}}\n")
     backend = load_config(config).config.agents[0].backend
     assert (backend.program, backend.model) == (program, model)
+
+
+BROKEN_SERVER_AND_IGNORED_KEY = """
+agent:
+  id: a
+  backend:
+    type: scripted
+    responses: ["fine"]
+    permission_mode: bypassPermissions
+    mcp_servers:
+      - {name: broken, type: stdio, command: no-such-mcp-command-here}
+"""
+
+
+def test_what_a_run_goes_without_is_recorded_and_said_even_when_quiet(tmp_path):
+    """An MCP server that does not start and a key that is ignored were one stderr line each, none with
+    -q, and in no summary or event log: now each is in the first attempt's events, in every attempt's
+    summary.json warnings, and said with -q (the server's failure in full, the keys as a count)."""
+    from tests.cli.in_process_cli import massgen
+    from tests.conftest import state_folder
+
+    config = write_config(tmp_path, BROKEN_SERVER_AND_IGNORED_KEY)
+    result = massgen("--config", str(config), "-q", "hi")
+    assert result.exit_code == 0 and result.stdout == "fine\n", result.stderr
+    assert "MCP server 'broken' failed to start" in result.stderr
+    assert "1 config setting(s) ignored or run differently here" in result.stderr
+    (summary,) = state_folder().rglob("summary.json")
+    warnings = json.loads(summary.read_text())["warnings"]
+    assert any("MCP server 'broken' failed to start" in warning for warning in warnings), warnings
+    assert any("'permission_mode' is ignored" in warning for warning in warnings), warnings
+    events = (summary.parent / "events.jsonl").read_text()
+    assert "MCP server 'broken' failed to start" in events and "'permission_mode' is ignored" in events
