@@ -9,9 +9,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_LINES = 50
-"""The most problems (or warnings, or notes) a config's loading reports one by one; one more line counts
-the rest. A file with thousands of mistakes fails in a screenful, and the lines past the limit are never
-written (nor their suggestions looked for)."""
+"""The most problems a config's loading reports one by one; one more line counts the rest. A file with
+thousands of mistakes fails in a screenful, and the lines past the limit are never written (nor their
+suggestions looked for)."""
+MAX_WARNINGS = 100_000
+"""Warnings and notes are each a key the config really has (the YAML reader bounds how many): every one
+is said, so ``--validate`` lists all that a run would go without."""
 
 
 class CappedLines:

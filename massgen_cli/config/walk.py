@@ -14,14 +14,14 @@ from pydantic import BaseModel
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.massgen_keys import NOT_YET, PROGRAM_BACKENDS, MassGenKey, rule, value_rule
-from massgen_cli.config.problems import CappedLines, join_path, suggest
+from massgen_cli.config.problems import MAX_WARNINGS, CappedLines, join_path, suggest
 
 
 @dataclass
 class WalkResult:
     errors: CappedLines = field(default_factory=lambda: CappedLines("problems"))
-    warnings: CappedLines = field(default_factory=lambda: CappedLines("warnings"))
-    notes: CappedLines = field(default_factory=lambda: CappedLines("notes"))
+    warnings: CappedLines = field(default_factory=lambda: CappedLines("warnings", MAX_WARNINGS))
+    notes: CappedLines = field(default_factory=lambda: CappedLines("notes", MAX_WARNINGS))
     """MassGen values that run another way here (the run says so in one line each)."""
 
 

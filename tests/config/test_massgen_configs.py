@@ -206,3 +206,16 @@ def test_what_a_run_goes_without_is_recorded_and_said_even_when_quiet(tmp_path):
     assert any("'permission_mode' is ignored" in warning for warning in warnings), warnings
     events = (summary.parent / "events.jsonl").read_text()
     assert "MCP server 'broken' failed to start" in events and "'permission_mode' is ignored" in events
+
+
+def test_validate_lists_every_warning(tmp_path):
+    """``--validate --json`` stopped at 50 warnings; a config with 120 ignored keys lists all 120."""
+    from tests.cli.in_process_cli import massgen
+
+    server = "    - {{name: s{}, type: stdio, command: x, defer_loading: true}}\n"
+    servers = "".join(server.format(n) for n in range(120))
+    backend = "    type: scripted\n    responses: [x]\n    mcp_servers:\n"
+    config = write_config(tmp_path, f"agent:\n  id: a\n  backend:\n{backend}{servers}")
+    result = massgen("--validate", str(config), "--json")
+    report = json.loads(result.stdout)
+    assert report["valid"] and len(report["warnings"]) == 120, report["warnings"][-2:]
