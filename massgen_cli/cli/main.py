@@ -76,11 +76,15 @@ def run(
             "--validate",
             metavar="FILE",
             help="Load a config (a path or @examples/NAME) without running it and print its errors, "
-            "warnings and notes; exit 0 if valid, 2 if not.",
+            "warnings and notes, what its start needs included (keys, paths, tools, MCP commands); "
+            "exit 0 if valid, 2 if not.",
         ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="With --validate: warnings are errors.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="With --validate: one JSON object.")] = False,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="With --validate: start each MCP server and list its tools.")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
@@ -93,7 +97,7 @@ def run(
     if validate is not None:
         from massgen_cli.cli.validate import validate_command
 
-        _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json))
+        _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
         return
     options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
     _guarded(debug, lambda: ask_or_chat(options))

@@ -1,6 +1,7 @@
-"""``massgen --validate FILE [--strict] [--json]``: load a config without running it and say what loading
-it finds: errors (exit 2), warnings (exit 0, or 2 with ``--strict``) and notes on MassGen values that run
-another way here."""
+"""``massgen --validate FILE [--strict] [--json] [--deep]``: load a config without running it and say what
+loading it and starting it would find (``start_check``: keys, endpoints, paths, the sandbox, tool files,
+MCP commands; ``--deep`` starts the MCP servers): errors (exit 2), warnings (exit 0, or 2 with
+``--strict``) and notes on MassGen values that run another way here."""
 
 from __future__ import annotations
 
@@ -26,20 +27,24 @@ class Validation:
         return not self.errors and not (self.strict and self.warnings)
 
 
-def validate(source: str, *, strict: bool = False) -> Validation:
-    """What loading the config at ``source`` (a path or ``@examples/NAME``) finds."""
+def validate(source: str, *, strict: bool = False, deep: bool = False) -> Validation:
+    """What loading the config at ``source`` (a path or ``@examples/NAME``) finds, and then what its start
+    needs (``start_check``; ``deep`` starts its MCP servers too)."""
+    from massgen_cli.cli.start_check import check_start
     from massgen_cli.config import load_config
 
     try:
         loaded = load_config(source)
     except ConfigError as error:
         return Validation(source, error.problems, error.warnings, strict=strict)
-    return Validation(str(loaded.path), [], loaded.warnings, loaded.notes, strict)
+    start = check_start(loaded, deep=deep)
+    warnings = [*loaded.warnings, *start.warnings]
+    return Validation(str(loaded.path), start.errors, warnings, loaded.notes, strict)
 
 
-def validate_command(source: str, *, strict: bool, as_json: bool) -> int:
+def validate_command(source: str, *, strict: bool, as_json: bool, deep: bool = False) -> int:
     """Print the validation (one JSON object with ``as_json``); 0 when valid, 2 when not."""
-    result = validate(source, strict=strict)
+    result = validate(source, strict=strict, deep=deep)
     if as_json:
         print(json.dumps({**asdict(result), "valid": result.valid}, ensure_ascii=False))
         return 0 if result.valid else 2

@@ -38,6 +38,12 @@ class LoadedConfig:
     path: Path
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    agents_key: str = "agents"
+    """How the file names its agents: ``agents`` (a list) or ``agent`` (one)."""
+
+    def agent_path(self, index: int) -> str:
+        """The YAML path of the ``index``-th agent, as the file writes it."""
+        return _agent_path(self.agents_key, index)
 
 
 def load_config(source: str | Path | None = None) -> LoadedConfig:
@@ -73,7 +79,7 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
         warnings.extend(_massgen_tools_missing(agent, where, index))
         warnings.extend(feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
         warnings.extend(_unconfined_commands(agent, f"{_agent_path(where, index)}.backend"))
-    return LoadedConfig(config=config, path=path, warnings=warnings.lines(), notes=keys.notes.lines())
+    return LoadedConfig(config, path, warnings.lines(), keys.notes.lines(), where)
 
 
 def _validate_document(

@@ -140,15 +140,15 @@ def build_toolbox(
     """The tools ``agent`` (the ``index``-th of ``agents:``) is given by its config, with the folders
     ``sources`` lets it read; a problem is a ``ConfigError`` naming the YAML path."""
     backend, where, sources = agent.backend, f"agents[{index}].backend", sources or ToolSources()
-    _require_existing("orchestrator.context_paths", orchestrator.context_paths)
-    _require_existing(f"{where}.context_paths", backend.context_paths)
+    require_existing_paths("orchestrator.context_paths", orchestrator.context_paths)
+    require_existing_paths(f"{where}.context_paths", backend.context_paths)
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
     roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.enable_mcp_command_line:
         timeout_s = orchestrator.tool_call_timeout_seconds
         tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
-    tools += _custom_tools(agent, roots, where)
+    tools += custom_tools(agent, roots, where)
     timeout_s = orchestrator.tool_call_timeout_seconds
     return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots)
 
@@ -159,7 +159,7 @@ def own_workspace(toolbox: Toolbox, agent: AgentConfig) -> Path | None:
     return roots.base if roots is not None and agent.backend.cwd is not None else None
 
 
-def _require_existing(where: str, context_paths: Sequence[ContextPath]) -> None:
+def require_existing_paths(where: str, context_paths: Sequence[ContextPath]) -> None:
     missing = [
         f"{where}[{number}].path: {entry.path} does not exist (context paths must exist; check the path, "
         "relative to the current directory)"
@@ -207,10 +207,10 @@ def _command_tool(
     except Exception as error:  # re.error: an invalid pattern
         raise ConfigError(f"{where}: invalid command pattern: {error}") from None
     roots = roots or Roots(Path.cwd().resolve(), (Root.of(Path.cwd(), writable=True),))
-    return command_tool(Confinement(roots, _sandbox(agent, where, private)), policy, timeout_s)
+    return command_tool(Confinement(roots, command_sandbox(agent, where, private)), policy, timeout_s)
 
 
-def _sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> SandboxSettings | None:
+def command_sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> SandboxSettings | None:
     """The sandbox of the agent's commands (None: unconfined, as the config asks); a mode that cannot
     run here is a ``ConfigError`` saying why and what to do."""
     backend, mode_path = agent.backend, f"{where}.command_line_execution_mode"
@@ -231,7 +231,7 @@ def _sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> Sandb
     return SandboxSettings(private, backend.command_network, backend.command_line_limits)
 
 
-def _custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:
+def custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:
     workspace = roots.base if roots is not None and agent.backend.cwd is not None else None
     for number, entry in enumerate(agent.backend.custom_tools):
         if entry.from_massgen and not massgen_installed():

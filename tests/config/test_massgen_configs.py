@@ -209,7 +209,8 @@ def test_what_a_run_goes_without_is_recorded_and_said_even_when_quiet(tmp_path):
 
 
 def test_validate_lists_every_warning(tmp_path):
-    """``--validate --json`` stopped at 50 warnings; a config with 120 ignored keys lists all 120."""
+    """``--validate --json`` stopped at 50 warnings; a config with 120 ignored keys lists all 120 (and
+    the 120 server commands that are not on the PATH)."""
     from tests.cli.in_process_cli import massgen
 
     server = "    - {{name: s{}, type: stdio, command: x, defer_loading: true}}\n"
@@ -218,4 +219,48 @@ def test_validate_lists_every_warning(tmp_path):
     config = write_config(tmp_path, f"agent:\n  id: a\n  backend:\n{backend}{servers}")
     result = massgen("--validate", str(config), "--json")
     report = json.loads(result.stdout)
-    assert report["valid"] and len(report["warnings"]) == 120, report["warnings"][-2:]
+    assert report["valid"] and len(report["warnings"]) == 240, report["warnings"][-2:]
+
+
+CANNOT_START = """
+agents:
+  - id: a
+    backend: {{type: openai, model: gpt-4o-mini}}
+  - id: b
+    backend:
+      type: claude
+      model: claude-sonnet-4-5
+      context_paths: [{{path: {missing}/folder}}]
+      custom_tools: [{{name: [t], function: [f], path: {missing}/tools.py}}]
+      mcp_servers:
+        - {{name: absent, type: stdio, command: no-such-mcp-command-here}}
+        - {{name: exits, type: stdio, command: {python}, args: ["-c", "raise SystemExit(3)"]}}
+        - {{name: works, type: stdio, command: {python}, args: ["{server}"]}}
+"""
+
+
+def test_validate_says_at_once_everything_a_start_needs(tmp_path, monkeypatch):
+    """A config that loads but cannot start was "valid" (121 of MassGen's 268 examples fail at start):
+    every missing key, path and tool file is an error with its remedy, in one run; an MCP command that is
+    not on the PATH is a warning (the run goes on without it); ``--deep`` starts the servers."""
+    from tests.cli.in_process_cli import massgen
+
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    server = Path(__file__).parents[1] / "tools" / "servers" / "mcp_test_server.py"
+    text = CANNOT_START.format(missing=tmp_path / "nowhere", python=sys.executable, server=server)
+    config = write_config(tmp_path, text)
+    report = json.loads(massgen("--validate", str(config), "--json").stdout)
+    assert not report["valid"]
+    errors = "\n".join(report["errors"])
+    assert "agents[0].backend: no API key for backend 'openai': set OPENAI_API_KEY" in errors
+    assert "agents[1].backend: no API key for backend 'claude': set ANTHROPIC_API_KEY" in errors
+    assert "agents[1].backend.context_paths[0].path:" in errors and "does not exist" in errors
+    assert "agents[1].backend.custom_tools[0]:" in errors
+    warnings = "\n".join(report["warnings"])
+    assert "mcp_servers[0].command: 'no-such-mcp-command-here' is not on the PATH" in warnings
+    assert "exits" not in warnings, "a command on the PATH is started only with --deep"
+    deep = json.loads(massgen("--validate", str(config), "--json", "--deep").stdout)
+    deep_warnings = "\n".join(deep["warnings"])
+    assert "--deep: MCP server 'exits' failed to start" in deep_warnings
+    assert "'works'" not in deep_warnings, "a server that starts is no warning"
