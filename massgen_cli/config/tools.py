@@ -164,8 +164,8 @@ class BackendToolSettings(Section):
     command_line_execution_mode: Literal["local", "local_unsandboxed", "docker"] = Field(
         default="local",
         description="'local' runs commands here in a sandbox (only the agent's folders visible, no network "
-        "unless allowed); 'local_unsandboxed' runs them unconfined (one warning per run); 'docker' needs a "
-        "Docker daemon.",
+        "unless allowed); 'local_unsandboxed' runs them unconfined (one warning per run); 'docker' "
+        "(MassGen's container mode) runs them in the same sandbox as 'local', said in a warning.",
     )
     command_line_allow_network: bool | None = Field(
         default=None,
@@ -216,7 +216,7 @@ class BackendToolSettings(Section):
         known = value_rule("backend", "command_line_execution_mode", value)
         if known is not None and known.status == "refused":
             raise ValueError(f"'{value}' is not supported: {known.why}")
-        return "local" if value == "srt" else value  # the same confinement, by our own sandbox
+        return "local" if value in ("srt", "docker") else value  # the same confinement, by our own sandbox
 
     @property
     def command_network(self) -> bool:

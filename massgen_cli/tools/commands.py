@@ -207,20 +207,3 @@ async def _remove_pids_cgroup(launcher_pid: int) -> None:
     for stale in stale_pids_cgroups():  # what earlier runs left (killed, or their removal timed out)
         with contextlib.suppress(OSError):
             stale.rmdir()
-
-
-def require_docker() -> None:
-    """Docker mode runs only with the Docker SDK and a daemon that answers; otherwise say so at start."""
-    try:
-        import docker  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-        docker.from_env().ping()
-    except Exception as error:  # ImportError, or the SDK's errors for a daemon that does not answer
-        raise ToolError(
-            "command_line_execution_mode 'docker' needs the Docker SDK (`pip install docker`) and a running "
-            f"Docker daemon ({type(error).__name__}: {error}); use 'local', or start Docker"
-        ) from None
-    raise ToolError(
-        "command_line_execution_mode 'docker' found a Docker daemon, but running commands in containers is "
-        "not built yet; use 'local'"
-    )

