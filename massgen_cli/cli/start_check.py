@@ -1,6 +1,6 @@
 """What a start needs beyond a config that loads, checked all at once for ``--validate``: each backend
 builds (its key or variable is there, its endpoint is known), the context paths exist, the command tool
-can run where the config asks (the sandbox, Docker), the custom tool files load with what they import,
+can run where the config asks (the sandbox), the custom tool files load with what they import,
 and each MCP server's command is on the PATH (``--deep``: each server starts and lists its tools).
 
 A problem that stops the start is an error; one the run goes on without (an MCP server) a warning. Each

@@ -43,15 +43,40 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
         if spec is None or spec.loader is None:
             raise CustomToolLoadError(f"{path} is not a Python file")
         module = importlib.util.module_from_spec(spec)
+        stand_in = _massgen_stand_in_for(file)
         try:
             spec.loader.exec_module(module)
         except Exception as error:
-            raise CustomToolLoadError(f"{path} failed to load: {type(error).__name__}: {error}") from None
+            hint = _install_massgen_hint(error) if stand_in else ""
+            raise CustomToolLoadError(
+                f"{path} failed to load: {type(error).__name__}: {error}{hint}"
+            ) from None
         sys.modules[module_name] = module
     found = getattr(module, function, None)
     if not callable(found):
         raise CustomToolLoadError(f"{path} defines no function '{function}'")
     return found
+
+
+def _massgen_stand_in_for(file: Path) -> bool:
+    """A tool file that imports MassGen gets its stand-in when MassGen is not installed; whether it did."""
+    from massgen_cli.tools import massgen_compat
+
+    try:
+        imports_massgen = "massgen" in file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return imports_massgen and massgen_compat.provide()
+
+
+def _install_massgen_hint(error: Exception) -> str:
+    missing = getattr(error, "name", None) or ""
+    if isinstance(error, ImportError) and missing.startswith("massgen"):
+        return (
+            f" (MassGen's {missing} is not part of the stand-in for its tool types used here: "
+            "`pip install massgen` provides it)"
+        )
+    return ""
 
 
 MASSGEN_TOOL_MODULES = (
@@ -65,16 +90,26 @@ MASSGEN_TOOL_MODULES = (
 
 
 def massgen_installed() -> bool:
+    """Whether MassGen itself can be imported (its stand-in does not count)."""
+    from massgen_cli.tools.massgen_compat import is_stand_in
+
+    present = sys.modules.get("massgen")
+    if present is not None:
+        return not is_stand_in(present)
     return importlib.util.find_spec("massgen") is not None
 
 
 def load_massgen_function(module: str | None, function: str) -> Callable[..., Any]:
     """MassGen's own tool ``function``, found as MassGen finds it: in ``massgen.tool.<module>`` when a
     module is named, else in its tool modules, the ``massgen.tool`` package, then its other modules."""
-    names = [f"massgen.tool.{module}", f"massgen.tool._{module}"] if module else [
-        *(f"massgen.tool.{name}" for name in MASSGEN_TOOL_MODULES),
-        "massgen.tool",
-    ]
+    names = (
+        [f"massgen.tool.{module}", f"massgen.tool._{module}"]
+        if module
+        else [
+            *(f"massgen.tool.{name}" for name in MASSGEN_TOOL_MODULES),
+            "massgen.tool",
+        ]
+    )
     for name in [*names, *_other_massgen_modules(names)]:
         try:
             found = getattr(importlib.import_module(name), function, None)

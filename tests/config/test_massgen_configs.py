@@ -264,3 +264,50 @@ def test_validate_says_at_once_everything_a_start_needs(tmp_path, monkeypatch):
     deep_warnings = "\n".join(deep["warnings"])
     assert "--deep: MCP server 'exits' failed to start" in deep_warnings
     assert "'works'" not in deep_warnings, "a server that starts is no warning"
+
+
+MASSGEN_STYLE_TOOL = '''
+from massgen.logger_config import logger
+from massgen.tool import context_params
+from massgen.tool._result import ExecutionResult, TextContent
+
+
+@context_params("agent_id")
+async def two_num_tool(x: int, y: int, agent_id: str = "") -> ExecutionResult:
+    """Add two numbers together."""
+    logger.info("adding")
+    return ExecutionResult(output_blocks=[TextContent(data=f"The sum of {x} and {y} is {x + y}")])
+'''
+
+
+def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path):
+    """58 of MassGen's example configs name tool files from its tree (``massgen/tool/...``), which import
+    its result types: without MassGen installed they failed with "No module named 'massgen'". Its public
+    tool types now have a stand-in here, so those tools are offered and called; a tool that needs more
+    of MassGen says to install it."""
+    import asyncio
+
+    from massgen_cli.config.orchestrator import OrchestratorConfig
+    from massgen_cli.events import ToolCall
+    from massgen_cli.tools.custom import massgen_installed
+    from massgen_cli.tools.toolbox import build_toolbox
+
+    if massgen_installed():
+        pytest.skip("MassGen is installed here: its tools get MassGen itself")
+    (tmp_path / "massgen" / "tool" / "_basic").mkdir(parents=True)
+    (tmp_path / "massgen" / "tool" / "_basic" / "_two_num_tool.py").write_text(MASSGEN_STYLE_TOOL)
+    (tmp_path / "massgen" / "tool" / "_needs_more.py").write_text("from massgen.backend import x\n")
+    tool = "{name: [two_num_tool], function: [two_num_tool], path: massgen/tool/_basic/_two_num_tool.py}"
+    config = write_config(
+        tmp_path, f"agent: {{id: a, backend: {{type: scripted, responses: [x], custom_tools: [{tool}]}}}}"
+    )
+    agent = load_config(config).config.agents[0]
+    box = build_toolbox(agent, 0, OrchestratorConfig())
+    call = ToolCall("c", "custom_tool__two_num_tool", {"x": 2, "y": 3})
+    assert asyncio.run(box.run(call)).text == "The sum of 2 and 3 is 5"
+    more = "{name: [x], function: [x], path: massgen/tool/_needs_more.py}"
+    refused = write_config(
+        tmp_path, f"agent: {{id: a, backend: {{type: scripted, responses: [x], custom_tools: [{more}]}}}}"
+    )
+    with pytest.raises(Exception, match=r"massgen\.backend.*pip install massgen"):
+        build_toolbox(load_config(refused).config.agents[0], 0, OrchestratorConfig())
