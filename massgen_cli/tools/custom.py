@@ -47,7 +47,7 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
         try:
             spec.loader.exec_module(module)
         except Exception as error:
-            hint = _install_massgen_hint(error) if stand_in else ""
+            hint = _missing_module_hint(error, stand_in or "massgen" in file.parts)
             raise CustomToolLoadError(
                 f"{path} failed to load: {type(error).__name__}: {error}{hint}"
             ) from None
@@ -69,13 +69,20 @@ def _massgen_stand_in_for(file: Path) -> bool:
     return imports_massgen and massgen_compat.provide()
 
 
-def _install_massgen_hint(error: Exception) -> str:
-    missing = getattr(error, "name", None) or ""
-    if isinstance(error, ImportError) and missing.startswith("massgen"):
-        return (
-            f" (MassGen's {missing} is not part of the stand-in for its tool types used here: "
-            "`pip install massgen` provides it)"
-        )
+def _missing_module_hint(error: Exception, massgen_tool: bool) -> str:
+    """What to install for a tool file that imports a module this environment lacks: MassGen itself for
+    a MassGen tool that needs more of it than the stand-in of its tool types, else the package."""
+    if not isinstance(error, ImportError):
+        return ""
+    missing = error.name or ""
+    relative = "attempted relative import" in str(error)  # a module of MassGen's package, by path
+    if massgen_tool and (missing.startswith("massgen") or relative):
+        what = f"MassGen's {missing}" if missing else "its own package"
+        stand_in = "is not part of the stand-in for MassGen's tool types"
+        return f" ({what} {stand_in}: `pip install massgen` provides it)"
+    if isinstance(error, ModuleNotFoundError) and missing:
+        needs = f"the tool needs the package that provides '{missing}'"
+        return f" ({needs}: install it, e.g. `pip install {missing}`)"
     return ""
 
 

@@ -239,3 +239,5 @@ def custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterabl
                 yield custom_tool(name, function, description, preset, workspace)
         except (CustomToolLoadError, ValueError) as error:
             raise ConfigError(f"{where}.custom_tools[{number}]: {error}") from None
+        except Exception as error:  # MassGen's own tools, from an installed MassGen that cannot import
+            raise ConfigError(f"{where}.custom_tools[{number}]: {type(error).__name__}: {error}") from None
