@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib.util
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from massgen_cli.config.features import feature_warnings
+from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import CappedLines, describe_error, error_path, join_path
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
@@ -117,7 +117,7 @@ def _unconfined_commands(agent: AgentConfig, path: str) -> list[str]:
 def _massgen_tools_missing(agent: AgentConfig, where: str, index: int) -> list[str]:
     """A warning for each custom tool of MassGen's own (no path) while the massgen package is missing."""
     entries = [(number, e) for number, e in enumerate(agent.backend.custom_tools) if e.from_massgen]
-    if not entries or importlib.util.find_spec("massgen") is not None:
+    if not entries or massgen_installed():
         return []
     path = _agent_path(where, index)
     return [

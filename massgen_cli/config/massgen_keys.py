@@ -9,6 +9,8 @@ by ``(section, key, value)``.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -75,3 +77,15 @@ def refused_backend_types() -> dict[str, str]:
         for (section, key, value), known in VALUES.items()
         if (section, key) == ("backend", "type") and known.status == "refused"
     }
+
+
+STAND_IN = "massgen-cli's stand-in"
+"""How the stand-in of MassGen's tool types (``tools/massgen_compat.py``) names its modules."""
+
+
+def massgen_installed() -> bool:
+    """Whether MassGen itself can be imported (the stand-in of its tool types does not count)."""
+    present = sys.modules.get("massgen")
+    if present is not None:
+        return not (present.__doc__ or "").startswith(STAND_IN)
+    return importlib.util.find_spec("massgen") is not None

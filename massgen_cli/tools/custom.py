@@ -96,14 +96,6 @@ MASSGEN_TOOL_MODULES = (
 """Where MassGen looks for one of its own tools first (then in ``massgen.tool`` and its other modules)."""
 
 
-def massgen_installed() -> bool:
-    """Whether MassGen itself can be imported (its stand-in does not count)."""
-    from massgen_cli.tools.massgen_compat import is_stand_in
-
-    present = sys.modules.get("massgen")
-    if present is not None:
-        return not is_stand_in(present)
-    return importlib.util.find_spec("massgen") is not None
 
 
 def load_massgen_function(module: str | None, function: str) -> Callable[..., Any]:

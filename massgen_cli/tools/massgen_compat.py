@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from massgen_cli.config.massgen_keys import STAND_IN, massgen_installed
+
 PACKAGES = ("massgen", "massgen.tool")
 
 
@@ -82,9 +84,6 @@ class ToolExecutionException(ToolException):
     pass
 
 
-STAND_IN = "massgen-cli's stand-in"
-
-
 def _module(name: str, **members: Any) -> types.ModuleType:
     module = types.ModuleType(name, f"{STAND_IN} for MassGen's {name}")
     package = name in PACKAGES
@@ -95,8 +94,6 @@ def _module(name: str, **members: Any) -> types.ModuleType:
     return module
 
 
-def is_stand_in(module: types.ModuleType | None) -> bool:
-    return module is not None and (module.__doc__ or "").startswith(STAND_IN)
 
 
 def _stand_ins() -> list[types.ModuleType]:
@@ -123,8 +120,8 @@ def provide() -> bool:
     in use."""
     present = sys.modules.get("massgen")
     if present is not None:
-        return is_stand_in(present)
-    if importlib.util.find_spec("massgen") is not None:
+        return not massgen_installed()
+    if massgen_installed():
         return False
     for module in _stand_ins():
         sys.modules[module.__name__] = module

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
 from massgen_cli.config.tools import ContextPath
@@ -33,7 +34,6 @@ from massgen_cli.tools.custom import (
     custom_tool,
     load_function,
     load_massgen_function,
-    massgen_installed,
 )
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots

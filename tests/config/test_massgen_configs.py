@@ -287,9 +287,9 @@ def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path):
     of MassGen says to install it."""
     import asyncio
 
+    from massgen_cli.config.massgen_keys import massgen_installed
     from massgen_cli.config.orchestrator import OrchestratorConfig
     from massgen_cli.events import ToolCall
-    from massgen_cli.tools.custom import massgen_installed
     from massgen_cli.tools.toolbox import build_toolbox
 
     if massgen_installed():
