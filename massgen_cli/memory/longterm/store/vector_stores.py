@@ -15,7 +15,6 @@ from typing import Any
 from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
 
-COLLECTION = "massgen_memories"
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 _PREPARED: set[tuple[str, str, int]] = set()
@@ -155,6 +154,14 @@ def _damaged_part(path: Path, error: BaseException) -> str:
     return f"its points file {files[0]}" if len(files) == 1 else f"a points file ({POINTS_FILE}) under {path}"
 
 
+def share_server_client(settings: PersistentMemoryConfig, client: Any) -> None:
+    """Have this process reach the Qdrant server of ``settings`` through ``client``: mem0, the memory
+    index and the session mirror then share it (the test suite passes qdrant-client's in-process
+    engine, which answers the same API, where no server can run)."""
+    with _CLIENTS_LOCK:
+        _CLIENTS[f"server:{server_url(settings)}"] = client
+
+
 def _shared(name: str, build: Any) -> Any:
     with _CLIENTS_LOCK:
         if name not in _CLIENTS:
@@ -179,7 +186,11 @@ def vector_store_config(settings: PersistentMemoryConfig, state_dir: Path, dimen
     client = qdrant_client(settings, state_dir)
     return {
         "provider": "qdrant",
-        "config": {"collection_name": COLLECTION, "embedding_model_dims": dimensions, "client": client},
+        "config": {
+            "collection_name": settings.qdrant.collection_name,
+            "embedding_model_dims": dimensions,
+            "client": client,
+        },
     }
 
 
