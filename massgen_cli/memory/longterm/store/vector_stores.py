@@ -58,15 +58,20 @@ def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
     """The process's shared client for this store: local Qdrant allows one per folder."""
     from qdrant_client import QdrantClient
 
-    qdrant = settings.qdrant
-    if qdrant.mode == "server":
-        location = server_url(settings)
-        return _shared(f"server:{location}", lambda: _open_server(location, qdrant.api_key))
+    if settings.qdrant.mode == "server":
+        return qdrant_server_client(settings)
     if not settings.on_disk:
         return _shared("memory", lambda: QdrantClient(location=":memory:"))
     path = qdrant_path(settings, state_dir)
     path.mkdir(parents=True, exist_ok=True)
     return _shared(f"path:{path}", lambda: _open_local(path))
+
+
+def qdrant_server_client(settings: PersistentMemoryConfig) -> Any:
+    """The process's shared client for the configured Qdrant server, checked when first made (an
+    unreachable server is one ``MemoryStoreError``)."""
+    location = server_url(settings)
+    return _shared(f"server:{location}", lambda: _open_server(location, settings.qdrant.api_key))
 
 
 def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
