@@ -16,6 +16,7 @@ from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
 
 _CLIENTS: dict[str, Any] = {}
+_SERVER = "server:"
 _CLIENTS_LOCK = threading.Lock()
 _PREPARED: set[tuple[str, str, int]] = set()
 _PREPARED_LOCK = threading.Lock()
@@ -71,7 +72,7 @@ def qdrant_server_client(settings: PersistentMemoryConfig) -> Any:
     """The process's shared client for the configured Qdrant server, checked when first made (an
     unreachable server is one ``MemoryStoreError``)."""
     location = server_url(settings)
-    return _shared(f"server:{location}", lambda: _open_server(location, settings.qdrant.api_key))
+    return _shared(f"{_SERVER}{location}", lambda: _open_server(location, settings.qdrant.api_key))
 
 
 def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
@@ -164,7 +165,7 @@ def share_server_client(settings: PersistentMemoryConfig, client: Any) -> None:
     index and the session mirror then share it (the test suite passes qdrant-client's in-process
     engine, which answers the same API, where no server can run)."""
     with _CLIENTS_LOCK:
-        _CLIENTS[f"server:{server_url(settings)}"] = client
+        _CLIENTS[f"{_SERVER}{server_url(settings)}"] = client
 
 
 def _shared(name: str, build: Any) -> Any:
@@ -175,10 +176,12 @@ def _shared(name: str, build: Any) -> Any:
 
 
 def close_clients() -> None:
-    """Close every shared client (at exit), releasing local locks."""
+    """Close the shared clients of local stores (when a run's memory closes, and at exit), releasing
+    their folders' locks. A Qdrant server's client holds no lock and stays for the process: the
+    session mirror still saves the session through it after the run's memory has closed."""
     with _CLIENTS_LOCK:
-        clients = list(_CLIENTS.values())
-        _CLIENTS.clear()
+        local = [name for name in _CLIENTS if not name.startswith(_SERVER)]
+        clients = [_CLIENTS.pop(name) for name in local]
     for client in clients:
         with contextlib.suppress(Exception):  # closing at exit must not mask the real outcome
             client.close()

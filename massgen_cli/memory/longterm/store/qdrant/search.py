@@ -26,7 +26,7 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
 )
 from massgen_cli.memory.longterm.store.qdrant.records import VECTORS_MISSING, QdrantRecords
 
-FUSION = "rrf"
+FUSION = "dbsf"
 """Server-side fusion of the two prefetches: ``rrf`` (reciprocal rank, k=2) or ``dbsf``."""
 
 
