@@ -234,3 +234,20 @@ def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
     assert f"cannot reach the Qdrant server at {url}" in searched.stderr, searched.stderr
     assert "7781" not in searched.stdout, "never the state folder's results instead of the server's"
     assert not (tmp_path / "state" / "memory" / "index.db").exists()
+
+
+class OldServer:
+    """What a Qdrant 1.15 server answers to ``info`` (the version check reads nothing else)."""
+
+    location = "http://old-qdrant:6333"
+
+    def info(self) -> object:
+        return type("Info", (), {"version": "1.15.5"})()
+
+
+def test_a_server_older_than_insert_only_writes_is_refused_plainly():
+    from massgen_cli.errors import MemoryStoreError
+    from massgen_cli.memory.longterm.store.qdrant.base import require_version
+
+    with pytest.raises(MemoryStoreError, match=r"runs 1\.15\.5; .* needs 1\.17 or later"):
+        require_version(OldServer())

@@ -17,6 +17,9 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
 )
 
 PAGE = 256
+LEAST_VERSION = (1, 17)
+"""Qdrant 1.17 added ``insert_only`` writes, which decide between two writers of the same memory; an
+older server would take them as plain upserts and let the second writer overwrite the first."""
 _RECORD_FIELDS = {
     "kind": "keyword",
     "memory_id": "keyword",
@@ -45,6 +48,7 @@ class QdrantBase:
         self.memories = index_collection(collection)
         self.records = records_collection(collection)
         self.dimensions = dimensions
+        require_version(self.client)
         self._create_collections()
 
     def _create_collections(self) -> None:
@@ -117,3 +121,14 @@ class QdrantBase:
             found += page
             if offset is None:
                 return found
+
+
+def require_version(client: Any) -> None:
+    """Refuse a server older than ``LEAST_VERSION``, in one line that says what to run instead."""
+    version = str(client.info().version)
+    found = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    if found < LEAST_VERSION:
+        raise MemoryStoreError(
+            f"the Qdrant server at {client.location} runs {version}; long-term memory on a Qdrant server "
+            "needs 1.17 or later (docker-compose.qdrant.yml starts one)"
+        )

@@ -22,6 +22,7 @@ from typing import Any
 
 from massgen_cli.errors import MemoryStoreError, UsageError
 from massgen_cli.memory.longterm.store.index.schema import now_iso
+from massgen_cli.memory.longterm.store.qdrant.base import require_version
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.filters import equals
 from massgen_cli.memory.longterm.store.qdrant.points import point_id
@@ -38,6 +39,7 @@ class QdrantSessions:
         self.name = f"{collection}_sessions"
         self.holder = uuid.uuid4().hex
         self.claimed: set[str] = set()
+        require_version(self.client)
         if not self.client.collection_exists(self.name):
             try:
                 self.client.create_collection(self.name, vectors_config={})
