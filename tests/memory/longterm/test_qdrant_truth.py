@@ -32,6 +32,7 @@ from massgen_cli.session import open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
 from tests.servers.postgres import free_port
+from tests.servers.qdrant import in_process_server
 
 SERVER = "http://qdrant.invalid:6333"
 CONFIG = """
@@ -73,7 +74,7 @@ def collection() -> str:
 @pytest.fixture
 def server():  # type: ignore[no-untyped-def]
     """The Qdrant "server" every folder of the test reaches (Qdrant's engine in this process)."""
-    client = QdrantClient(location=":memory:")
+    client = in_process_server()
     yield client
     close_clients()
     client.close()
@@ -130,12 +131,17 @@ def test_two_folders_see_each_others_memories_marks_values_and_clear(tmp_path, s
 def test_identical_writes_at_once_are_one_memory_with_both_sources(tmp_path, server, collection):
     stores = two_folders(tmp_path, server, collection)
     texts = [f"The budget of project {name} is forty thousand." for name in ("Kite", "Lark", "Wren", "Heron")]
-    start = threading.Barrier(2)
+    start = threading.Barrier(2, timeout=60)  # a writer that fails stops the other at its next write
+    failures: list[BaseException] = []
 
     def record(store: PersistentMemory, agent: str) -> None:
-        for text in texts:
-            start.wait()
-            store.record([{"role": "user", "content": text}], RecordContext(agent, "s", 1))
+        try:
+            for text in texts:
+                start.wait()
+                store.record([{"role": "user", "content": text}], RecordContext(agent, "s", 1))
+        except BaseException as error:
+            failures.append(error)
+            start.abort()
 
     writers = [
         threading.Thread(target=record, args=pair)
@@ -145,6 +151,7 @@ def test_identical_writes_at_once_are_one_memory_with_both_sources(tmp_path, ser
         writer.start()
     for writer in writers:
         writer.join()
+    assert not failures, failures
     memories = stores[1].list_memories()
     assert sorted(m.text for m in memories) == sorted(texts)
     for memory in memories:

@@ -69,6 +69,8 @@ class QdrantBase:
 
     def _create(self, name: str, fields: dict[str, str], **config: Any) -> None:
         """The collection and its payload indexes; another process making it at the same moment wins."""
+        from qdrant_client import models
+
         if self.client.collection_exists(name):
             return
         try:
@@ -80,7 +82,7 @@ class QdrantBase:
         with warnings.catch_warnings():  # local mode says payload indexes do nothing there
             warnings.simplefilter("ignore", UserWarning)
             for field, schema in fields.items():
-                self.client.create_payload_index(name, field, schema)
+                self.client.create_payload_index(name, field, models.PayloadSchemaType(schema))
 
     def close(self) -> None:
         """Nothing to release: the client is shared and closed at exit."""

@@ -35,6 +35,8 @@ class QdrantSessions:
     """The sessions of one collection on a Qdrant server (``<collection>_sessions``)."""
 
     def __init__(self, client: Any, collection: str):
+        from qdrant_client import models
+
         self.client = GuardedClient(client, client_location(client))
         self.name = f"{collection}_sessions"
         self.holder = uuid.uuid4().hex
@@ -48,7 +50,7 @@ class QdrantSessions:
                     raise
             with warnings.catch_warnings():  # local mode says payload indexes do nothing there
                 warnings.simplefilter("ignore", UserWarning)
-                self.client.create_payload_index(self.name, "holder", "keyword")
+                self.client.create_payload_index(self.name, "holder", models.PayloadSchemaType.KEYWORD)
 
     def where(self) -> str:
         return f"the memory server's session collection {self.name}"
