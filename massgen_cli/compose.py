@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.coordination.agents import Agent, AgentParts, build_agents
 from massgen_cli.coordination.extension import StepExtension
@@ -47,16 +48,29 @@ def session_mirror(config: MassGenConfig) -> tuple[SessionMirror | None, str | N
     from massgen_cli.memory.runtime.opening import store_memory_config
 
     persistent = store_memory_config(config).persistent_memory
-    url = persistent.pgvector.connection_string
-    if persistent.vector_store != "pgvector" or not url:
+    if not persistent.keeps_truth_on_server:
         return None, None
     from massgen_cli.errors import MassGenError
-    from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
 
     try:
-        return ServerSessions(url, persistent.pgvector.collection_name), None
+        return _server_sessions(persistent), None
     except MassGenError:  # why is said once, by the long-term memory that cannot open either
         return None, "sessions are kept in this state folder only: the memory server cannot be reached"
+
+
+def _server_sessions(persistent: PersistentMemoryConfig) -> SessionMirror | None:
+    """The sessions kept on the configured memory server (PostgreSQL, or a Qdrant server)."""
+    if persistent.vector_store == "qdrant":
+        from massgen_cli.memory.longterm.store.qdrant.sessions import QdrantSessions
+        from massgen_cli.memory.longterm.store.vector_stores import qdrant_server_client
+
+        return QdrantSessions(qdrant_server_client(persistent), persistent.qdrant.collection_name)
+    url = persistent.pgvector.connection_string
+    if not url:
+        return None
+    from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
+
+    return ServerSessions(url, persistent.pgvector.collection_name)
 
 
 @dataclass(frozen=True)

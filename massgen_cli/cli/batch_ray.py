@@ -41,8 +41,10 @@ def _long_term_stores(config: MassGenConfig) -> list[PersistentMemoryConfig]:
 
 
 def index_in_state_folder(config: MassGenConfig) -> bool:
-    """Whether a run of this config keeps its memory index in the state folder (any Qdrant store)."""
-    return any(store.vector_store == "qdrant" for store in _long_term_stores(config))
+    """Whether a run of this config keeps its memory index in the state folder (a local Qdrant store;
+    a Qdrant server holds the index itself, as PostgreSQL does)."""
+    stores = _long_term_stores(config)
+    return any(store.vector_store == "qdrant" and store.qdrant.mode != "server" for store in stores)
 
 
 def local_store_problem(config: MassGenConfig) -> str | None:

@@ -94,6 +94,11 @@ class QdrantConfig(Section):
         default=None,
         description="Folder of the embedded store (local mode); null puts it under the state folder.",
     )
+    collection_name: str = Field(
+        default="massgen_memories",
+        description="Collection of mem0's points; in server mode the memory index keeps "
+        "'<name>_index' and '<name>_records' beside it, and sessions '<name>_sessions'.",
+    )
 
 
 class PgvectorConfig(Section):
@@ -141,6 +146,12 @@ class PersistentMemoryConfig(Section):
         default_factory=PgvectorConfig,
         description="PostgreSQL settings, used when vector_store is 'pgvector'.",
     )
+
+    @property
+    def keeps_truth_on_server(self) -> bool:
+        """Whether a server (PostgreSQL, or Qdrant in server mode) holds the whole of long-term memory,
+        shared by every process and machine, rather than the state folder."""
+        return self.vector_store == "pgvector" or self.qdrant.mode == "server"
 
 
 class CompressionConfig(Section):

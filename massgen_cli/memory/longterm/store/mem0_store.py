@@ -73,6 +73,6 @@ class Mem0Store:
             # Several processes share a pgvector store; mem0's own history file would make them wait on
             # each other's SQLite locks, and nothing here reads it.
             "history_db_path": ":memory:"
-            if self.settings.vector_store == "pgvector"
+            if self.settings.keeps_truth_on_server
             else str(self.state_dir / "memory" / "history.db"),
         }

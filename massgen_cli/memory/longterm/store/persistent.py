@@ -36,9 +36,15 @@ from massgen_cli.memory.longterm.store.searching import MemorySearch
 from massgen_cli.memory.longterm.store.writing import MemoryWriter
 
 
-def open_index(settings: PersistentMemoryConfig, state_dir: Path) -> StoreIndex:
-    """The server's index when a server store is configured (the whole truth, shared by every process
-    and machine); else the local one in the state folder."""
+def open_index(settings: PersistentMemoryConfig, state_dir: Path, dimensions: int) -> StoreIndex:
+    """The server's index when a server store is configured (PostgreSQL, or a Qdrant server: the whole
+    truth, shared by every process and machine); else the local one in the state folder.
+    ``dimensions`` is the embedder's vector size (a Qdrant collection is made for it)."""
+    if settings.vector_store == "qdrant" and settings.qdrant.mode == "server":
+        from massgen_cli.memory.longterm.store.qdrant.index import QdrantIndex
+        from massgen_cli.memory.longterm.store.vector_stores import qdrant_client
+
+        return QdrantIndex(qdrant_client(settings, state_dir), settings.qdrant.collection_name, dimensions)
     if settings.vector_store == "pgvector":
         from massgen_cli.memory.longterm.store.server.index import ServerIndex
 
@@ -81,7 +87,7 @@ class PersistentMemory:
         self.domain, self.task_type = segment(domain), segment(task_type)
         self.llm_plan = plan_llm(settings.llm)
         self.embedder_plan = plan_embedder(settings.embedding)
-        self.index = open_index(settings, state_dir)
+        self.index = open_index(settings, state_dir, self.embedder_plan.dimensions)
         self.migration = (
             upload_local_index(self.index, state_dir) if settings.vector_store == "pgvector" else None
         )

@@ -15,8 +15,8 @@ from typing import Any
 from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
 
-COLLECTION = "massgen_memories"
 _CLIENTS: dict[str, Any] = {}
+_SERVER = "server:"
 _CLIENTS_LOCK = threading.Lock()
 _PREPARED: set[tuple[str, str, int]] = set()
 _PREPARED_LOCK = threading.Lock()
@@ -59,15 +59,20 @@ def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
     """The process's shared client for this store: local Qdrant allows one per folder."""
     from qdrant_client import QdrantClient
 
-    qdrant = settings.qdrant
-    if qdrant.mode == "server":
-        location = server_url(settings)
-        return _shared(f"server:{location}", lambda: _open_server(location, qdrant.api_key))
+    if settings.qdrant.mode == "server":
+        return qdrant_server_client(settings)
     if not settings.on_disk:
         return _shared("memory", lambda: QdrantClient(location=":memory:"))
     path = qdrant_path(settings, state_dir)
     path.mkdir(parents=True, exist_ok=True)
     return _shared(f"path:{path}", lambda: _open_local(path))
+
+
+def qdrant_server_client(settings: PersistentMemoryConfig) -> Any:
+    """The process's shared client for the configured Qdrant server, checked when first made (an
+    unreachable server is one ``MemoryStoreError``)."""
+    location = server_url(settings)
+    return _shared(f"{_SERVER}{location}", lambda: _open_server(location, settings.qdrant.api_key))
 
 
 def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
@@ -155,6 +160,14 @@ def _damaged_part(path: Path, error: BaseException) -> str:
     return f"its points file {files[0]}" if len(files) == 1 else f"a points file ({POINTS_FILE}) under {path}"
 
 
+def share_server_client(settings: PersistentMemoryConfig, client: Any) -> None:
+    """Have this process reach the Qdrant server of ``settings`` through ``client``: mem0, the memory
+    index and the session mirror then share it (the test suite passes qdrant-client's in-process
+    engine, which answers the same API, where no server can run)."""
+    with _CLIENTS_LOCK:
+        _CLIENTS[f"{_SERVER}{server_url(settings)}"] = client
+
+
 def _shared(name: str, build: Any) -> Any:
     with _CLIENTS_LOCK:
         if name not in _CLIENTS:
@@ -163,10 +176,12 @@ def _shared(name: str, build: Any) -> Any:
 
 
 def close_clients() -> None:
-    """Close every shared client (at exit), releasing local locks."""
+    """Close the shared clients of local stores (when a run's memory closes, and at exit), releasing
+    their folders' locks. A Qdrant server's client holds no lock and stays for the process: the
+    session mirror still saves the session through it after the run's memory has closed."""
     with _CLIENTS_LOCK:
-        clients = list(_CLIENTS.values())
-        _CLIENTS.clear()
+        local = [name for name in _CLIENTS if not name.startswith(_SERVER)]
+        clients = [_CLIENTS.pop(name) for name in local]
     for client in clients:
         with contextlib.suppress(Exception):  # closing at exit must not mask the real outcome
             client.close()
@@ -179,7 +194,11 @@ def vector_store_config(settings: PersistentMemoryConfig, state_dir: Path, dimen
     client = qdrant_client(settings, state_dir)
     return {
         "provider": "qdrant",
-        "config": {"collection_name": COLLECTION, "embedding_model_dims": dimensions, "client": client},
+        "config": {
+            "collection_name": settings.qdrant.collection_name,
+            "embedding_model_dims": dimensions,
+            "client": client,
+        },
     }
 
 

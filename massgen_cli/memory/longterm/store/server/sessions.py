@@ -66,7 +66,7 @@ class ServerSessions:
         files: dict[str, str] = json.loads(row[1])
         directory.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
-            if _kept(name):
+            if kept(name):
                 (directory / name).write_text(text, encoding="utf-8")
         return bool(files)
 
@@ -75,7 +75,7 @@ class ServerSessions:
         files = {
             path.name: path.read_text(encoding="utf-8", errors="replace")
             for path in sorted(directory.iterdir())
-            if _kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
+            if kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
         }
         self.server.run(
             f"INSERT INTO {self.tables.sessions} AS s (session_id, turns_started, record, state, updated_at) "
@@ -115,7 +115,7 @@ def local_turns(directory: Path) -> int:
         return 0
 
 
-def _kept(name: str) -> bool:
+def kept(name: str) -> bool:
     """A session's own data file (never its lock, nor a path: names come from the server)."""
     return (
         name.endswith(KEPT_SUFFIXES)

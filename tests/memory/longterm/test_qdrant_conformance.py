@@ -1,0 +1,136 @@
+"""The Qdrant index against the local one, on the same memories: what can be equal is equal (which
+memories a scope admits, listing, attribution, values, stale marks, clearing), and the ranking, which
+Qdrant computes its own way (IDF over the whole collection, fusion by DBSF), agrees as far as was
+measured (``benchmarks/qdrant_agreement.py``; its figures for this set are in the README).
+
+Qdrant is qdrant-client's in-process engine (local mode): the same Query API as a server, sparse
+vectors with the IDF modifier, prefetches and server-side fusion."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients
+
+pytestmark = pytest.mark.slow
+
+_SPEC = importlib.util.spec_from_file_location(
+    "qdrant_agreement", Path(__file__).resolve().parents[3] / "benchmarks" / "qdrant_agreement.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+agreement_bench = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = agreement_bench
+_SPEC.loader.exec_module(agreement_bench)
+synthetic = agreement_bench.synthetic
+
+HYBRID_OVERLAP = 0.95
+"""Least mean overlap of the two hybrid top 10s in any scope (measured: 0.967 to 1.000 on this set)."""
+ONE_RANKING_OVERLAP = 0.99
+"""Least mean overlap of the lexical or the dense top 10s alone (measured: 1.000 in every scope)."""
+ONE_RANKING_SAME = 0.9
+"""Least share of identical lexical or dense top 10s (measured: 0.917 to 1.000)."""
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):  # type: ignore[no-untyped-def]
+    conversation = synthetic.build_conversation(people=12, chatter_per_fact=3, seed=5)
+    local = PersistentMemory(
+        agreement_bench.local_settings(), tmp_path_factory.mktemp("local"), domain="qa", task_type="recall"
+    )
+    server = QdrantClient(location=":memory:")
+    qdrant = agreement_bench.open_qdrant_store(tmp_path_factory.mktemp("qdrant"), server)
+    for store in (local, qdrant):
+        agreement_bench.load(store, conversation)
+    yield local, qdrant, conversation
+    local.close()
+    qdrant.close()
+    close_clients()
+    server.close()
+
+
+def scopes(conversation) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    return agreement_bench.scopes(len(conversation.messages))
+
+
+def keys(memories) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(memory.key for memory in memories)
+
+
+def test_both_indexes_hold_and_list_the_same_memories(stores):
+    local, qdrant, _ = stores
+    assert local.index.count() == qdrant.index.count() > 100
+    assert keys(local.list_memories()) == keys(qdrant.list_memories())
+    assert keys(local.list_memories(include_stale=True)) == keys(qdrant.list_memories(include_stale=True))
+    for session_id, agent_id in (("first", None), ("second", None), (None, "agent_b"), ("first", "agent_c")):
+        expected = local.list_memories(session_id=session_id, agent_id=agent_id)
+        assert keys(expected) == keys(qdrant.list_memories(session_id=session_id, agent_id=agent_id))
+    marked = {local.index.get([m])[m].key for m in local.index.stale_marks()}
+    assert marked and marked == {qdrant.index.get([m])[m].key for m in qdrant.index.stale_marks()}
+
+
+def test_every_scope_admits_the_same_memories(stores):
+    local, qdrant, conversation = stores
+    for name, scope in scopes(conversation).items():
+        admitted = [
+            {h.memory.key for h in store.search("anything", limit=1000, scope=scope, method="dense")}
+            for store in (local, qdrant)
+        ]
+        assert admitted[0] == admitted[1] and admitted[0], name
+
+
+@pytest.mark.parametrize("method", ["lexical", "dense"])
+def test_one_ranking_alone_agrees_as_measured(stores, method):
+    local, qdrant, conversation = stores
+    for name, scope in scopes(conversation).items():
+        found = agreement_bench.agreement(local, qdrant, conversation, scope, method)
+        assert found.overlap >= ONE_RANKING_OVERLAP, (name, found)
+        assert found.identical >= ONE_RANKING_SAME, (name, found)
+        assert found.qdrant_recall == found.local_recall, (name, found)
+
+
+def test_fused_ranking_agrees_as_measured_and_finds_what_the_local_index_finds(stores):
+    local, qdrant, conversation = stores
+    for name, scope in scopes(conversation).items():
+        found = agreement_bench.agreement(local, qdrant, conversation, scope, "hybrid")
+        assert found.overlap >= HYBRID_OVERLAP, (name, found)
+        assert found.qdrant_recall >= found.local_recall, (name, found)
+
+
+def test_hits_are_attributed_to_the_same_source(stores):
+    local, qdrant, conversation = stores
+    for name in ("viewer", "viewer, every session", "agent", "session"):
+        scope = scopes(conversation)[name]
+        for probe in conversation.probes:
+            expected = {h.memory.key: h.source for h in local.search(probe.question, limit=10, scope=scope)}
+            found = {h.memory.key: h.source for h in qdrant.search(probe.question, limit=10, scope=scope)}
+            shared = expected.keys() & found.keys()
+            assert shared and {k: expected[k] for k in shared} == {k: found[k] for k in shared}, name
+
+
+def test_values_are_the_same(stores):
+    local, qdrant, _ = stores
+    by_key = {store: {m.key: m.id for m in store.list_memories()} for store in (local, qdrant)}
+    for rank, key in enumerate(sorted(by_key[local])[:5]):
+        for store in (local, qdrant):
+            store.index.set_value(by_key[store][key], "recall", 0.5 + rank / 10)
+    ranked = [
+        [
+            (store.index.get([i])[i].key, value, updates)
+            for i, value, updates in store.index.ranked_values("recall", 3)
+        ]
+        for store in (local, qdrant)
+    ]
+    assert ranked[0] == ranked[1] and len(ranked[0]) == 3
+
+
+def test_clearing_a_session_clears_the_same_memories(stores):
+    local, qdrant, _ = stores
+    assert local.clear(session_id="second") == qdrant.clear(session_id="second") > 0
+    assert keys(local.list_memories(include_stale=True)) == keys(qdrant.list_memories(include_stale=True))
+    assert local.index.count() == qdrant.index.count()
