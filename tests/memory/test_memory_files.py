@@ -263,11 +263,16 @@ orchestrator:
 """
 
 
-def test_massgen_s_memory_config_validates_without_a_warning(tmp_path: Path):
+def test_massgen_s_memory_config_validates_without_a_warning_of_its_memory(tmp_path: Path, monkeypatch):
+    """Its memory and planning keys are implemented: the only warnings are docker mode's (the commands run
+    in the OS sandbox), and with a key to start with it is valid."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-only")
     path = write_config(tmp_path, MASSGEN_MEMORY_CONFIG)
     checked = run_cli("--validate", str(path))
     assert checked.returncode == 0, checked.stderr
-    assert "is valid (0 error(s), 0 warning(s))" in checked.stdout + checked.stderr
+    said = checked.stdout + checked.stderr
+    assert "is valid (0 error(s), 2 warning(s))" in said
+    assert said.count("no container engine is driven here") == 2
     loaded = load_config(path)
     assert loaded.config.orchestrator.coordination.enable_memory_filesystem_mode is True
     assert not [line for line in loaded.warnings if "enable_memory_filesystem_mode" in line]
