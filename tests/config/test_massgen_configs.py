@@ -108,6 +108,9 @@ def test_massgen_tools_are_found_as_massgen_finds_them_and_read_as_text(tmp_path
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     for name in [name for name in sys.modules if name == "massgen" or name.startswith("massgen.")]:
         monkeypatch.delitem(sys.modules, name)
+    for name in STAND_IN_MODULES:  # the stand-in this test registers goes with it (set, then undone)
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
     function = load_massgen_function(None, "two_num_tool")
     import asyncio
 
@@ -280,7 +283,17 @@ async def two_num_tool(x: int, y: int, agent_id: str = "") -> ExecutionResult:
 '''
 
 
-def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path):
+STAND_IN_MODULES = (
+    "massgen",
+    "massgen.tool",
+    "massgen.tool._result",
+    "massgen.tool._decorators",
+    "massgen.tool._exceptions",
+    "massgen.logger_config",
+)
+
+
+def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path, monkeypatch):
     """58 of MassGen's example configs name tool files from its tree (``massgen/tool/...``), which import
     its result types: without MassGen installed they failed with "No module named 'massgen'". Its public
     tool types now have a stand-in here, so those tools are offered and called; a tool that needs more
@@ -292,6 +305,14 @@ def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path):
     from massgen_cli.events import ToolCall
     from massgen_cli.tools.toolbox import build_toolbox
 
+    # As the CLI runs: the current folder (MassGen's tree, here) is not where modules are imported from,
+    # and no MassGen module of an earlier test is loaded.
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(Path.cwd()))])
+    for name in [name for name in sys.modules if name == "massgen" or name.startswith("massgen.")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in STAND_IN_MODULES:  # the stand-in this test registers goes with it (set, then undone)
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
     if massgen_installed():
         pytest.skip("MassGen is installed here: its tools get MassGen itself")
     (tmp_path / "massgen" / "tool" / "_basic").mkdir(parents=True)
