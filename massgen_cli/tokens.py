@@ -54,8 +54,7 @@ def estimate_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | 
     """``count_message_tokens`` when the encoding is loaded, else the character estimate."""
     if encoding_ready(model):
         return count_message_tokens(messages, model)
-    characters = sum(len(_content_text(m.get("content"))) for m in messages)
-    return TOKENS_PER_REPLY + TOKENS_PER_MESSAGE * len(messages) + -(-characters // CHARS_PER_TOKEN_FALLBACK)
+    return TOKENS_PER_REPLY + sum(estimate_one_message(message) for message in messages)
 
 
 def count_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | None = None) -> int:

@@ -16,7 +16,7 @@ from massgen_cli.cli.memory_commands import open_store
 from massgen_cli.errors import MassGenError, UsageError
 
 if TYPE_CHECKING:
-    from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
+    from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
 
 IMPORT_BATCH = 64
 IMPORTER = "import"
@@ -57,7 +57,7 @@ class ImportTally:
         self.added = self.existing = self.unseen = 0
         self.importer_sessions: set[str] = set()
 
-    def add(self, outcome: Any, context: RecordContext) -> None:
+    def add(self, outcome: RecordOutcome, context: RecordContext) -> None:
         self.added += len(outcome.added)
         self.existing += len(outcome.existing)
         if context.agent_id == IMPORTER:

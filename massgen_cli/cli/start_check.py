@@ -9,6 +9,7 @@ line names the YAML path and the remedy, as the start would. Nothing is written 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -87,15 +88,11 @@ def _context_paths(where: str, config: MassGenConfig, found: StartCheck) -> None
 def _mcp_commands(agent: AgentConfig, where: str, found: StartCheck) -> None:
     for number, server in enumerate(agent.backend.mcp_servers):
         command = server.command
-        if server.type == "stdio" and command and not _runnable(command):
+        if server.type == "stdio" and command and shutil.which(os.path.expanduser(command)) is None:
             found.warnings.append(
                 f"{where}.mcp_servers[{number}].command: '{command}' is not on the PATH, so the run goes "
                 f"on without MCP server '{server.name}'; install it or give its full path"
             )
-
-
-def _runnable(command: str) -> bool:
-    return shutil.which(command) is not None or (Path(command).expanduser().is_file() and "/" in command)
 
 
 def _mcp_servers_start(config: MassGenConfig, found: StartCheck) -> None:

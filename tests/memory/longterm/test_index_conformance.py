@@ -12,51 +12,21 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
 pytestmark = pytest.mark.slow
 
 _SPEC = importlib.util.spec_from_file_location(
-    "synthetic_conversations",
-    Path(__file__).resolve().parents[3] / "benchmarks" / "synthetic_conversations.py",
+    "qdrant_agreement", Path(__file__).resolve().parents[3] / "benchmarks" / "qdrant_agreement.py"
 )
 assert _SPEC is not None and _SPEC.loader is not None
-synthetic = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = synthetic
-_SPEC.loader.exec_module(synthetic)
-
-AGENTS = ("agent_a", "agent_b", "agent_c")
-METHODS = ("hybrid", "lexical", "dense")
-
-
-def load(store: PersistentMemory, conversation: object) -> None:
-    """Two sessions: the conversation's messages by three agents taking turns (each turn won by one of
-    them), and the same conversation's probes' facts again in a second session, by one agent."""
-    messages = synthetic.records(conversation)
-    contexts = [RecordContext(AGENTS[turn % 3], "first", turn) for turn in range(1, len(messages) + 1)]
-    store.prepare_embeddings(list(zip(messages, contexts, strict=True)))
-    for message, context in zip(messages, contexts, strict=True):
-        store.record([message], context)
-        store.record_winner("first", context.turn, AGENTS[context.turn % 2])
-    for turn, probe in enumerate(conversation.probes[::2], start=1):  # type: ignore[attr-defined]
-        store.record([{"role": "assistant", "content": probe.fact}], RecordContext("agent_a", "second", turn))
-    for memory in store.list_memories()[::17]:
-        store.index.mark_stale(memory.id, "outdated", "agent_b", session_id="first", turn=3)
-
-
-def scopes(turns: int) -> dict[str, SearchFilter]:
-    return {
-        "store": SearchFilter(),
-        "session": SearchFilter(session_id="first"),
-        "agent": SearchFilter(agent_id="agent_b"),
-        "viewer": SearchFilter(viewer=Viewer("agent_c", "first", turns // 2)),
-        "viewer, every session": SearchFilter(viewer=Viewer("agent_a", "second", 3, all_sessions=True)),
-        "stale too": SearchFilter(session_id="first", include_stale=True),
-    }
+conformance_set = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = conformance_set
+_SPEC.loader.exec_module(conformance_set)  # the set and scopes every index is held to
+synthetic = conformance_set.synthetic
+load, scopes, METHODS = conformance_set.load, conformance_set.scopes, conformance_set.METHODS
 
 
 @pytest.fixture(scope="module")

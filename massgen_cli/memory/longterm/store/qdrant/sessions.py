@@ -26,7 +26,12 @@ from massgen_cli.memory.longterm.store.qdrant.base import require_version
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.filters import equals
 from massgen_cli.memory.longterm.store.qdrant.points import point_id
-from massgen_cli.memory.longterm.store.server.sessions import MAX_FILE_BYTES, RECORD_FILE, kept, local_turns
+from massgen_cli.memory.longterm.store.server.sessions import (
+    RECORD_FILE,
+    folder_files,
+    local_turns,
+    write_folder,
+)
 
 LEASE_SECONDS = 3600.0
 
@@ -88,23 +93,14 @@ class QdrantSessions:
         found = self.client.retrieve(self.name, [point_id("session", session_id)], with_payload=True)
         if not found or found[0].payload["turns_started"] < local_turns(directory):
             return False
-        files: dict[str, str] = json.loads(found[0].payload["state"])
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            if kept(name):
-                (directory / name).write_text(text, encoding="utf-8")
-        return bool(files)
+        return write_folder(directory, json.loads(found[0].payload["state"]))
 
     def push(self, session_id: str, directory: Path) -> None:
         """The session folder's files, as the server's copy (a copy that took more turns stays); the
         lease is renewed."""
         from qdrant_client import models
 
-        files = {
-            path.name: path.read_text(encoding="utf-8", errors="replace")
-            for path in sorted(directory.iterdir())
-            if kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
-        }
+        files = folder_files(directory)
         turns = local_turns(directory)
         payload = {
             "kind": "session",

@@ -9,17 +9,22 @@ from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
 
 
+def open_tables(connection_string: str, collection: str) -> tuple[ServerTables, ServerConnection]:
+    """A connection to the server with the collection's tables made (closed again when they cannot be)."""
+    tables, server = ServerTables(collection), ServerConnection(connection_string)
+    try:
+        create_tables(server, tables)
+    except BaseException:
+        server.close()
+        raise
+    return tables, server
+
+
 class ServerBase:
     """The open index on the server (its tables exist once this is built)."""
 
     def __init__(self, connection_string: str, collection: str):
-        self.tables = ServerTables(collection)
-        self.server = ServerConnection(connection_string)
-        try:
-            create_tables(self.server, self.tables)
-        except BaseException:
-            self.server.close()
-            raise
+        self.tables, self.server = open_tables(connection_string, collection)
 
     def close(self) -> None:
         self.server.close()

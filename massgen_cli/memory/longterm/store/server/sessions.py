@@ -14,8 +14,7 @@ from typing import Any
 
 from massgen_cli.errors import MemoryStoreError, UsageError
 from massgen_cli.memory.longterm.store.index.schema import now_iso
-from massgen_cli.memory.longterm.store.server.connection import ServerConnection
-from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
+from massgen_cli.memory.longterm.store.server.base import open_tables
 
 RECORD_FILE = "session.json"
 KEPT_SUFFIXES = (".json", ".jsonl")
@@ -27,13 +26,7 @@ class ServerSessions:
     connection until ``release`` (or until the process ends: the server frees it then)."""
 
     def __init__(self, connection_string: str, collection: str):
-        self.tables = ServerTables(collection)
-        self.server = ServerConnection(connection_string)
-        try:
-            create_tables(self.server, self.tables)
-        except BaseException:
-            self.server.close()
-            raise
+        self.tables, self.server = open_tables(connection_string, collection)
         self.claimed: set[str] = set()
 
     def where(self) -> str:
@@ -63,20 +56,11 @@ class ServerSessions:
         )
         if row is None or row[0] < local_turns(directory):
             return False
-        files: dict[str, str] = json.loads(row[1])
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            if kept(name):
-                (directory / name).write_text(text, encoding="utf-8")
-        return bool(files)
+        return write_folder(directory, json.loads(row[1]))
 
     def push(self, session_id: str, directory: Path) -> None:
         """The session folder's files, as the server's copy (a copy that took more turns stays)."""
-        files = {
-            path.name: path.read_text(encoding="utf-8", errors="replace")
-            for path in sorted(directory.iterdir())
-            if kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
-        }
+        files = folder_files(directory)
         self.server.run(
             f"INSERT INTO {self.tables.sessions} AS s (session_id, turns_started, record, state, updated_at) "
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
@@ -113,6 +97,25 @@ def local_turns(directory: Path) -> int:
         return int(max(data.get("turns_started", 0), data.get("turns_completed", 0)))
     except (OSError, ValueError, TypeError, AttributeError):
         return 0
+
+
+def folder_files(directory: Path) -> dict[str, str]:
+    """The session folder's data files, by name, as a server keeps them (each up to ``MAX_FILE_BYTES``)."""
+    return {
+        path.name: path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(directory.iterdir())
+        if kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
+    }
+
+
+def write_folder(directory: Path, files: dict[str, str]) -> bool:
+    """Write a server's copy of the session's files into its folder (only data file names); whether
+    there was anything."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        if kept(name):
+            (directory / name).write_text(text, encoding="utf-8")
+    return bool(files)
 
 
 def kept(name: str) -> bool:
