@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -34,6 +35,9 @@ class Snapshots:
         self.turn, self.attempt = 1, 1
         self.generation = 0  # changes whenever a snapshot is taken or removed
         self.views_at: dict[str, tuple[int, list[str]]] = {}  # agent → (generation, labels) of its view
+        # Copies run in worker threads, and a cancelled step's copy goes on beside its restart's: one
+        # copy or removal at a time, so none removes a folder another is walking.
+        self.busy = threading.RLock()
 
     def begin(self, at: AttemptAt) -> None:
         self.turn, self.attempt = at.turn, at.attempt
@@ -50,8 +54,9 @@ class Snapshots:
         """Remove the snapshots of an attempt post-evaluation rejected, or of every attempt of a turn that
         failed."""
         folder = self.storage / self.session_id / f"turn_{at.turn}"
-        shutil.rmtree(folder if whole_turn else folder / f"attempt_{at.attempt}", ignore_errors=True)
-        self._clear_views()
+        with self.busy:
+            shutil.rmtree(folder if whole_turn else folder / f"attempt_{at.attempt}", ignore_errors=True)
+            self._clear_views()
 
     def view_folder(self, agent_id: str) -> Path:
         """Where ``agent_id`` finds its peers' snapshots (created empty until there are some)."""
@@ -63,15 +68,20 @@ class Snapshots:
         """Copy ``workspace`` as ``agent_id``'s latest snapshot of this attempt; what was left out (special
         files such as a named pipe, folders past ``MAX_DEPTH``)."""
         target = self._attempt_folder(self.turn, self.attempt) / agent_id
-        if target.exists():
-            shutil.rmtree(target)
-        left_out = copy_tree(workspace, target)
-        self.generation += 1
+        with self.busy:
+            if target.exists():
+                shutil.rmtree(target)
+            left_out = copy_tree(workspace, target)
+            self.generation += 1
         return left_out
 
     def refresh_view(self, agent_id: str) -> list[str]:
         """Rebuild ``agent_id``'s view from its peers' latest snapshots (unless no snapshot changed since
         its last rebuild); the labels it now holds."""
+        with self.busy:
+            return self._rebuild_view(agent_id)
+
+    def _rebuild_view(self, agent_id: str) -> list[str]:
         built = self.views_at.get(agent_id)
         if built is not None and built[0] == self.generation:
             return built[1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,35 @@ def test_a_view_is_rebuilt_only_when_a_snapshot_changed(tmp_path: Path):
     (workspace / "plan.md").write_text("v2\n")
     snapshots.take("a", workspace)
     assert snapshots.refresh_view("b") == ["agent1"] and seen.read_text() == "v2\n"
+
+
+def test_a_cancelled_step_s_view_rebuild_beside_its_restart_s_loses_no_folder(tmp_path: Path):
+    """A step cancelled while its view is rebuilt in a worker thread leaves that thread running beside
+    the restarted step's rebuild (and a peer's new snapshot): neither removes a folder the other walks."""
+    workspace, snapshots = a_workspace_with_a_plan(tmp_path, "v1\n")
+    for folder in range(30):
+        (workspace / "memory" / f"part_{folder}").mkdir(parents=True)
+        (workspace / "memory" / f"part_{folder}" / "notes.md").write_text(f"note {folder}\n")
+    snapshots.take("a", workspace)
+    failures: list[BaseException] = []
+
+    def rebuild_again_and_again() -> None:
+        try:
+            for _ in range(15):
+                snapshots.generation += 1  # as a new snapshot would: the next refresh rebuilds
+                snapshots.refresh_view("b")
+                snapshots.take("a", workspace)
+        except BaseException as error:  # noqa: BLE001 - the test reports what a thread raised
+            failures.append(error)
+
+    threads = [threading.Thread(target=rebuild_again_and_again) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert snapshots.refresh_view("b") == ["agent1"]
+    assert (snapshots.view_folder("b") / "agent1" / "memory" / "part_29" / "notes.md").read_text() == "note 29\n"
 
 
 def test_a_named_pipe_or_a_very_deep_folder_is_left_out_of_a_snapshot(tmp_path: Path):
