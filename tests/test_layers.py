@@ -33,6 +33,8 @@ LAYERS: list[list[str]] = [
     ["cli.start_check"],
     ["cli.commands", "cli.memory_commands", "cli.validate"],
     ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
+    ["cli.memory_app"],
+    ["cli.admin"],
     ["cli.main"],
     ["__main__"],
 ]

@@ -1,0 +1,121 @@
+"""The subcommands (``massgen batch|sessions|memory|logs …``), as Typer reads them; ``main`` routes a
+command line here when its first word names one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from massgen_cli.cli.guard import guarded as _guarded
+from massgen_cli.cli.logs_commands import logs_app
+from massgen_cli.cli.memory_app import memory_app
+from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption, YesOption
+
+admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+sessions_app = typer.Typer(help="Inspect and delete sessions.", no_args_is_help=True)
+admin_app.add_typer(sessions_app, name="sessions")
+admin_app.add_typer(memory_app, name="memory")
+admin_app.add_typer(logs_app, name="logs")
+
+
+@admin_app.command(
+    "batch",
+    help="Answer every question of a JSONL file ({id?, question} per line), several at once, writing one "
+    "result line per question to --out as each finishes. Exit 0 when all are answered, 1 when any failed.",
+)
+def batch(
+    questions: Annotated[Path, typer.Argument(metavar="QUESTIONS.jsonl", help="One JSON object per line.")],
+    out: Annotated[Path, typer.Option("--out", help="Where the result lines go (JSONL).")],
+    config: ConfigOption = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Questions at once.")] = 4,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already in --out.")] = False,
+    shared_session: Annotated[
+        str | None,
+        typer.Option("--shared-session", help="Ask every question in this one session (one at a time)."),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run each question as a Ray task: alone, on a local Ray instance; with an address "
+            "(auto, host:port, ray://host:port), on that cluster. Needs the ray extra.",
+        ),
+    ] = None,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.batch_command import BatchOptions, run_batch
+
+    options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir, ray)
+    _guarded(debug, lambda: run_batch(options))
+
+
+@sessions_app.command("list", help="List sessions, most recent first.")
+def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) -> None:
+    from massgen_cli.cli.commands import print_sessions
+
+    _guarded(debug, lambda: print_sessions(state_dir))
+
+
+@sessions_app.command("show", help="A session's turns: questions, winners, tokens and cost, with totals.")
+def sessions_show(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `sessions list`).")],
+    state_dir: StateDirOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The session's record as JSON.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.commands import show_session
+
+    _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json))
+
+
+@sessions_app.command(
+    "delete",
+    help="Delete sessions (asks first unless --yes): each one's record, lock, threads and run log folders. "
+    "Its long-term memories stay unless --memories. A session a running massgen holds is refused.",
+)
+def sessions_delete(
+    session_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="The sessions' ids.")],
+    memories: Annotated[
+        bool, typer.Option("--memories", help="Also the memories recorded only in these sessions.")
+    ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", "-c", help="With --memories: the config of their store (default: each session's own)."
+        ),
+    ] = None,
+    yes: YesOption = False,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.session_commands import delete_sessions
+
+    _guarded(
+        debug, lambda: delete_sessions(state_dir, session_ids, memories=memories, config=config, yes=yes)
+    )
+
+
+@sessions_app.command(
+    "prune",
+    help="Delete the sessions not used for a while, as `sessions delete` does; lists them first, and asks "
+    "unless --yes.",
+)
+def sessions_prune(
+    older_than: Annotated[
+        str, typer.Option("--older-than", metavar="AGE", help="Unused for longer than AGE: 12h, 7d, 2w.")
+    ],
+    temp: Annotated[
+        bool, typer.Option("--temp", help="Only the temp_* sessions of single questions (no --session).")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
+    yes: YesOption = False,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.cli.session_commands import prune_sessions
+
+    _guarded(debug, lambda: prune_sessions(state_dir, older_than, temp_only=temp, dry_run=dry_run, yes=yes))
