@@ -171,6 +171,9 @@ def test_the_front_end_is_one_package():
     assert {p.stem for p in (PACKAGE / "cli").glob("*.py")} == {
         "__init__",
         "main",
+        "admin",
+        "memory_app",
+        "options",
         "commands",
         "memory_commands",
         "memory_import",
