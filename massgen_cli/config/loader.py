@@ -58,6 +58,14 @@ def load_config(source: str | Path | None = None) -> LoadedConfig:
     return load_document(document.value, path, document.duplicates)
 
 
+def load_built(document: dict[str, Any], origin: Path) -> LoadedConfig:
+    """Validate a document built in code rather than read from a file (the command line's quick start),
+    on the path a file takes: the ``.env`` files beside ``origin`` (a name in the folder it stands for)
+    are loaded, then the document is checked as a YAML file's would be."""
+    _load_dotenv_files(origin)
+    return load_document(document, origin)
+
+
 def load_document(document: Any, path: Path, found: CappedLines | None = None) -> LoadedConfig:
     """Validate an already parsed YAML document; ``found``: problems reading it found already."""
     if not isinstance(document, dict):
