@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from massgen_cli.errors import MassGenError, UsageError
-from massgen_cli.events import FinalAnswer, RunEvent, TurnEnded
+from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded
+from massgen_cli.runlogs.status import StatusFile
+from massgen_cli.runlogs.writer import event_line
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
     from massgen_cli.config.schema import MassGenConfig
-    from massgen_cli.runlogs.status import StatusFile
 
 EXIT_SUCCESS, EXIT_CONFIG_ERROR, EXIT_EXECUTION_ERROR, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 """MassGen's exit codes in automation mode: answered; config or usage error; the run failed; the turn
@@ -36,6 +37,12 @@ def automation_code(code: int) -> int:
     """The exit code an automated run ends with, for the code it would end with otherwise (0 answered,
     1 runtime failure, 2 usage or config error, 130/143 interrupted)."""
     return _AUTOMATION_CODES.get(code, code)
+
+
+class TurnTimedOut(MassGenError):
+    """An automated run's turn reached its time limit without an answer."""
+
+    exit_code = EXIT_TIMEOUT
 
 
 @contextlib.contextmanager
@@ -99,16 +106,13 @@ class RunWatch:
         app.events.subscribe(self)
         if not self.outputs.automated:
             return
-        from massgen_cli.runlogs.status import StatusFile
-
         folder = app.run_log.directory.resolve()
-        self._say(f"LOG_DIR: {folder}")
+        if app.run_log.enabled:  # else the state folder cannot be written: said already, no status kept
+            meta = {"session_id": app.session.id, "log_dir": str(folder), "question": question}
+            self.status = StatusFile(folder / STATUS_FILE, app.loaded.config.agent_ids, meta, self._stopped)
+            app.events.subscribe(self.status)
+        self._say(f"LOG_DIR: {folder}")  # once the status file is there to read
         self._say(f"STATUS: {folder / STATUS_FILE}")
-        if not app.run_log.enabled:
-            return  # the state folder cannot be written: said already, and no status file is kept
-        meta = {"session_id": app.session.id, "log_dir": str(folder), "question": question}
-        self.status = StatusFile(folder / STATUS_FILE, app.loaded.config.agent_ids, meta, self._stopped)
-        app.events.subscribe(self.status)
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, FinalAnswer):
@@ -117,8 +121,6 @@ class RunWatch:
         if isinstance(event, TurnEnded):
             self.timed_out = event.timed_out
         if self.stream is not None and self.app is not None:
-            from massgen_cli.runlogs.writer import event_line
-
             self._line(event_line(event, session_id=self.app.session.id, turn=self.app.run_log.turn))
 
     def _say(self, line: str) -> None:
@@ -132,29 +134,42 @@ class RunWatch:
 
     def finish(self, code: int, error: BaseException | None = None) -> int:
         """The run is over (``code`` as the command would end without automation): the answer goes to
-        the output file and as the stream's last event, the status file says how it ended. Returns
-        the exit code to end with."""
-        if self.final is not None and self.outputs.output_file is not None:
+        the output file and as the stream's last event, the status file says how it ended (with the
+        automation exit code). Returns ``code``; a failure of an automated run by its time limit is
+        raised again as ``TurnTimedOut``."""
+        try:
+            self._deliver()
+        except MassGenError as failure:
+            self._end(code or failure.exit_code, error or failure)
+            raise
+        self._end(code, error)
+        return code
+
+    def _deliver(self) -> None:
+        """The final answer to the output file, and as the event stream's last line."""
+        if self.final is None:
+            return
+        if self.outputs.output_file is not None:
             _write_answer(self.outputs.output_file, self.final.text)
             if self.outputs.automated:
                 self._say(f"OUTPUT_FILE: {self.outputs.output_file.resolve()}")
-        if self.final is not None and self.stream is not None and self.app is not None:
-            from massgen_cli.runlogs.writer import event_line
+        if self.stream is not None and self.app is not None:
+            context = {"session_id": self.app.session.id, "turn": self.app.run_log.turn}
+            self._line(event_line(self.final, **context))
 
-            self._line(event_line(self.final, session_id=self.app.session.id, turn=self.app.run_log.turn))
+    def _end(self, code: int, error: BaseException | None) -> None:
         if not self.outputs.automated:
-            return code
+            return
         ending = automation_code(code)
         if ending == EXIT_EXECUTION_ERROR and self.timed_out:
             ending = EXIT_TIMEOUT
         if self.status is not None:
             details = str(error) if isinstance(error, MassGenError) else None
             self.status.finish(_REASONS.get(ending, "error"), details, ending)
-        return ending
+        if ending == EXIT_TIMEOUT and error is not None:
+            raise TurnTimedOut(str(error)) from error
 
     def _stopped(self, message: str) -> None:
-        from massgen_cli.events import Notice
-
         if self.app is not None:
             self.app.events(Notice("degraded", message))
 
