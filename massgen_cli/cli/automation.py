@@ -20,6 +20,7 @@ from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded
 from massgen_cli.runlogs.status import StatusFile
 from massgen_cli.runlogs.writer import event_line
+from massgen_cli.ui import to_devnull
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
@@ -129,8 +130,11 @@ class RunWatch:
 
     def _line(self, line: str) -> None:
         assert self.stream is not None
-        self.stream.write(line + "\n")
-        self.stream.flush()
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except BrokenPipeError:  # the reader went away (`| head -1`): the run still ends and is logged
+            to_devnull(self.stream)
 
     def finish(self, code: int, error: BaseException | None = None) -> int:
         """The run is over (``code`` as the command would end without automation): the answer goes to

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.events import event_from_dict
+from massgen_cli.session import read_session
 from tests.cli.in_process_cli import massgen
-from tests.conftest import first_attempt_folder, wait_until, write_config
+from tests.cli.test_closed_pipe import LONG_ANSWER, assert_quiet_end, first_line_then_close
+from tests.conftest import first_attempt_folder, state_folder, wait_until, write_config
 from tests.scripted import answer, scripted, vote
 
 THREE_AGENTS = "@examples/scripted_three_agents"
@@ -166,3 +168,12 @@ def test_automation_and_stream_events_run_one_question(tmp_path: Path):
         result = massgen(flag, "-c", "config.yaml")
         assert result.exit_code == 1, "a usage error, in MassGen's automation codes"
         assert f"{flag} runs one question" in result.stderr
+
+
+def test_an_event_stream_whose_reader_goes_away_ends_quietly_and_the_run_is_kept(tmp_path: Path):
+    write_config(tmp_path, scripted({"solo": [LONG_ANSWER]}))
+    arguments = ["--stream-events", "-c", "config.yaml", "--session", "piped", "Q?"]
+    line, code, errors = first_line_then_close(*arguments)
+    assert json.loads(line)["type"] == "AgentText"
+    assert_quiet_end(code, errors)
+    assert read_session(state_folder(), "piped").exchanges[0].answer == LONG_ANSWER
