@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from massgen_cli.cli.main import route, run_app
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS
 from massgen_cli.config.providers import PROVIDERS
+from massgen_cli.config.sources import EXAMPLES_DIR, MASSGEN_EXAMPLES, shipped_configs
 from tests.cli.in_process_cli import massgen
 from tests.conftest import first_attempt_folder, state_folder, write_config
 from tests.scripted import scripted
@@ -149,3 +151,28 @@ def test_help_loads_no_provider_sdk_or_pydantic_model():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ))
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_the_quick_start_flags_take_their_values_whatever_they_say():
+    for flag in ("--backend", "--model", "--system-message", "--base-url", "--session-id", "--output-file"):
+        assert route([flag, "sessions", "Q?"]) == (run_app, [flag, "sessions", "Q?"]), flag
+
+
+def test_massgens_example_names_resolve_to_their_counterpart_or_point_to_the_list():
+    validated = massgen("--validate", "@examples/basic/multi/three_agents_default")
+    assert validated.exit_code == 0, validated.stderr
+    said = validated.stdout + validated.stderr
+    assert "is MassGen's example config; its counterpart here is @examples/default" in said
+    assert f"{EXAMPLES_DIR / 'default.yaml'} is valid" in said
+    for name in ("basic/multi/gemini_gpt5_claude", "tools/mcp/claude_mcp_example"):
+        refused = massgen("-c", f"@examples/{name}", "Q?")
+        assert refused.exit_code == 2
+        assert f"@examples/{name} is one of MassGen's example configs, which massgen-cli does not ship" in (
+            refused.stderr
+        )
+        assert "`massgen --list-examples` lists the shipped ones" in refused.stderr
+    typo = massgen("-c", "@examples/basic/scripted_singel", "Q?")
+    assert typo.exit_code == 2 and "(did you mean 'basic/scripted_single'?)" in typo.stderr
+    shipped = {str(p.relative_to(EXAMPLES_DIR).with_suffix("")) for p in shipped_configs()}
+    assert not shipped & set(MASSGEN_EXAMPLES), "a MassGen name never hides a shipped config"
+    assert set(MASSGEN_EXAMPLES.values()) <= shipped
