@@ -285,6 +285,8 @@ class TurnEnded:
     usage: dict[str, Usage] = field(default_factory=dict)
     winner: str | None = None
     votes: dict[str, int] = field(default_factory=dict)
+    timed_out: bool = False
+    """The turn was ended by its time limit (with the best answer so far, or none)."""
 
 
 @dataclass(frozen=True)

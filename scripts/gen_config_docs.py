@@ -25,7 +25,15 @@ from massgen_cli.config.schema import MassGenConfig
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
 COMMAND = "python scripts/gen_config_docs.py"
-INFERENCE_EXAMPLES = ("gpt-4o", "o3-mini", "claude-sonnet-4-5", "gemini-2.5-flash", "grok-4", "smollm2-135m")
+INFERENCE_EXAMPLES = (
+    "gpt-4o",
+    "o3-mini",
+    "claude-sonnet-4-5",
+    "gemini-2.5-flash",
+    "grok-4",
+    "glm-4.5",
+    "smollm2-135m",
+)
 
 INTRO = """\
 # Config reference

@@ -188,6 +188,13 @@ def test_the_front_end_is_one_package():
         "argv",
         "guard",
         "signals",
+        "admin",
+        "memory_app",
+        "options",
+        "quickstart",
+        "launch",
+        "automation",
+        "run_flags",
     }
 
 

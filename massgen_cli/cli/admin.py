@@ -13,7 +13,12 @@ from massgen_cli.cli.logs_commands import logs_app
 from massgen_cli.cli.memory_app import memory_app
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption, YesOption
 
-admin_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+admin_app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 sessions_app = typer.Typer(help="Inspect and delete sessions.", no_args_is_help=True)
 admin_app.add_typer(sessions_app, name="sessions")
 admin_app.add_typer(memory_app, name="memory")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from massgen_cli.cli.automation import Outputs, RunWatch
+from massgen_cli.cli.quickstart import QuickStart
 from massgen_cli.cli.signals import TERMINATED
 from massgen_cli.errors import MassGenError, UsageError, outside_failure
 
@@ -41,17 +43,56 @@ class RunOptions:
     debug: bool = False
     domain: str | None = None
     task_type: str | None = None
+    quick: QuickStart = field(default_factory=QuickStart)
+    outputs: Outputs = field(default_factory=Outputs)
+    continue_session: bool = False
 
 
 def ask_or_chat(options: RunOptions) -> int:
-    """Answer one question (exit code 0, or 1 without an answer), or run an interactive session."""
+    """Answer one question (exit code 0, or 1 without an answer), or run an interactive session; what a
+    script reads of it (``options.outputs``) is kept by a ``RunWatch`` to the end."""
+    watch = RunWatch(options.outputs)
+    try:
+        code = _ask_or_chat(_launched(options), watch)
+    except BaseException as error:
+        watch.finish(_exit_code(error), error)
+        raise
+    return watch.finish(code)
+
+
+def _launched(options: RunOptions) -> RunOptions:
+    """The command line's usage checks; ``--continue``'s session and config."""
+    from massgen_cli.cli.launch import check_question, check_session, continued
+
+    check_question(options.question)
+    check_session(options.session)
+    options.outputs.check(options.question)
+    if not options.continue_session:
+        return options
+    given = options.quick.given
+    session, config = continued(options.state_dir, options.session, options.config, flags_build_config=given)
+    if not options.quiet and not options.outputs.automated:
+        _stderr_console().print(f"[dim]continuing session {escape(session)}[/]")
+    return replace(options, session=session, config=config)
+
+
+def _exit_code(error: BaseException) -> int:
+    """The exit code ``error`` ends the command with (as ``guard.guarded`` maps it)."""
+    if isinstance(error, MassGenError):
+        return error.exit_code
+    if isinstance(error, KeyboardInterrupt):
+        return 143 if TERMINATED.is_set() else 130
+    return 1
+
+
+def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     from massgen_cli.app import MassGenApp
-    from massgen_cli.config import load_config
+    from massgen_cli.cli.quickstart import load_run_config
     from massgen_cli.state import resolve_state_dir
     from massgen_cli.ui import ConsoleView
 
-    question, quiet = options.question, options.quiet
-    loaded = load_config(options.config)
+    question, quiet = options.question, options.quiet or options.outputs.automated
+    loaded = load_run_config(options.config, options.quick)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     console = _stderr_console()
     if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
@@ -66,10 +107,12 @@ def ask_or_chat(options: RunOptions) -> int:
             console.print(f"[dim]note: {escape(note)}[/]")
         if any(agent.backend.type == "local" for agent in loaded.config.agents):
             console.print(f"[dim]{SMALL_MODEL_NOTE}[/]")
+    watch.prepare(loaded.config)
     ui = loaded.config.ui
     view = ConsoleView(
         loaded.config.agent_ids,
         console=console,
+        out=watch.answer_out(),
         live=console.is_terminal and ui.live_view,
         quiet=quiet or ui.display_type == "silent" or ui.automation_mode,
         debug=options.debug,
@@ -81,6 +124,7 @@ def ask_or_chat(options: RunOptions) -> int:
         session_id=options.session,
         interactive=question is None,
     )
+    watch.attach(app, question)
     try:  # SIGTERM ends the run like Ctrl-C (the command takes both signals: cli/signals.py)
         return _answer(app, question) if question is not None else _chat(app, console)
     except KeyboardInterrupt:

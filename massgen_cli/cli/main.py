@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -15,10 +16,26 @@ from massgen_cli.cli.argv import first_positional, options_after_command, ray_va
 from massgen_cli.cli.guard import guarded as _guarded
 from massgen_cli.cli.guard import leave_without_waiting, reader_gone, stdout_file, watch_stdout
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
+from massgen_cli.cli.run_flags import (
+    AutomationOption,
+    BackendOption,
+    BaseUrlOption,
+    ContinueOption,
+    ListBackendsOption,
+    ListSessionsOption,
+    ModelOption,
+    OutputFileOption,
+    SessionOption,
+    StreamEventsOption,
+    SystemMessageOption,
+)
 
 SUBCOMMANDS = ("sessions", "memory", "batch", "logs")
 
-run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+run_app = typer.Typer(
+    add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, context_settings=HELP_OPTIONS
+)
 
 
 def _version(value: bool) -> None:
@@ -40,9 +57,7 @@ def run(
     ] = None,
     config: ConfigOption = None,
     state_dir: StateDirOption = None,
-    session: Annotated[
-        str | None, typer.Option("--session", help="Continue (or create) this session.")
-    ] = None,
+    session: SessionOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
     debug: DebugOption = False,
     domain: Annotated[
@@ -70,18 +85,40 @@ def run(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
+    backend: BackendOption = None,
+    model: ModelOption = None,
+    system_message: SystemMessageOption = None,
+    base_url: BaseUrlOption = None,
+    continue_session: ContinueOption = False,
+    list_sessions: ListSessionsOption = False,
+    list_backends: ListBackendsOption = False,
+    output_file: OutputFileOption = None,
+    automation: AutomationOption = False,
+    stream_events: StreamEventsOption = False,
 ) -> None:
-    from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples
+    from massgen_cli.cli.automation import Outputs
+    from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples, print_sessions
+    from massgen_cli.cli.quickstart import QuickStart, print_backends
 
-    if list_examples:
-        _guarded(debug, print_examples)
+    if list_examples or list_backends or list_sessions:
+        listing = print_examples if list_examples else print_backends
+        _guarded(debug, (lambda: print_sessions(state_dir)) if list_sessions else listing)
         return
     if validate is not None:
         from massgen_cli.cli.validate import validate_command
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
         return
+    quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
+    outputs = Outputs(automation, stream_events, output_file)
     options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
+    options = replace(options, quick=quick, outputs=outputs, continue_session=continue_session)
+    if outputs.automated:
+        from massgen_cli.cli.automation import automation_exit_codes
+
+        with automation_exit_codes():
+            _guarded(debug, lambda: ask_or_chat(options))
+        return
     _guarded(debug, lambda: ask_or_chat(options))
 
 

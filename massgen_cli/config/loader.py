@@ -20,7 +20,12 @@ from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import CappedLines, describe_error, error_path, join_path
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
-from massgen_cli.config.sources import DEFAULT_CONFIG, resolve_config_path
+from massgen_cli.config.sources import (
+    DEFAULT_CONFIG,
+    EXAMPLES_PREFIX,
+    massgen_counterpart,
+    resolve_config_path,
+)
 from massgen_cli.config.walk import WalkResult, check_keys
 from massgen_cli.config.yaml_reader import ReadDocument, read_yaml
 from massgen_cli.errors import ConfigError
@@ -55,7 +60,19 @@ def load_config(source: str | Path | None = None) -> LoadedConfig:
     path = resolve_config_path(source or DEFAULT_CONFIG)
     _load_dotenv_files(path)
     document = _read_yaml(path)
-    return load_document(document.value, path, document.duplicates)
+    loaded = load_document(document.value, path, document.duplicates)
+    ours = massgen_counterpart(str(source)) if str(source).startswith(EXAMPLES_PREFIX) else None
+    if ours is not None:
+        loaded.notes.append(f"{source} is MassGen's example config; its counterpart here is @examples/{ours}")
+    return loaded
+
+
+def load_built(document: dict[str, Any], origin: Path) -> LoadedConfig:
+    """Validate a document built in code rather than read from a file (the command line's quick start),
+    on the path a file takes: the ``.env`` files beside ``origin`` (a name in the folder it stands for)
+    are loaded, then the document is checked as a YAML file's would be."""
+    _load_dotenv_files(origin)
+    return load_document(document, origin)
 
 
 def load_document(document: Any, path: Path, found: CappedLines | None = None) -> LoadedConfig:

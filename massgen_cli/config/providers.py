@@ -72,6 +72,7 @@ _MODEL_PREFIXES: list[tuple[str, str]] = [
     (r"^claude-", "claude"),
     (r"^gemini-", "gemini"),
     (r"^grok-", "grok"),
+    (r"^glm-", "zai"),
     (r"^(smollm|local)", "local"),
 ]
 

@@ -10,6 +10,14 @@ from massgen_cli.errors import ConfigError
 EXAMPLES_PREFIX = "@examples/"
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = EXAMPLES_PREFIX + "default"
+MASSGEN_EXAMPLES = {"basic/multi/three_agents_default": "default"}
+"""MassGen 0.1.97's example configs that a shipped config of ours stands for, by MassGen's name: its
+three-agent default is our three-agent default (on the embedded model rather than three providers')."""
+MASSGEN_CATEGORIES = frozenset(
+    {"ag2", "analysis", "basic", "broadcast", "checkpoint", "coordination", "debug", "docs", "examples"}
+    | {"features", "memory", "meta", "providers", "rate_limits", "skills", "teams", "tools", "voting"}
+)
+"""The folders of MassGen 0.1.97's example configs: the first part of its ``@examples/`` names."""
 
 
 def shipped_configs() -> list[Path]:
@@ -43,6 +51,23 @@ def _resolve_example(name: str) -> Path:
         options = ", ".join(f"@examples/{p.relative_to(EXAMPLES_DIR).with_suffix('')}" for p in matches)
         raise ConfigError(f"@examples/{name} is ambiguous; use one of: {options}")
     stems = [p.stem for p in shipped_configs()] + names
-    raise ConfigError(
-        f"no shipped config named '{name}'{suggest(relative, stems)}; `massgen --list-examples` lists them"
-    )
+    ours = massgen_counterpart(relative)
+    if ours is not None:
+        return _resolve_example(ours)
+    close = suggest(relative, stems)
+    if not close and relative.split("/")[0] in MASSGEN_CATEGORIES:
+        raise ConfigError(
+            f"@examples/{name} is one of MassGen's example configs, which massgen-cli does not ship: "
+            "`massgen --list-examples` lists the shipped ones (a MassGen config file loads here: give its "
+            "path to --config)"
+        )
+    raise ConfigError(f"no shipped config named '{name}'{close}; `massgen --list-examples` lists them")
+
+
+def massgen_counterpart(name: str) -> str | None:
+    """Our shipped config that stands for MassGen's example ``name`` (its path, or its file's stem)."""
+    relative = name.removeprefix(EXAMPLES_PREFIX).removesuffix(".yaml").removesuffix(".yml")
+    for massgen_name, ours in MASSGEN_EXAMPLES.items():
+        if relative in (massgen_name, massgen_name.rsplit("/", 1)[-1]):
+            return ours
+    return None

@@ -51,6 +51,7 @@ class AttemptSummary:
             warnings=list(ledger.attempt.warnings),
             total_usage=Usage.total(spent.values()),
             turn_usage=Usage.total(ledger.usage_of_turn().values()),
+            timed_out=coordination.timed_out,
         )
 
     def unfinished(self, question: str, at: AttemptAt, error: BaseException) -> TurnResult:

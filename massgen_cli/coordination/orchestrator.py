@@ -44,6 +44,8 @@ class AttemptResult:
     end_reason: str
     timings_s: dict[str, float] = field(default_factory=dict)
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
+    timed_out: bool = False
+    """The attempt was ended by its time limit (the turn's, or a single agent's answer)."""
 
 
 class Orchestrator:
@@ -83,6 +85,7 @@ class Orchestrator:
         self.abandoned: list[asyncio.Task[StepOutcome]] = []
         self.restart_due: set[str] = set()
         self.end_reason = ""
+        self.timed_out = False
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
         """Coordinate until every agent has voted or can do no more, or a limit is reached."""
@@ -94,6 +97,7 @@ class Orchestrator:
             async with asyncio.timeout(self.turn_timeout_s):
                 await self._drive()
         except TimeoutError:
+            self.timed_out = True
             self.end_reason = (
                 f"orchestrator timeout ({self.turn_timeout_s:g}s) reached; best available answer used"
             )
@@ -111,6 +115,7 @@ class Orchestrator:
             end_reason=self.end_reason,
             timings_s={"coordination": round(time.monotonic() - started, 3)},
             transcripts=dict(self.transcripts),
+            timed_out=self.timed_out,
         )
 
     def _natural_end_reason(self) -> str:

@@ -35,6 +35,8 @@ class TurnResult:
     """Every agent's usage in this attempt, summed."""
     turn_usage: Usage = field(default_factory=lambda: Usage(0, 0))
     """Every agent's usage in the turn so far (its earlier attempts too), summed."""
+    timed_out: bool = False
+    """The attempt was ended by its time limit."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``summary.json`` record (DESIGN.md's contract)."""

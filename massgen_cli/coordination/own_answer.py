@@ -51,6 +51,7 @@ class OwnAnswer:
     text: str = ""
     exchange: list[Message] = field(default_factory=list)
     failure: str = ""
+    timed_out: bool = False
 
 
 async def own_answer(
@@ -94,7 +95,7 @@ async def own_answer(
         return OwnAnswer(agent.id, failure=f"{agent.id} failed: {error}")
     except TimeoutError:
         step.emit(AgentStatus(agent.id, "failed", f"timed out after {step.timeout_s:g}s"))
-        return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s")
+        return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s", timed_out=True)
     await context.decided(StepDone(at, done.exchange, done.completion.reasoning))
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
     if not text:
@@ -110,7 +111,8 @@ async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose
         agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
     answer = await own_answer(agent, question, step, purpose=purpose)
     if answer.failure:
-        return AttemptResult({}, [], None, answer.failure, _since(started), {agent.id: answer.exchange})
+        exchanges = {agent.id: answer.exchange}
+        return AttemptResult({}, [], None, answer.failure, _since(started), exchanges, answer.timed_out)
     answers, transcripts = {agent.id: answer.text}, {agent.id: answer.exchange}
     return AttemptResult(answers, [], agent.id, "single agent answered", _since(started), transcripts)
 

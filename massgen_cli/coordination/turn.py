@@ -157,7 +157,7 @@ class TurnRunner:
             )
             self._saving("the session", complete)
         tally = Counter(vote.target for vote in result.votes)
-        self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally)))
+        self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally), result.timed_out))
         self._close_attempt(result)
 
     def _roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:

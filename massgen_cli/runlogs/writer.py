@@ -26,6 +26,13 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(redact(data), indent=2, ensure_ascii=False, default=str), encoding="utf-8")
 
 
+def event_line(event: RunEvent | StreamEvent, **context: Any) -> str:
+    """An event as one line of ``events.jsonl`` (and of ``--stream-events``): its time, the ``context``
+    (session and turn), its type and fields, secrets redacted."""
+    record = {"time": timestamp(), **context, **event_to_dict(event)}
+    return json.dumps(redact(record), ensure_ascii=False, default=str)
+
+
 class AttemptLog:
     """The log folder of one attempt of one turn. A write the disk refuses turns this log off and is said
     once (``on_failure``); the run goes on."""
@@ -52,11 +59,11 @@ class AttemptLog:
             self.on_failure(f"the run log at {self.directory} stopped: {error}")
 
     def event(self, event: RunEvent | StreamEvent, **context: Any) -> None:
-        record = {"time": timestamp(), **context, **event_to_dict(event)}
+        line = event_line(event, **context)
 
         def write() -> None:
             assert self._events is not None
-            self._events.write(json.dumps(redact(record), ensure_ascii=False, default=str) + "\n")
+            self._events.write(line + "\n")
             self._events.flush()
 
         self._guarded(write)
@@ -110,7 +117,7 @@ class RunLog:
         """The attempt's log, which the events go to until ``close_attempt``."""
         self.turn = turn
         if self.enabled:
-            first = not self.directory.exists()
+            first = not self.opened_once  # the folder may exist already (a status file in it)
             folder = self.directory / f"turn_{turn}" / f"attempt_{attempt}"
             self.current = AttemptLog(folder, self._stopped)
             if first and self.on_open is not None:
