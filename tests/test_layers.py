@@ -185,6 +185,9 @@ def test_the_front_end_is_one_package():
         "argv",
         "guard",
         "signals",
+        "admin",
+        "memory_app",
+        "options",
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ class RunOptions:
     debug: bool = False
     domain: str | None = None
     task_type: str | None = None
+    max_cost: float | None = None
 
 
 def ask_or_chat(options: RunOptions) -> int:
@@ -53,6 +55,7 @@ def ask_or_chat(options: RunOptions) -> int:
     question, quiet = options.question, options.quiet
     loaded = load_config(options.config)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
+    _override_spending_cap(loaded.config, options.max_cost)
     console = _stderr_console()
     if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
         console.print(
@@ -109,6 +112,17 @@ def _override_memory_scope(config: Any, domain: str | None, task_type: str | Non
     for memory in memories:
         memory.domain = domain or memory.domain
         memory.task_type = task_type or memory.task_type
+
+
+def _override_spending_cap(config: Any, max_cost: float | None) -> None:
+    """``--max-cost`` wins over ``orchestrator.max_cost_usd``."""
+    if max_cost is None:
+        return
+    if not (math.isfinite(max_cost) and max_cost > 0):
+        raise UsageError(
+            f"--max-cost {max_cost:g}: give an amount in US dollars above 0, e.g. --max-cost 0.50"
+        )
+    config.orchestrator.max_cost_usd = max_cost
 
 
 def _answer(app: MassGenApp, question: str) -> int:

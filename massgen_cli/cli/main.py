@@ -51,6 +51,15 @@ def run(
     task_type: Annotated[
         str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            help="Spend at most this many US dollars in this run (overrides orchestrator.max_cost_usd): "
+            "once spent, no new step starts and the best answer so far is final.",
+        ),
+    ] = None,
     list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
     validate: Annotated[
         str | None,
@@ -81,7 +90,9 @@ def run(
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
         return
-    options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
+    options = RunOptions(
+        question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
+    )
     _guarded(debug, lambda: ask_or_chat(options))
 
 

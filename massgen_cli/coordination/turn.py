@@ -25,6 +25,7 @@ from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.policy import CoordinationPolicy
+from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
@@ -64,6 +65,9 @@ class TurnRunner:
         self.emit = record.emit
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
+        self.spending = SpendingGate(
+            crew.policy.spending, record.ledger.usage_of_run, self._settled, self.emit
+        )
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
@@ -114,12 +118,13 @@ class TurnRunner:
         coordination = await self._coordinate(question, finale.scope, extra, purpose)
         self.transcripts = coordination.transcripts
         final = await finale.final_answer(self.agents, question, coordination, purpose)
-        await asyncio.gather(*(agent.settled() for agent in self.agents))
+        await self._settled()
         return self.summary.of(question, at, coordination, final)
 
     def _finale(self, at: AttemptAt) -> Finale:
         """The end of the attempt ``at``: its final answer and post-evaluation."""
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
+        log = self.record.log.current
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.spending)
         return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(
@@ -144,7 +149,7 @@ class TurnRunner:
             except OSError as error:
                 self._unsaved(part.part_name, error)
         result.timings_s["total"] = round(time.monotonic() - started, 3)
-        await asyncio.gather(*(agent.settled() for agent in self.agents))  # post-evaluation's cost too
+        await self._settled()  # post-evaluation's cost too
         usage = self.record.ledger.usage_of_turn()
         if result.final_answer is not None:
             threads = self.crew.context.threads
@@ -159,6 +164,10 @@ class TurnRunner:
         tally = Counter(vote.target for vote in result.votes)
         self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally)))
         self._close_attempt(result)
+
+    async def _settled(self) -> None:
+        """Every call that ended is priced and its usage told."""
+        await asyncio.gather(*(agent.settled() for agent in self.agents))
 
     def _roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
         for part in self.parts:

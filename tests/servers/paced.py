@@ -1,0 +1,16 @@
+"""The paced OpenAI-compatible server of ``benchmarks/paced_server.py`` (a real HTTP server on 127.0.0.1 that
+plays the coordination game by rule and reports usage), loaded for the tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+_SPEC = importlib.util.spec_from_file_location(
+    "paced_server", Path(__file__).resolve().parents[2] / "benchmarks" / "paced_server.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+paced_server = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = paced_server  # its dataclasses look their module up
+_SPEC.loader.exec_module(paced_server)
