@@ -228,9 +228,10 @@ def print_sessions(state_dir: Path | None) -> int:
 
 
 def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = False) -> int:
-    """The session's turns with their winners, tokens and cost, and the totals (turns recorded before
-    costs were kept show none)."""
+    """The session's turns (answered, failed and cancelled) with their winners, tokens and cost, where
+    ``/reset`` began a new conversation, and the totals (turns recorded before costs were kept show none)."""
     import json
+    from collections import Counter
     from dataclasses import asdict
 
     from rich.table import Table
@@ -245,22 +246,35 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
     if as_json:
         print(json.dumps(asdict(record), ensure_ascii=False, indent=1))
         return 0
-    table = Table(title=f"Session {record.session_id} · {record.turns_completed} turn(s) answered")
-    for column in ("turn", "question", "winner", "tokens", "cost"):
+    ended = Counter(exchange.status for exchange in record.exchanges)
+    said = ", ".join(
+        f"{ended[status]} {status}" for status in ("answered", "failed", "cancelled") if ended[status]
+    )
+    unrecorded = record.turns_started - len(record.exchanges)
+    table = Table(title=f"Session {record.session_id}")
+    for column in ("turn", "question", "status", "winner", "tokens", "cost"):
         table.add_column(column, justify="right" if column in ("turn", "tokens", "cost") else "left")
-    used = []
+    used, conversation = [], record.exchanges[0].conversation if record.exchanges else 1
     for exchange in record.exchanges:
+        if exchange.conversation != conversation:
+            conversation = exchange.conversation
+            table.add_row("", "── /reset: a new conversation ──", "", "", "", "")
         usage = Usage(**exchange.usage) if exchange.usage else None
         used += [usage] if usage else []
         table.add_row(
             str(exchange.turn),
             one_line(exchange.question, 60),
+            exchange.status,
             exchange.winner or "",
             f"{usage.tokens:,}" if usage else "",
             cost_text(usage.cost_usd) if usage else "",
         )
     console = Console()
     console.print(table)
+    turns = f"{len(record.exchanges)} turn(s)" + (f": {said}" if said else "")
+    if unrecorded > 0:
+        turns += f"; {unrecorded} more begun, not recorded"
+    console.print(turns, soft_wrap=True)
     if used:
-        console.print(f"Total: {Usage.total(used).describe()}")
+        console.print(f"Total: {Usage.total(used).describe()}", soft_wrap=True)
     return 0

@@ -1,6 +1,6 @@
 """One turn: attempts of coordination (each ending with its final answer, which post-evaluation may
 reject), then the one ``FinalAnswer``, and what the session, the agents' threads and every attempt part
-keep of the outcome.
+keep of the outcome. The session keeps every turn, answered, failed or cancelled, with what it spent.
 
 Each attempt walks the same list of attempt parts (``attempts.AttemptPart``): begun as it starts, rolled
 back when post-evaluation rejects it or the turn fails, committed when the turn ends.
@@ -30,7 +30,7 @@ from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
-from massgen_cli.session import Session
+from massgen_cli.session import Exchange, Session, TurnStatus
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class TurnRunner:
         )
 
     async def run(self, question: str) -> TurnResult:
-        """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
+        """Answer ``question`` as the session's next turn; the session records how it ended."""
         turn, started = self.session.next_turn, time.monotonic()
         self._saving("the session", self.session.begin_turn)
         self.record.ledger.begin_turn()
@@ -94,8 +94,12 @@ class TurnRunner:
                 result = await self._attempt(question, at, extra, final_purpose(may_restart))
                 restart = await self._finale(at).restart_for(self.agents, result) if may_restart else None
             except BaseException as error:
+                await self._settled()  # what the cut calls spent is told before their log closes
+                ended = self.summary.unfinished(question, at, error)
                 self._roll_back(at, whole_turn=True)
-                self._close_attempt(result or self.summary.unfinished(question, at, error))
+                self._close_attempt(result or ended)
+                cancelled = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
+                self._record_turn(ended, "cancelled" if cancelled else "failed")
                 raise
             if restart is None:
                 return result, at
@@ -156,14 +160,19 @@ class TurnRunner:
             agent_ids = [agent.id for agent in self.agents]
             await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids)
             self._saving("the agents' threads", threads.save)
-            spent = Usage.total(usage.values()).fields()
-            complete = partial(
-                self.session.complete_turn, at.turn, question, result.final_answer, result.winner, spent
-            )
-            self._saving("the session", complete)
+        self._record_turn(result, "answered" if result.final_answer is not None else "failed")
         tally = Counter(vote.target for vote in result.votes)
         self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally)))
         self._close_attempt(result)
+
+    def _record_turn(self, result: TurnResult, status: TurnStatus) -> None:
+        """The session keeps how the turn ended and what all its calls spent (the ledger's figure, which
+        the turn's summary and its log's events give too)."""
+        spent = Usage.total(self.record.ledger.usage_of_turn().values()).fields()
+        answered = status == "answered"
+        answer, winner = (result.final_answer or "", result.winner) if answered else ("", None)
+        turn = Exchange(result.turn, result.question, answer, winner, spent, status, result.end_reason)
+        self._saving("the session", partial(self.session.record_turn, turn))
 
     async def _settled(self) -> None:
         """Every call that ended is priced and its usage told."""
