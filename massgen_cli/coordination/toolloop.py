@@ -18,7 +18,7 @@ from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
 from massgen_cli.coordination.spending import SpendingGate
-from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
+from massgen_cli.events import CommandRan, ToolCall, ToolFinished, ToolStarted
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tools.toolbox import ToolResult, result_summary
@@ -218,11 +218,10 @@ async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
     emit(ToolStarted(agent.id, call.id, call.name, _shown_arguments(call.arguments)))
     result = await agent.toolbox.run(call)
     summary = result_summary(call.name, result.text)
-    emit(
-        ToolFinished(
-            agent.id, call.id, call.name, result.ok, round(result.seconds, 3), summary, len(result.text)
-        )
-    )
+    seconds = round(result.seconds, 3)
+    if (command := result.command) is not None:  # told before the call's end, which it belongs to
+        emit(CommandRan(agent.id, call.id, command.command, command.end, command.exit_code, seconds))
+    emit(ToolFinished(agent.id, call.id, call.name, result.ok, seconds, summary, len(result.text)))
     return result
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from massgen_cli.events import AgentUsage, Usage
+from massgen_cli.runlogs.marks import Lane, Mark
 from massgen_cli.runlogs.reader import AttemptRecord, Run
-from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell, usage_of
+from massgen_cli.runlogs.story import AttemptStory, tell, usage_of
 from massgen_cli.text import one_line, printable
 from massgen_cli.ui import cost_text
 

@@ -141,7 +141,7 @@ def test_endless_command_output_is_held_as_head_and_tail(tmp_path: Path):
     roots = Roots(tmp_path.resolve(), (Root.of(tmp_path, writable=True),))
     command = "head -c 300000000 /dev/zero | tr '\\0' x; echo; echo THE-END"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    text = asyncio.run(run_command(Confinement(roots, None), command, 60))
+    text = asyncio.run(run_command(Confinement(roots, None), command, 60)).text
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert text.startswith("exit code: 0\nxxxx") and text.rstrip().endswith("THE-END")
     assert "[cut: 299,988,00" in text and "bytes of output not shown]" in text and len(text) < 13_000
