@@ -27,12 +27,11 @@ def server():  # type: ignore[no-untyped-def]
         yield running
 
 
-def three_priced_agents(url: str, max_cost_usd: float) -> str:
-    pricing = "{input_per_million: 10000, output_per_million: 0}"
+def three_priced_agents(url: str, max_cost_usd: float, *, priced: bool = True) -> str:
+    pricing = ", pricing: {input_per_million: 10000, output_per_million: 0}" if priced else ""
     agents = "".join(
         f"  - id: {agent}\n"
-        f'    backend: {{type: openai, model: model-{agent}, api_key: sk-test, base_url: "{url}", '
-        f"pricing: {pricing}}}\n"
+        f'    backend: {{type: openai, model: model-{agent}, api_key: sk-test, base_url: "{url}"{pricing}}}\n'
         for agent in "abc"
     )
     return f"agents:\n{agents}orchestrator: {{max_cost_usd: {max_cost_usd}}}\n"
@@ -77,6 +76,17 @@ def test_max_cost_must_be_an_amount_above_zero(tmp_path: Path, server):
     write_config(tmp_path, three_priced_agents(server.base_url, max_cost_usd=-1))
     bad_key = massgen("--config", "config.yaml", "Q?")
     assert bad_key.exit_code == 2 and "orchestrator.max_cost_usd" in bad_key.stderr
+
+
+def test_a_model_without_a_known_price_counts_nothing_and_is_said_once(tmp_path: Path, server):
+    write_config(tmp_path, three_priced_agents(server.base_url, max_cost_usd=0.01, priced=False))
+    run = massgen("--config", "config.yaml", "What is 6 times 7?")
+    assert run.exit_code == 0, run.stderr
+    summary = summaries()[-1]
+    assert summary["end_reason"] == "all agents voted" and summary["total_usage"]["cost_usd"] is None
+    for agent in "abc":
+        said = f"the spending cap counts nothing for {agent}: no price is known for its model"
+        assert run.stderr.count(said) == 1, run.stderr
 
 
 TOKEN_BUDGET = scripted(

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.cli.in_process_cli import massgen
-from tests.conftest import events_text, wait_until, write_config
+from tests.conftest import events_text, first_attempt_folder, wait_until, write_config
 
 SOLO = """
 agent:
@@ -82,9 +83,26 @@ def test_failed_and_cancelled_turns_count_the_same_everywhere_and_reset_keeps_th
     assert f"Total: {total:,} tokens" in shown
     told = massgen("logs", "show", run).stdout
     assert f"· 4 turn(s) · {total:,} tokens" in told
-    for turn, status, figure in zip((1, 2, 3, 4), ("answered", "failed", "cancelled", "answered"), spent):
+    for turn, status, figure in zip(
+        (1, 2, 3, 4), ("answered", "failed", "cancelled", "answered"), spent, strict=True
+    ):
         assert f"Turn {turn} · attempt 1 · {status} · " in told
         assert f"s · {figure:,} tokens" in told.split(f"Turn {turn} · attempt 1")[1].splitlines()[0]
     report = tmp_path / "report.html"
     assert massgen("logs", "report", run, "--out", str(report)).exit_code == 0
     assert f"attempt(s) · {total:,} tokens" in report.read_text()
+
+
+def test_a_refused_connection_spends_nothing(tmp_path: Path):
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    backend = f'{{type: openai, model: gpt-4o, api_key: sk-test, base_url: "{url}", max_retries: 0}}'
+    write_config(tmp_path, f"agent: {{id: solo, backend: {backend}}}\n")
+    run = massgen("--config", "config.yaml", "Anyone there?")
+    assert run.exit_code == 1 and "no answer" in run.stderr
+    summary = json.loads((first_attempt_folder() / "summary.json").read_text())
+    assert summary["agent_status"]["solo"]["status"] == "failed"
+    assert summary["turn_usage"]["input_tokens"] == summary["turn_usage"]["output_tokens"] == 0
+    assert '"AgentUsage"' not in (first_attempt_folder() / "events.jsonl").read_text()
