@@ -94,12 +94,10 @@ class TurnRunner:
                 result = await self._attempt(question, at, extra, final_purpose(may_restart))
                 restart = await self._finale(at).restart_for(self.agents, result) if may_restart else None
             except BaseException as error:
-                await self._settled()  # what the cut calls spent is told before their log closes
-                ended = self.summary.unfinished(question, at, error)
-                self._roll_back(at, whole_turn=True)
-                self._close_attempt(result or ended)
-                cancelled = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
-                self._record_turn(ended, "cancelled" if cancelled else "failed")
+                try:
+                    await self._settled()  # what the cut calls spent is told before their log closes
+                finally:
+                    self._end_unanswered(question, at, result, error)
                 raise
             if restart is None:
                 return result, at
@@ -164,6 +162,17 @@ class TurnRunner:
         tally = Counter(vote.target for vote in result.votes)
         self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally)))
         self._close_attempt(result)
+
+    def _end_unanswered(
+        self, question: str, at: AttemptAt, result: TurnResult | None, error: BaseException
+    ) -> None:
+        """A turn cut off by ``error`` (cancelled, or failed from outside): its attempt is rolled back and
+        summed up as far as it got, and the session keeps the turn with what it spent."""
+        ended = self.summary.unfinished(question, at, error)
+        self._roll_back(at, whole_turn=True)
+        self._close_attempt(result or ended)
+        cancelled = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
+        self._record_turn(ended, "cancelled" if cancelled else "failed")
 
     def _record_turn(self, result: TurnResult, status: TurnStatus) -> None:
         """The session keeps how the turn ended and what all its calls spent (the ledger's figure, which
