@@ -90,7 +90,7 @@ def test_a_fifo_is_refused_by_read_and_skipped_by_search(tmp_path: Path):
     workspace.mkdir()
     os.mkfifo(workspace / "pipe")
     (workspace / "notes.txt").write_text("the needle is here\n")
-    calls = '[{tool: read_file, args: {path: pipe}}, {tool: search_files, args: {pattern: needle}}]'
+    calls = "[{tool: read_file, args: {path: pipe}}, {tool: search_files, args: {pattern: needle}}]"
     write_config(tmp_path, one_agent(workspace, calls))
     result, seconds = run_timed("--config", "config.yaml", "Read.", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "Done.\n", result.stderr
