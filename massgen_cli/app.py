@@ -137,11 +137,12 @@ class MassGenApp:
             running[0].call_soon_threadsafe(running[1].cancel)
 
     def reset(self) -> None:
-        """Forget the conversation (threads and history); the turn counter goes on."""
+        """Start a new conversation: the agents' threads are forgotten; the session keeps its turns, what
+        they spent and its turn counter."""
         threads = self.run.threads
         self.runner.run(threads.clear_history())
         threads.save()
-        self.session.reset_history()
+        self.session.new_conversation()
 
     def close(self) -> None:
         """Close every backend (and the embedded server) and the event loop; a second call does nothing."""

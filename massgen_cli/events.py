@@ -1,18 +1,14 @@
 """The closed vocabulary of typed events.
 
 Backends yield stream events; the runner turns them into run events. The same events feed the
-console, the JSON logs and the tests.
+console, the JSON logs (``events_json`` writes and reads them back) and the tests.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -126,6 +122,9 @@ AgentState = Literal["working", "answered", "restarted", "done", "failed"]
 NoticeLevel = Literal["debug", "info", "warning", "degraded", "error"]
 LookupReason = Literal["turn_start", "after_compression", "after_restart", "step"]
 """Why an agent looked long-term memory up (see ``MemoryRetrieved``)."""
+CommandEnd = Literal["exited", "refused", "timed_out", "failed"]
+"""How an agent's shell command ended: it ran to its exit code, was refused before it ran (a blocked
+pattern, a bad argument), was killed at its timeout, or could not go on (it broke the sandbox's limits)."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +202,8 @@ class ToolFinished:
     chars: int
 
 
+COMMAND_CHARS = 500
+"""The most characters of a command line a ``CommandRan`` carries."""
 MEMORY_TEXT_CHARS = 500
 """The most characters of a memory's text a memory event carries (the store keeps it whole)."""
 QUERY_CHARS = 300
@@ -212,6 +213,29 @@ QUERY_CHARS = 300
 def _clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the last one an ellipsis when it was cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class CommandRan:
+    """An agent's shell command (the command tool) ended: the command line (on one line, cut at 500
+    characters), how it ended, its exit code (None unless it exited) and how long it took. It comes just
+    before the call's ``ToolFinished``; the console, ``logs show`` and the report say it as ``describe``."""
+
+    agent_id: str
+    call_id: str
+    command: str
+    end: CommandEnd
+    exit_code: int | None = None
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "command", _clip(" ".join(self.command.split()), COMMAND_CHARS))
+
+    def describe(self, command_chars: int = COMMAND_CHARS) -> str:
+        """``$ make test → exit 0`` (or ``→ refused``, ``→ timed out``, ``→ failed``), the command cut at
+        ``command_chars`` characters."""
+        status = f"exit {self.exit_code}" if self.end == "exited" else self.end.replace("_", " ")
+        return f"$ {_clip(self.command, command_chars)} → {status}"
 
 
 @dataclass(frozen=True)
@@ -305,77 +329,13 @@ RunEvent = (
     | Notice
     | ToolStarted
     | ToolFinished
+    | CommandRan
     | MemoryRetrieved
     | MemoryRecorded
     | FinalAnswer
     | AgentUsage
     | TurnEnded
 )
-
-
-def event_to_dict(event: StreamEvent | RunEvent) -> dict[str, Any]:
-    """The JSON form of an event: its fields plus ``type``."""
-    return {"type": type(event).__name__, **dataclasses.asdict(event)}
-
-
-_RUN_EVENTS: dict[str, type] = {kind.__name__: kind for kind in get_args(RunEvent)}
-
-
-def event_from_dict(data: Mapping[str, Any]) -> RunEvent:
-    """The run event whose JSON form (``event_to_dict``'s, as a log line holds it) ``data`` is, nested
-    types included. Keys that are no field (a log line's ``time``) are left out; a field an older line
-    lacks takes its default. A ``ValueError`` says why ``data`` is no event of this vocabulary."""
-    kind = _RUN_EVENTS.get(str(data.get("type")))
-    if kind is None:
-        raise ValueError(f"no run event is of type {data.get('type')!r}")
-    event: RunEvent = _build(kind, data)
-    return event
-
-
-def _build(kind: type, data: Any) -> Any:
-    """A ``kind`` dataclass from the fields ``data`` holds, each decoded as its annotation says."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{kind.__name__} is not an object: {data!r}")
-    fields = dataclasses.fields(kind)
-    if missing := [f.name for f in fields if f.name not in data and _required(f)]:
-        raise ValueError(f"{kind.__name__} lacks {', '.join(missing)}")
-    hints = _hints(kind)
-    return kind(**{f.name: _decode(hints[f.name], data[f.name]) for f in fields if f.name in data})
-
-
-@cache
-def _hints(kind: type) -> dict[str, Any]:
-    return get_type_hints(kind)
-
-
-def _required(item: dataclasses.Field[Any]) -> bool:
-    return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
-
-
-def _decode(hint: Any, value: Any) -> Any:
-    """``value``, as JSON holds it, checked against (and made) the type ``hint`` names."""
-    origin, args = get_origin(hint), get_args(hint)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _build(hint, value)
-    if origin in (Union, types.UnionType):
-        for arm in args:
-            with contextlib.suppress(ValueError):
-                return _decode(arm, value)
-    elif origin is list and isinstance(value, list):
-        return [_decode(args[0], item) for item in value]
-    elif origin is dict and isinstance(value, dict):
-        return {key: _decode(args[1], item) for key, item in value.items()}  # JSON's keys are strings
-    elif hint is Any or (origin is Literal and value in args) or _is_a(value, hint):
-        return float(value) if hint is float else value
-    raise ValueError(f"{value!r} is not a {hint}")
-
-
-def _is_a(value: Any, hint: Any) -> bool:
-    """JSON's scalars: an integer is a float too; a boolean is no integer."""
-    accepted = (int, float) if hint is float else hint
-    return (
-        isinstance(hint, type) and isinstance(value, accepted) and (hint is bool or type(value) is not bool)
-    )
 
 
 Listener = Callable[[RunEvent], None]

@@ -13,24 +13,32 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Literal, Protocol
 
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.state import read_json, timestamp, write_json
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
+TurnStatus = Literal["answered", "failed", "cancelled"]
+
 
 @dataclass
 class Exchange:
-    """One finished turn: the question and the final answer."""
+    """One turn that ended: the question, the final answer (empty when it has none), and how it ended."""
 
     turn: int
     question: str
     answer: str
     winner: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
-    """The turn's tokens and cost, summed over its agents (``Usage.fields``)."""
+    """The turn's tokens and cost, summed over its agents (``Usage.fields``): what every call spent, its
+    failed and cancelled calls included."""
+    status: TurnStatus = "answered"
+    """Records written before failed and cancelled turns were kept hold answered turns only."""
+    end_reason: str = ""
+    conversation: int = 1
+    """The conversation the turn belongs to: ``/reset`` starts the next one."""
 
 
 @dataclass
@@ -44,6 +52,9 @@ class SessionRecord:
     turns_started: int = 0
     config_path: str | None = None
     exchanges: list[Exchange] = field(default_factory=list)
+    """Every turn that ended, answered or not, in order; ``/reset`` keeps them."""
+    conversation: int = 1
+    """The current conversation (``/reset`` starts a new one: the agents forget the earlier turns)."""
     log_folders: list[str] = field(default_factory=list)
     """The log folders of the runs that took turns in it (``massgen_logs/<name>``), oldest first."""
     lists_all_runs: bool = True
@@ -110,17 +121,18 @@ class Session:
     def history(self) -> list[Exchange]:
         return list(self.record.exchanges)
 
-    def complete_turn(
-        self, turn: int, question: str, answer: str, winner: str | None, usage: dict[str, Any] | None = None
-    ) -> None:
-        """Record turn ``turn`` as answered, and persist."""
-        self.record.exchanges.append(Exchange(turn, question, answer, winner, usage or {}))
-        self.record.turns_completed = max(self.record.turns_completed, turn)
+    def record_turn(self, exchange: Exchange) -> None:
+        """Keep how a turn ended (answered, failed or cancelled) in the current conversation, and persist."""
+        exchange.conversation = self.record.conversation
+        self.record.exchanges.append(exchange)
+        if exchange.status == "answered":
+            self.record.turns_completed = max(self.record.turns_completed, exchange.turn)
         self.save()
 
-    def reset_history(self) -> None:
-        """Forget the conversation (``/reset``); the turn counter keeps counting."""
-        self.record.exchanges.clear()
+    def new_conversation(self) -> None:
+        """Start a new conversation (``/reset``); the turns so far, what they spent and the turn counter
+        are kept."""
+        self.record.conversation += 1
         self.save()
 
     def add_log_folder(self, folder: Path) -> None:

@@ -22,6 +22,7 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    CommandRan,
     FinalAnswer,
     MemoryRecorded,
     MemoryRetrieved,
@@ -36,6 +37,7 @@ from massgen_cli.text import one_line, printable
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
+SHOWN_COMMAND_CHARS = 200  # of a command line on the console (the logs keep 500)
 SHOWN_MEMORY_CHARS = 100
 """The most characters of a memory's text on the console (with --debug)."""
 STATUS_STYLE = {
@@ -69,6 +71,7 @@ class ConsoleView:
         self.panels = _Panels(agent_ids, console, live=use_live)
         self.lines = _Lines(console, quiet=quiet, debug=debug, per_agent=not use_live and not quiet)
         self.answer = _AnswerOut(self.out)
+        self.commands: set[str] = set()  # calls whose command had its own line: no tool line again
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
@@ -81,6 +84,9 @@ class ConsoleView:
             self.lines.notice(event)
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
             self.lines.notice(Notice("debug", memory_said(event)))
+        elif isinstance(event, CommandRan):
+            self.commands.add(event.call_id)
+            self.lines.command(event)
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, FinalAnswer):
@@ -136,7 +142,10 @@ class ConsoleView:
         line = f"🔧 {event.name} {mark} {one_line(event.summary, DETAIL_CHARS)} ({event.seconds:.2f}s)"
         self.panels.append(event.agent_id, "\n" + line + "\n")
         self._refresh()
-        self.lines.tool(event, line)
+        if event.call_id in self.commands:
+            self.commands.discard(event.call_id)
+        else:
+            self.lines.tool(event, line)
 
     def _turn_ended(self, event: TurnEnded) -> None:
         self.panels.close()
@@ -252,6 +261,13 @@ class _Lines:
             self.console.print(
                 f"[{style}]{escape(f'[{event.agent_id}]')} {escape(one_line(line, DETAIL_CHARS))}[/]"
             )
+
+    def command(self, event: CommandRan) -> None:
+        """A command an agent ran, on a line of its own, with or without the live view."""
+        if not self.quiet:
+            style = "dim" if event.exit_code == 0 else "yellow"
+            said = f"{event.describe(SHOWN_COMMAND_CHARS)} ({event.seconds:.2f}s)"
+            self.console.print(f"[{style}]{escape(f'[{event.agent_id}]')} {escape(said)}[/]")
 
     def notice(self, event: Notice) -> None:
         shown_when_quiet = ("error", "degraded")  # what changes what the run does is always said

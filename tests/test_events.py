@@ -12,6 +12,7 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    CommandRan,
     ContextStatus,
     FinalAnswer,
     MemoryRecorded,
@@ -25,9 +26,8 @@ from massgen_cli.events import (
     TurnEnded,
     Usage,
     VoteCast,
-    event_from_dict,
-    event_to_dict,
 )
+from massgen_cli.events_json import event_from_dict, event_to_dict
 
 SPENT = Usage(1200, 340, cached_tokens=1000, reasoning_tokens=40, cost_usd=0.0031, estimated=True)
 ONE_OF_EACH: list[RunEvent] = [
@@ -44,6 +44,7 @@ ONE_OF_EACH: list[RunEvent] = [
     MemoryRecorded("a", [RecordedMemory("m1", "general:general:0123456789abcdef", "the brass key", True)]),
     FinalAnswer("a", "Paris."),
     AgentUsage("a", SPENT),
+    CommandRan("a", "c2", "make test", "exited", 2, 1.25),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 
@@ -85,9 +86,28 @@ def test_a_field_an_older_line_lacks_takes_its_default_and_a_newer_ones_extra_ke
         ({"type": "ToolFinished", **event_to_dict(ONE_OF_EACH[6]), "ok": "yes"}, "'yes' is not a"),
         ({"type": "AgentUsage", "agent_id": "a", "usage": [5, 1]}, "Usage is not an object"),
         ({"type": "MemoryRecorded", "agent_id": "a", "records": [{"memory_id": "m1"}]}, "lacks key, text"),
+        (
+            {"type": "CommandRan", "agent_id": "a", "call_id": "c", "command": "ls", "end": "gone"},
+            "'gone' is not a",
+        ),
     ],
 )
 def test_what_is_no_event_of_the_vocabulary_is_refused(data: dict[str, Any], said: str):
     with pytest.raises(ValueError) as refused:
         event_from_dict(data)
     assert said in str(refused.value)
+
+
+def test_a_command_says_how_it_ended_in_one_line():
+    said = [
+        CommandRan("a", "c", "make test", "exited", 2).describe(),
+        CommandRan("a", "c", "rm -rf /", "refused").describe(),
+        CommandRan("a", "c", "sleep 99", "timed_out").describe(),
+        CommandRan("a", "c", "echo one\necho two", "failed").describe(),
+    ]
+    assert said == [
+        "$ make test → exit 2",
+        "$ rm -rf / → refused",
+        "$ sleep 99 → timed out",
+        "$ echo one echo two → failed",
+    ]

@@ -83,9 +83,12 @@ class Completion:
     finish_reason: str = ""
     reasoning_items: list[dict[str, Any]] = field(default_factory=list)
     """The provider's reasoning records, given back to it with this reply in later calls."""
+    received: int = 0
+    """How many stream events came (none: the provider never answered)."""
 
     def add(self, event: StreamEvent) -> None:
         """Fold one stream event into the result."""
+        self.received += 1
         if isinstance(event, TextDelta):
             self.text += event.text
         elif isinstance(event, ReasoningDelta):

@@ -16,6 +16,7 @@ VALUE_OPTIONS = (
     "--system-message",
     "--base-url",
     "--output-file",
+    "--max-cost",
     "--agent",
     "--limit",
     "--goal",

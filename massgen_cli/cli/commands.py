@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,7 @@ class RunOptions:
     quick: QuickStart = field(default_factory=QuickStart)
     outputs: Outputs = field(default_factory=Outputs)
     continue_session: bool = False
+    max_cost: float | None = None
 
 
 def ask_or_chat(options: RunOptions) -> int:
@@ -94,6 +96,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     question, quiet = options.question, options.quiet or options.outputs.automated
     loaded = load_run_config(options.config, options.quick)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
+    _override_spending_cap(loaded.config, options.max_cost)
     console = _stderr_console()
     if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
         console.print(
@@ -153,6 +156,17 @@ def _override_memory_scope(config: Any, domain: str | None, task_type: str | Non
     for memory in memories:
         memory.domain = domain or memory.domain
         memory.task_type = task_type or memory.task_type
+
+
+def _override_spending_cap(config: Any, max_cost: float | None) -> None:
+    """``--max-cost`` wins over ``orchestrator.max_cost_usd``."""
+    if max_cost is None:
+        return
+    if not (math.isfinite(max_cost) and max_cost > 0):
+        raise UsageError(
+            f"--max-cost {max_cost:g}: give an amount in US dollars above 0, e.g. --max-cost 0.50"
+        )
+    config.orchestrator.max_cost_usd = max_cost
 
 
 def _answer(app: MassGenApp, question: str) -> int:
@@ -258,9 +272,10 @@ def print_sessions(state_dir: Path | None) -> int:
 
 
 def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = False) -> int:
-    """The session's turns with their winners, tokens and cost, and the totals (turns recorded before
-    costs were kept show none)."""
+    """The session's turns (answered, failed and cancelled) with their winners, tokens and cost, where
+    ``/reset`` began a new conversation, and the totals (turns recorded before costs were kept show none)."""
     import json
+    from collections import Counter
     from dataclasses import asdict
 
     from rich.table import Table
@@ -275,22 +290,35 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
     if as_json:
         print(json.dumps(asdict(record), ensure_ascii=False, indent=1))
         return 0
-    table = Table(title=f"Session {record.session_id} · {record.turns_completed} turn(s) answered")
-    for column in ("turn", "question", "winner", "tokens", "cost"):
+    ended = Counter(exchange.status for exchange in record.exchanges)
+    said = ", ".join(
+        f"{ended[status]} {status}" for status in ("answered", "failed", "cancelled") if ended[status]
+    )
+    unrecorded = record.turns_started - len(record.exchanges)
+    table = Table(title=f"Session {record.session_id}")
+    for column in ("turn", "question", "status", "winner", "tokens", "cost"):
         table.add_column(column, justify="right" if column in ("turn", "tokens", "cost") else "left")
-    used = []
+    used, conversation = [], record.exchanges[0].conversation if record.exchanges else 1
     for exchange in record.exchanges:
+        if exchange.conversation != conversation:
+            conversation = exchange.conversation
+            table.add_row("", "── /reset: a new conversation ──", "", "", "", "")
         usage = Usage(**exchange.usage) if exchange.usage else None
         used += [usage] if usage else []
         table.add_row(
             str(exchange.turn),
             one_line(exchange.question, 60),
+            exchange.status,
             exchange.winner or "",
             f"{usage.tokens:,}" if usage else "",
             cost_text(usage.cost_usd) if usage else "",
         )
     console = Console()
     console.print(table)
+    turns = f"{len(record.exchanges)} turn(s)" + (f": {said}" if said else "")
+    if unrecorded > 0:
+        turns += f"; {unrecorded} more begun, not recorded"
+    console.print(turns, soft_wrap=True)
     if used:
-        console.print(f"Total: {Usage.total(used).describe()}")
+        console.print(f"Total: {Usage.total(used).describe()}", soft_wrap=True)
     return 0

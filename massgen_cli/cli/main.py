@@ -66,6 +66,15 @@ def run(
     task_type: Annotated[
         str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            help="Spend at most this many US dollars in this run (overrides orchestrator.max_cost_usd): "
+            "once spent, no new step starts and the best answer so far is final.",
+        ),
+    ] = None,
     list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
     validate: Annotated[
         str | None,
@@ -111,7 +120,9 @@ def run(
         return
     quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
     outputs = Outputs(automation, stream_events, output_file)
-    options = RunOptions(question, config, state_dir, session, quiet, debug, domain, task_type)
+    options = RunOptions(
+        question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
+    )
     options = replace(options, quick=quick, outputs=outputs, continue_session=continue_session)
     if outputs.automated:
         from massgen_cli.cli.automation import automation_exit_codes

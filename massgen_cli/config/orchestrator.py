@@ -220,15 +220,29 @@ class OrchestratorConfig(Section):
         description="MassGen's: with deferral, inject updates until the first checklist submission; it "
         "matters only with voting_sensitivity checklist_gated (whose checklist is not built here).",
     )
-    disable_injection: bool = Field(
-        default=False, description="MassGen's: true selects peer_updates 'none'."
-    )
+    disable_injection: bool = Field(default=False, description="MassGen's: true selects peer_updates 'none'.")
     max_orchestration_restarts: int | None = Field(
         default=None,
         ge=0,
         le=10,
         description="Restarts after post-evaluation, as coordination.max_orchestration_restarts (MassGen "
         "reads both places; this one wins when both are set).",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Most the run (one question, or every turn of an interactive session) may spend, in "
+        "USD, as its logs and report count it; the --max-cost option overrides it. Checked before each "
+        "step: once spent, no new step starts and the turn ends with the best answer so far (no "
+        "presentation, no post-evaluation). A model with no known price counts as free here (said once). "
+        "MassGen 0.1.97 has no such key; null: no cap.",
+    )
+    max_total_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Most tokens (input and output, every agent's calls) the run may spend, checked as "
+        "max_cost_usd is; null: no budget.",
     )
 
     @property

@@ -200,8 +200,14 @@ async def _stream(agent: Agent, request: Request, emit: Emit, log: AttemptLog | 
     result = Completion()
     try:
         await _consume(agent, request, result, emit)
-    finally:  # a cancelled or failed stream still spent what it reported (or what it was estimated at)
+    except Exception:  # a failed call spent what came back; one that got no response at all spent nothing
+        if result.received:
+            _account(agent, _reported_or_estimated(agent, request, result), emit)
+        raise
+    except BaseException:  # a cancelled call (a restart, Ctrl-C) spent what was sent and what came back
         _account(agent, _reported_or_estimated(agent, request, result), emit)
+        raise
+    _account(agent, _reported_or_estimated(agent, request, result), emit)
     return result
 
 

@@ -2,7 +2,8 @@
 and its post-evaluation, in which the winner checks the final answer and may ask for a new attempt.
 
 A presentation that no post-evaluation can reject is the turn's final answer as it comes: its request's
-purpose is ``FINAL_ANSWER``, so its text streams to stdout.
+purpose is ``FINAL_ANSWER``, so its text streams to stdout. Once the run has spent a cap, neither the
+presentation nor the post-evaluation starts: the winning answer is final as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.policy import CoordinationPolicy
+from massgen_cli.coordination.spending import SpendingCapReached
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import run_with_tools
 from massgen_cli.errors import BackendError
@@ -103,6 +105,10 @@ class Finale:
         winner = next(agent for agent in agents if agent.id == result.winner)
         if len(agents) == 1 or not self._presents(winner):
             return winning
+        if not result.capped and (capped := await self.scope.spending.reason()):
+            _stopped(result, capped)
+        if result.capped:
+            return winning
         started = time.monotonic()
         presented = await self._present(winner, [agent.id for agent in agents], question, result, purpose)
         result.timings_s["presentation"] = round(time.monotonic() - started, 3)
@@ -142,9 +148,13 @@ class Finale:
                         self.scope.log,
                         limit=self.policy.tool_calls_per_step,
                         decide_now=prompts.ANSWER_NOW,
+                        gate=self.scope.spending,
                     ),
                     timeout,
                 )
+        except SpendingCapReached as error:  # spent during the presentation's own tool calls
+            _stopped(result, str(error))
+            return ""
         except (BackendError, TimeoutError) as error:
             problem = str(error) or f"no answer within {timeout:g}s"
             self.scope.emit(
@@ -156,7 +166,7 @@ class Finale:
     async def restart_for(self, agents: Sequence[Agent], result: TurnResult) -> tuple[str, str] | None:
         """Post-evaluation of an attempt that has a final answer: the reason and instructions of a
         restart, or None."""
-        if result.winner is None or result.final_answer is None:
+        if result.winner is None or result.final_answer is None or await self.scope.spending.reason():
             return None
         winner = next(agent for agent in agents if agent.id == result.winner)
         verdict = await self.restart_asked(winner, result.question, result.final_answer)
@@ -195,6 +205,12 @@ class Finale:
         if arguments is None:
             return Verdict(restart=False)
         return Verdict(True, str(arguments.get("reason", "")), str(arguments.get("instructions", "")))
+
+
+def _stopped(result: AttemptResult, capped: str) -> None:
+    """The attempt's end reason says that ``capped`` kept the winner from presenting."""
+    result.capped = capped
+    result.end_reason = f"{result.end_reason}; then {capped}: the winning answer is final as it is"
 
 
 def final_purpose(may_restart: bool) -> Purpose:

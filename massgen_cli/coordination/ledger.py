@@ -1,5 +1,6 @@
 """The ledger: a listener of the run's events that keeps what a turn's summary reports of them — how each
-agent's attempt went, the warnings said, the tool calls made and the tokens and cost spent."""
+agent's attempt went, the warnings said, the tool calls made and the tokens and cost spent (in the
+attempt, the turn and the whole run: the figures the spending caps are checked against)."""
 
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ class AttemptTally:
 
 
 class Ledger:
-    """Tallies the events of the current attempt, and the usage of the whole turn."""
+    """Tallies the events of the current attempt, and the usage of the whole turn and of the run."""
 
     def __init__(self, agent_ids: Sequence[str]):
         self.agent_ids = list(agent_ids)
         self.attempt = AttemptTally()
         self.turn_usage: dict[str, Usage] = {}
+        self.run_usage: dict[str, Usage] = {}
         self.standing: list[str] = []
         """Warnings of the run's start (the config's ignored keys, MCP servers that did not start): each
         attempt's summary lists them, as each attempt ran without what they name."""
@@ -60,8 +62,8 @@ class Ledger:
             counts = tally.tool_calls.setdefault(event.agent_id, Counter(calls=0, failed=0))
             counts.update({"calls": 1, "failed": int(not event.ok)})
         elif isinstance(event, AgentUsage):
-            tally.usage[event.agent_id] = tally.usage.get(event.agent_id, Usage(0, 0)) + event.usage
-            self.turn_usage[event.agent_id] = self.turn_usage.get(event.agent_id, Usage(0, 0)) + event.usage
+            for spent in (tally.usage, self.turn_usage, self.run_usage):
+                spent[event.agent_id] = spent.get(event.agent_id, Usage(0, 0)) + event.usage
 
     def attempt_usage(self) -> dict[str, Usage]:
         """Each agent's usage in this attempt (zero for an agent that made no call)."""
@@ -70,6 +72,10 @@ class Ledger:
     def usage_of_turn(self) -> dict[str, Usage]:
         """Each agent's usage in this turn so far, its earlier attempts included."""
         return {agent_id: self.turn_usage.get(agent_id, Usage(0, 0)) for agent_id in self.agent_ids}
+
+    def usage_of_run(self) -> dict[str, Usage]:
+        """Each agent's usage in the run so far (every turn of this process)."""
+        return dict(self.run_usage)
 
     def tool_calls(self, agent_id: str) -> dict[str, int]:
         """``{calls, failed}`` of the agent in this attempt."""

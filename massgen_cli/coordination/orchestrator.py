@@ -8,8 +8,9 @@ cast on answers an agent has not seen is not counted and it starts again. A vote
 answer yet is refused and asked again (MassGen's way); if the agent still names that peer while the peer
 is at work, it waits for new answers instead of failing. An agent that votes waits;
 when every agent has voted (or can do no more) the tally picks the winner. Limits (answers per agent and
-in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout) end the attempt
-deterministically with the best answer available and say why. One agent's step is ``WorkflowStep``'s.
+in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout, the run's spending caps) end
+the attempt deterministically with the best answer available and say why. One agent's step is
+``WorkflowStep``'s.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
 from massgen_cli.coordination.extension import StepAt
 from massgen_cli.coordination.policy import CoordinationPolicy
+from massgen_cli.coordination.spending import SpendingCapReached, capped_end
 from massgen_cli.coordination.steps import AttemptScope, StepContext
-from massgen_cli.coordination.tally import pick_winner
+from massgen_cli.coordination.tally import best_so_far, pick_winner
 from massgen_cli.coordination.toolloop import ToolsRefused
 from massgen_cli.coordination.workflow_step import StepOutcome, Task, WorkflowStep
 from massgen_cli.errors import BackendError
@@ -46,6 +48,8 @@ class AttemptResult:
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
     timed_out: bool = False
     """The attempt was ended by its time limit (the turn's, or a single agent's answer)."""
+    capped: str = ""
+    """The spending cap that ended the attempt early (its final answer is the winning answer as it is)."""
 
 
 class Orchestrator:
@@ -86,6 +90,8 @@ class Orchestrator:
         self.restart_due: set[str] = set()
         self.end_reason = ""
         self.timed_out = False
+        self.capped = ""
+        """The spending cap that stopped the attempt's steps, once one did."""
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
         """Coordinate until every agent has voted or can do no more, or a limit is reached."""
@@ -105,9 +111,8 @@ class Orchestrator:
         finally:
             await self._cancel_all()
         answers = self.board.answers
-        winner = pick_winner(list(self.votes.values()), answers, self.order)
-        if not self.end_reason:
-            self.end_reason = self._natural_end_reason()
+        winner, reason = _outcome(self.board, list(self.votes.values()), self.capped)
+        self.end_reason = self.end_reason or reason
         return AttemptResult(
             answers=dict(answers),
             votes=[self.votes[agent_id] for agent_id in self.order if agent_id in self.votes],
@@ -116,14 +121,8 @@ class Orchestrator:
             timings_s={"coordination": round(time.monotonic() - started, 3)},
             transcripts=dict(self.transcripts),
             timed_out=self.timed_out,
+            capped=self.capped,
         )
-
-    def _natural_end_reason(self) -> str:
-        if not self.board.answers:
-            return "no agent produced an answer"
-        if len(self.votes) == len(self.order):
-            return "all agents voted"
-        return "every agent finished; not all of them voted"
 
     async def _drive(self) -> None:
         while self.tasks or self.held:
@@ -152,6 +151,9 @@ class Orchestrator:
         except ToolsRefused as error:  # MassGen's hard round timeout: out for the rest of the attempt
             self.out.add(agent_id)
             self._finish(agent_id, "failed", str(error))
+            return
+        except SpendingCapReached as error:
+            self._stop(agent_id, str(error))
             return
         if outcome.decision is not None:
             self.transcripts[agent_id] = outcome.transcript
@@ -239,6 +241,9 @@ class Orchestrator:
         if running is not None and not running.done():  # never two steps of one agent at once
             running.cancel()
             self.abandoned.append(running)
+        if capped := self.scope.spending.reached():
+            self._stop(agent_id, capped)
+            return
         if self.board.steps[agent_id] >= self.policy.max_steps_per_agent:
             self._finish(agent_id, "done", f"step cap ({self.policy.max_steps_per_agent}) reached")
             return
@@ -264,9 +269,7 @@ class Orchestrator:
         if rules.defer_voting and board.waiting_for_all(agent_id, rules.per_agent):
             return "at its answer cap until every agent has answered"
         lead_cap = rules.lead_cap
-        if rules.fairness and board.answer_counts[agent_id] and not board.lead_allowed(
-            agent_id, lead_cap
-        ):
+        if rules.fairness and board.answer_counts[agent_id] and not board.lead_allowed(agent_id, lead_cap):
             return f"fairness: {lead_cap} answer(s) ahead of the slowest active peer until it catches up"
         return ""
 
@@ -282,6 +285,12 @@ class Orchestrator:
         self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, status, detail))
 
+    def _stop(self, agent_id: str, capped: str) -> None:
+        """The run has spent a cap: the agent starts no new step in this attempt."""
+        self.capped = self.capped or capped
+        self.held.pop(agent_id, None)
+        self._finish(agent_id, "done", capped)
+
     async def _cancel_all(self) -> None:
         tasks = [*self.tasks.values(), *self.abandoned]
         self.tasks.clear()
@@ -289,3 +298,17 @@ class Orchestrator:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _outcome(board: Board, votes: list[Vote], capped: str) -> tuple[str | None, str]:
+    """The winner and why the attempt ended (unless its timeout said so first): a spent cap ends it with
+    the best answer so far; otherwise every agent voted, or could do no more."""
+    if capped:
+        winner = best_so_far(votes, board.answers, board.order, board.answered_at)
+        return winner, capped_end(capped, answered=winner is not None)
+    winner = pick_winner(votes, board.answers, board.order)
+    if not board.answers:
+        return None, "no agent produced an answer"
+    if len(votes) == len(board.order):
+        return winner, "all agents voted"
+    return winner, "every agent finished; not all of them voted"

@@ -19,6 +19,7 @@ from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.spending import SpendingCapReached, capped_end
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
 from massgen_cli.coordination.toolloop import (
@@ -52,6 +53,8 @@ class OwnAnswer:
     exchange: list[Message] = field(default_factory=list)
     failure: str = ""
     timed_out: bool = False
+    capped: str = ""
+    """The spending cap that kept the agent from answering (its ``failure`` too)."""
 
 
 async def own_answer(
@@ -87,9 +90,13 @@ async def own_answer(
                 decide_now=prompts.ANSWER_NOW,
                 on_compressed=write_back,
                 recall=partial(context.recalled, at),
+                gate=step.scope.spending,
             ),
             step.timeout_s,
         )
+    except SpendingCapReached as error:
+        step.emit(AgentStatus(agent.id, "done", str(error)))
+        return OwnAnswer(agent.id, failure=str(error), capped=str(error))
     except BackendError as error:
         step.emit(AgentStatus(agent.id, "failed", str(error)))
         return OwnAnswer(agent.id, failure=f"{agent.id} failed: {error}")
@@ -111,8 +118,18 @@ async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose
         agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
     answer = await own_answer(agent, question, step, purpose=purpose)
     if answer.failure:
-        exchanges = {agent.id: answer.exchange}
-        return AttemptResult({}, [], None, answer.failure, _since(started), exchanges, answer.timed_out)
+        reason = capped_end(answer.capped, answered=False) if answer.capped else answer.failure
+        transcripts = {agent.id: answer.exchange}
+        return AttemptResult(
+            {},
+            [],
+            None,
+            reason,
+            _since(started),
+            transcripts,
+            timed_out=answer.timed_out,
+            capped=answer.capped,
+        )
     answers, transcripts = {agent.id: answer.text}, {agent.id: answer.exchange}
     return AttemptResult(answers, [], agent.id, "single agent answered", _since(started), transcripts)
 
@@ -126,7 +143,8 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
     answers = {result.agent_id: result.text for result in results if not result.failure}
     for result in results:
         if result.failure:
-            step.emit(Notice("warning", result.failure))
+            if not result.capped:  # the gate said it once already
+                step.emit(Notice("warning", result.failure))
         else:
             step.emit(AgentStatus(result.agent_id, "answered", result.text))
     order = [agent.id for agent in agents]
@@ -134,13 +152,16 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
     like = await asyncio.to_thread(likeness, answers) if tied else None
     winner = pick_by_agreement(answers, order, question, like)
     transcripts = {result.agent_id: result.exchange for result in results}
-    if winner is None:
+    capped = next((result.capped for result in results if result.capped), "")
+    if capped:
+        reason = capped_end(capped, answered=winner is not None)
+    elif winner is None:
         reason = "no agent produced an answer"
     else:
         scores = agreement_scores(answers, question)
         reason = f"chosen by agreement among {len(answers)} answer(s) ({_scores_text(scores, order)})"
         reason += _tie_text(like, order) if tied else ""
-    return AttemptResult(answers, [], winner, reason, _since(started), transcripts)
+    return AttemptResult(answers, [], winner, reason, _since(started), transcripts, capped=capped)
 
 
 def _tie_text(like: dict[str, float] | None, order: Sequence[str]) -> str:

@@ -51,6 +51,19 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class SpendingCaps:
+    """What the run (one massgen process: a question, or every turn of a session) may spend in all:
+    ``cost_usd`` in US dollars, ``tokens`` in input and output tokens (None: no cap). Checked before each
+    step against the figures the run log keeps (see ``coordination.spending``)."""
+
+    cost_usd: float | None = None
+    tokens: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.cost_usd is not None or self.tokens is not None
+
+
+@dataclass(frozen=True)
 class CoordinationPolicy:
     """How a turn coordinates (see the module docstring)."""
 
@@ -66,6 +79,7 @@ class CoordinationPolicy:
     final_answer: FinalAnswerMode = "present"
     answers: AnswerRules = field(default_factory=AnswerRules)
     timing: Timing = field(default_factory=Timing)
+    spending: SpendingCaps = field(default_factory=SpendingCaps)
 
     @classmethod
     def of(cls, config: MassGenConfig) -> CoordinationPolicy:
@@ -102,4 +116,5 @@ class CoordinationPolicy:
                 timeouts.subsequent_round_timeout_seconds,
                 timeouts.round_timeout_grace_seconds,
             ),
+            spending=SpendingCaps(settings.max_cost_usd, settings.max_total_tokens),
         )

@@ -12,6 +12,7 @@ from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
+from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.messages import Message
@@ -27,13 +28,15 @@ def _ignore(event: RunEvent) -> None:
 
 @dataclass(frozen=True)
 class AttemptScope:
-    """Where an attempt runs: its session, turn and attempt, where its events go and its log folder."""
+    """Where an attempt runs: its session, turn and attempt, where its events go, its log folder, and the
+    gate every step passes (the run's spending caps)."""
 
     session_id: str = ""
     turn: int = 1
     attempt: int = 1
     emit: Emit = _ignore
     log: AttemptLog | None = None
+    spending: SpendingGate = field(default_factory=SpendingGate)
 
     def step_at(self, agent: Agent, question: str) -> StepAt:
         return StepAt(agent.id, question, self.turn, self.attempt, agent.workspace)

@@ -40,6 +40,19 @@ def pick_winner(votes: Sequence[Vote], answers: Mapping[str, str], agent_ids: Se
     return next(agent_id for agent_id in answered if counts[agent_id] == best)
 
 
+def best_so_far(
+    votes: Sequence[Vote],
+    answers: Mapping[str, str],
+    agent_ids: Sequence[str],
+    answered_at: Mapping[str, int],
+) -> str | None:
+    """The winner of an attempt a cap cut short: by the votes so far (``pick_winner``); with none, the
+    latest answer (``answered_at``: the order answers came in), written with the most answers in view."""
+    if not answers or any(vote.target in answers for vote in votes):
+        return pick_winner(votes, answers, agent_ids)
+    return max(answers, key=lambda agent_id: answered_at.get(agent_id, 0))
+
+
 FILLER_WORDS = (
     "a an the is are was were be of to in on and or it its that this what which who how many much "
     "answer question usually typically often called"

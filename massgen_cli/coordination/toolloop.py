@@ -17,7 +17,8 @@ from typing import Any, Protocol
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
-from massgen_cli.events import ToolCall, ToolFinished, ToolStarted
+from massgen_cli.coordination.spending import SpendingGate
+from massgen_cli.events import CommandRan, ToolCall, ToolFinished, ToolStarted
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tools.toolbox import ToolResult, result_summary
@@ -73,12 +74,16 @@ async def run_with_tools(
     on_compressed: CompressedListener | None = None,
     recall: Recall | None = None,
     watch: StepWatch | None = None,
+    gate: SpendingGate | None = None,
 ) -> ToolStep:
     """Run one step of ``agent`` with its tools (see the module docstring). A compression inside the
     step carries over to its next calls; ``recall`` then looks long-term memory up again; ``watch`` may
-    refuse tool calls and add notes to their results."""
+    refuse tool calls and add notes to their results; ``gate`` is passed before each call (it raises
+    ``SpendingCapReached`` once the run has spent a cap)."""
     step, messages, refused = ToolStep(Completion()), list(request.messages), 0
     while True:
+        if gate is not None:
+            await gate.check()
         # Only the first call's request is system + thread + task, the shape the thread writer expects.
         fitted = _Fitted(on_compressed if not step.exchange else None)
         offered = agent.toolbox.specs if step.calls < limit else ()
@@ -213,11 +218,10 @@ async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
     emit(ToolStarted(agent.id, call.id, call.name, _shown_arguments(call.arguments)))
     result = await agent.toolbox.run(call)
     summary = result_summary(call.name, result.text)
-    emit(
-        ToolFinished(
-            agent.id, call.id, call.name, result.ok, round(result.seconds, 3), summary, len(result.text)
-        )
-    )
+    seconds = round(result.seconds, 3)
+    if (command := result.command) is not None:  # told before the call's end, which it belongs to
+        emit(CommandRan(agent.id, call.id, command.command, command.end, command.exit_code, seconds))
+    emit(ToolFinished(agent.id, call.id, call.name, result.ok, seconds, summary, len(result.text)))
     return result
 
 

@@ -1,6 +1,6 @@
 """One turn: attempts of coordination (each ending with its final answer, which post-evaluation may
 reject), then the one ``FinalAnswer``, and what the session, the agents' threads and every attempt part
-keep of the outcome.
+keep of the outcome. The session keeps every turn, answered, failed or cancelled, with what it spent.
 
 Each attempt walks the same list of attempt parts (``attempts.AttemptPart``): begun as it starts, rolled
 back when post-evaluation rejects it or the turn fails, committed when the turn ends.
@@ -25,11 +25,12 @@ from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.policy import CoordinationPolicy
+from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
-from massgen_cli.session import Session
+from massgen_cli.session import Exchange, Session, TurnStatus
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,12 @@ class TurnRunner:
         self.emit = record.emit
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
+        self.spending = SpendingGate(
+            crew.policy.spending, record.ledger.usage_of_run, self._settled, self.emit
+        )
 
     async def run(self, question: str) -> TurnResult:
-        """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
+        """Answer ``question`` as the session's next turn; the session records how it ended."""
         turn, started = self.session.next_turn, time.monotonic()
         self._saving("the session", self.session.begin_turn)
         self.record.ledger.begin_turn()
@@ -90,8 +94,10 @@ class TurnRunner:
                 result = await self._attempt(question, at, extra, final_purpose(may_restart))
                 restart = await self._finale(at).restart_for(self.agents, result) if may_restart else None
             except BaseException as error:
-                self._roll_back(at, whole_turn=True)
-                self._close_attempt(result or self.summary.unfinished(question, at, error))
+                try:
+                    await self._settled()  # what the cut calls spent is told before their log closes
+                finally:
+                    self._end_unanswered(question, at, result, error)
                 raise
             if restart is None:
                 return result, at
@@ -114,12 +120,13 @@ class TurnRunner:
         coordination = await self._coordinate(question, finale.scope, extra, purpose)
         self.transcripts = coordination.transcripts
         final = await finale.final_answer(self.agents, question, coordination, purpose)
-        await asyncio.gather(*(agent.settled() for agent in self.agents))
+        await self._settled()
         return self.summary.of(question, at, coordination, final)
 
     def _finale(self, at: AttemptAt) -> Finale:
         """The end of the attempt ``at``: its final answer and post-evaluation."""
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
+        log = self.record.log.current
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.spending)
         return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(
@@ -144,21 +151,41 @@ class TurnRunner:
             except OSError as error:
                 self._unsaved(part.part_name, error)
         result.timings_s["total"] = round(time.monotonic() - started, 3)
-        await asyncio.gather(*(agent.settled() for agent in self.agents))  # post-evaluation's cost too
+        await self._settled()  # post-evaluation's cost too
         usage = self.record.ledger.usage_of_turn()
         if result.final_answer is not None:
             threads = self.crew.context.threads
             agent_ids = [agent.id for agent in self.agents]
             await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids)
             self._saving("the agents' threads", threads.save)
-            spent = Usage.total(usage.values()).fields()
-            complete = partial(
-                self.session.complete_turn, at.turn, question, result.final_answer, result.winner, spent
-            )
-            self._saving("the session", complete)
+        self._record_turn(result, "answered" if result.final_answer is not None else "failed")
         tally = Counter(vote.target for vote in result.votes)
         self.emit(TurnEnded(at.turn, result.end_reason, usage, result.winner, dict(tally), result.timed_out))
         self._close_attempt(result)
+
+    def _end_unanswered(
+        self, question: str, at: AttemptAt, result: TurnResult | None, error: BaseException
+    ) -> None:
+        """A turn cut off by ``error`` (cancelled, or failed from outside): its attempt is rolled back and
+        summed up as far as it got, and the session keeps the turn with what it spent."""
+        ended = self.summary.unfinished(question, at, error)
+        self._roll_back(at, whole_turn=True)
+        self._close_attempt(result or ended)
+        cancelled = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
+        self._record_turn(ended, "cancelled" if cancelled else "failed")
+
+    def _record_turn(self, result: TurnResult, status: TurnStatus) -> None:
+        """The session keeps how the turn ended and what all its calls spent (the ledger's figure, which
+        the turn's summary and its log's events give too)."""
+        spent = Usage.total(self.record.ledger.usage_of_turn().values()).fields()
+        answered = status == "answered"
+        answer, winner = (result.final_answer or "", result.winner) if answered else ("", None)
+        turn = Exchange(result.turn, result.question, answer, winner, spent, status, result.end_reason)
+        self._saving("the session", partial(self.session.record_turn, turn))
+
+    async def _settled(self) -> None:
+        """Every call that ended is priced and its usage told."""
+        await asyncio.gather(*(agent.settled() for agent in self.agents))
 
     def _roll_back(self, at: AttemptAt, *, whole_turn: bool) -> None:
         for part in self.parts:

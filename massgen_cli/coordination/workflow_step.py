@@ -114,6 +114,7 @@ class WorkflowStep:
                     on_compressed=write_back,
                     recall=partial(self.context.recalled, self.scope.step_at(agent, self.task.question)),
                     watch=watch,
+                    gate=self.scope.spending,
                 ),
                 self.policy.timing.step_s,
             )

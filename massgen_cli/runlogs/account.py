@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from massgen_cli.events import Usage
-from massgen_cli.runlogs.reader import Run
-from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell, usage_of
+from massgen_cli.events import AgentUsage, Usage
+from massgen_cli.runlogs.marks import Lane, Mark
+from massgen_cli.runlogs.reader import AttemptRecord, Run
+from massgen_cli.runlogs.story import AttemptStory, tell, usage_of
 from massgen_cli.text import one_line, printable
 from massgen_cli.ui import cost_text
 
@@ -42,6 +43,7 @@ class RunLine:
             f"{turns:<7}",
             f"{self.status:<10}",
             f"{self.winner or '-':<12}",
+            f"{self.usage.tokens:>9,} tokens",
             f"{cost_text(self.usage.cost_usd):<9}",
             one_line(self.question.splitlines()[0] if self.question else "", QUESTION_CHARS),
         ]
@@ -66,7 +68,7 @@ def run_line(run: Run) -> RunLine:
     turns = run.turns
     statuses = [record.status for record in turns]
     status = min(statuses, key=_STATUS_ORDER.index, default="unfinished")
-    spent = [usage_of((record.summary or {}).get("turn_usage") or {}) for record in turns]
+    spent = [turn_spent(run, record) for record in turns]
     winners = [str(winner) for record in turns if (winner := (record.summary or {}).get("winner"))]
     return RunLine(
         run.name,
@@ -80,6 +82,20 @@ def run_line(run: Run) -> RunLine:
     )
 
 
+def turn_spent(run: Run, last: AttemptRecord) -> Usage:
+    """What the turn whose last attempt is ``last`` spent: its summary's ``turn_usage``; for a turn cut off
+    before its summary was written (a killed process), what its events tell, as the report counts it."""
+    if last.summary is not None and "turn_usage" in last.summary:
+        return usage_of(last.summary["turn_usage"])
+    attempts = [record for record in run.attempts if record.turn == last.turn]
+    return Usage.total(
+        logged.event.usage
+        for record in attempts
+        for logged in record.events
+        if isinstance(logged.event, AgentUsage)
+    )
+
+
 def account(runs: list[Run]) -> Iterator[str]:
     """The lines of ``logs show``: each run, each attempt of each turn, with no control character a log
     could carry to the terminal (an answer may hold escape sequences that clear it or retitle it)."""
@@ -88,17 +104,20 @@ def account(runs: list[Run]) -> Iterator[str]:
 
 def _told(runs: list[Run]) -> Iterator[str]:
     for run in runs:
-        yield f"Run {run.name} · session {run.session_id or '?'} · {len(run.turns)} turn(s)"
+        stories = [tell(record) for record in run.attempts]
+        spent = Usage.total(story.usage for story in stories).describe()
+        yield f"Run {run.name} · session {run.session_id or '?'} · {len(run.turns)} turn(s) · {spent}"
         yield f"  {run.folder}"
-        for record in run.attempts:
+        for story in stories:
             yield ""
-            yield from _attempt(tell(record))
+            yield from _attempt(story)
         yield ""
 
 
 def _attempt(story: AttemptStory) -> Iterator[str]:
     record = story.record
-    yield f"Turn {record.turn} · attempt {record.attempt} · {record.status} · {story.duration:.2f}s"
+    took = f"{story.duration:.2f}s · {story.usage.describe()}"
+    yield f"Turn {record.turn} · attempt {record.attempt} · {record.status} · {took}"
     yield f"  question: {one_line(record.question, TEXT_CHARS) or '?'}"
     yield f"  {story.verdict()}"
     yield from _section("answers", [(lane, mark) for lane in story.lanes for mark in lane.of("answer")])

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import UsageError
-from massgen_cli.events import RunEvent, event_from_dict
+from massgen_cli.events import RunEvent
+from massgen_cli.events_json import event_from_dict
 
 LOGS_FOLDER = "massgen_logs"
 RUN_PREFIX = "log_"

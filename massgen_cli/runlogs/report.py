@@ -15,8 +15,9 @@ from importlib import resources
 from typing import Any
 
 from massgen_cli.events import Usage
+from massgen_cli.runlogs.marks import Lane, Mark
 from massgen_cli.runlogs.reader import Run
-from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, tell
+from massgen_cli.runlogs.story import AttemptStory, tell
 from massgen_cli.runlogs.timeline import timeline_svg
 from massgen_cli.text import one_line
 from massgen_cli.ui import cost_text

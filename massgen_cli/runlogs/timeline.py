@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable, Iterator
 from html import escape
 
-from massgen_cli.runlogs.story import AttemptStory, Lane, Mark, Step
+from massgen_cli.runlogs.marks import Lane, Mark, Step
+from massgen_cli.runlogs.story import AttemptStory
 from massgen_cli.text import one_line
 
 WIDTH = 1000

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from massgen_cli.events import Notice, RunEvent, StreamEvent, event_to_dict
+from massgen_cli.events import Notice, RunEvent, StreamEvent
+from massgen_cli.events_json import event_to_dict
 from massgen_cli.redaction import redact
 from massgen_cli.state import timestamp
 

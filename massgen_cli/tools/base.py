@@ -1,4 +1,5 @@
-"""What every tool is: a spec the model sees and an async function of its arguments that returns text."""
+"""What every tool is: a spec the model sees and an async function of its arguments that returns text (or a
+``ToolOutput``: the text with what became of the shell command it ran)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,47 @@ from dataclasses import dataclass
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.events import CommandEnd
 
 RESULT_CHARS = 20_000
 """The most characters of one tool result the model is sent."""
 
 
+@dataclass(frozen=True)
+class CommandOutcome:
+    """What became of a shell command a tool was given: the command line, how it ended, its exit code."""
+
+    command: str
+    end: CommandEnd
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A result with more than its text: ``command``, the shell command the tool ran."""
+
+    text: str
+    command: CommandOutcome | None = None
+
+
 class ToolError(Exception):
-    """A refused or failed tool call; its message goes back to the model as the result."""
+    """A refused or failed tool call; its message goes back to the model as the result (``command``: the
+    shell command it refused or that failed)."""
+
+    def __init__(self, message: str, command: CommandOutcome | None = None):
+        super().__init__(message)
+        self.command = command
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A callable tool: ``run(arguments)`` returns the result text or raises ``ToolError``."""
+    """A callable tool: ``run(arguments)`` returns the result or raises ``ToolError``. ``grace_s``: how long
+    past the call's timeout the toolbox waits for a tool that stops itself at that timeout and then cleans
+    up (a command: its processes killed, its sandbox removed), so it can say how it ended."""
 
     spec: ToolSpec
-    run: Callable[[dict[str, Any]], Awaitable[str]]
+    run: Callable[[dict[str, Any]], Awaitable[str | ToolOutput]]
+    grace_s: float = 0.0
 
     @property
     def name(self) -> str:

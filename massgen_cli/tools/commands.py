@@ -19,7 +19,7 @@ from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import CommandLimits
 from massgen_cli.redaction import command_environment
 from massgen_cli.state import user_umask
-from massgen_cli.tools.base import Tool, ToolError, argument, schema
+from massgen_cli.tools.base import CommandOutcome, Tool, ToolError, ToolOutput, argument, schema
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
@@ -35,6 +35,8 @@ COMMAND_TOOL = "execute_command"
 EXIT_CODE = "exit code: "
 OUTPUT_SUMMARY_LINES = 5
 OUTPUT_SUMMARY_CHARS = 400
+CLEAN_UP_S = 15.0
+"""How long past the call's timeout a command that timed out has to be killed and its sandbox removed."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,15 @@ def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s:
     """The ``execute_command`` tool, run in the agent's workspace as ``confinement`` says; no call may
     last over ``max_timeout_s``."""
 
-    async def run(arguments: dict[str, Any]) -> str:
+    async def run(arguments: dict[str, Any]) -> ToolOutput:
         command = argument(arguments, "command", str)
-        timeout = float(argument(arguments, "timeout_seconds", (int, float), DEFAULT_TIMEOUT_S))
-        policy.check(command)
-        return await run_command(confinement, command, min(max(timeout, 1.0), max_timeout_s))
+        try:
+            timeout = float(argument(arguments, "timeout_seconds", (int, float), DEFAULT_TIMEOUT_S))
+            policy.check(command)
+        except ToolError as error:
+            raise ToolError(str(error), CommandOutcome(command, "refused")) from None
+        exited = await run_command(confinement, command, min(max(timeout, 1.0), max_timeout_s))
+        return ToolOutput(exited.text, CommandOutcome(command, "exited", exited.code))
 
     where = (
         "in a sandbox: only your folders are visible, writable where you may write"
@@ -103,11 +109,21 @@ def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s:
             ["command"],
         ),
     )
-    return Tool(spec, run)
+    return Tool(spec, run, grace_s=CLEAN_UP_S)
 
 
-async def run_command(confinement: Confinement, command: str, timeout_s: float) -> str:
-    """Run ``command``; on timeout or cancellation its whole process group (and sandbox) is killed."""
+@dataclass(frozen=True)
+class Exited:
+    """A command that ran to its end: its exit code, and what the model reads (``exit code: N`` and the
+    output)."""
+
+    code: int
+    text: str
+
+
+async def run_command(confinement: Confinement, command: str, timeout_s: float) -> Exited:
+    """Run ``command``; on timeout or cancellation its whole process group (and sandbox) is killed (a
+    ``ToolError`` says how it ended)."""
     started, cleared = time.time(), []
     process = await asyncio.create_subprocess_exec(
         *confinement.argv(command),
@@ -124,9 +140,12 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
     try:
         done, _ = await asyncio.wait({reading, *watching}, timeout=timeout_s, return_when="FIRST_COMPLETED")
         if not done:
-            raise ToolError(f"timed out after {timeout_s:g}s; the command and its children were killed")
+            raise ToolError(
+                f"timed out after {timeout_s:g}s; the command and its children were killed",
+                CommandOutcome(command, "timed_out"),
+            )
         if reading not in done:
-            raise ToolError(next(iter(done)).result())
+            raise ToolError(next(iter(done)).result(), CommandOutcome(command, "failed"))
         output = reading.result()
     finally:
         for task in (reading, *watching):
@@ -135,7 +154,9 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         if confinement.sandbox is not None:
             await _remove_pids_cgroup(process.pid)
             cleared = await asyncio.to_thread(clear_set_id_bits, confinement.writable_folders(), started)
-    return f"{EXIT_CODE}{process.returncode}\n{output}{_cleared_note(cleared)}"
+    assert process.returncode is not None, "_kill_group waited for it"
+    code = process.returncode
+    return Exited(code, f"{EXIT_CODE}{code}\n{output}{_cleared_note(cleared)}")
 
 
 def _cleared_note(cleared: list[Path]) -> str:

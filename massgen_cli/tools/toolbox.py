@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from massgen_cli.backends.base import ToolSpec
@@ -19,7 +19,7 @@ from massgen_cli.events import ToolCall
 from massgen_cli.redaction import redact
 from massgen_cli.state import known_state_folders, user_umask
 from massgen_cli.text import one_line
-from massgen_cli.tools.base import RESULT_CHARS, Tool, ToolError, bounded
+from massgen_cli.tools.base import RESULT_CHARS, CommandOutcome, Tool, ToolError, ToolOutput, bounded
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import (
     COMMAND_TOOL,
@@ -42,11 +42,13 @@ from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, r
 
 @dataclass(frozen=True)
 class ToolResult:
-    """One call's outcome: the text the model reads, whether it worked, and how long it took."""
+    """One call's outcome: the text the model reads, whether it worked, how long it took, and what became
+    of the shell command it ran (``command``)."""
 
     text: str
     ok: bool
     seconds: float
+    command: CommandOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -102,16 +104,17 @@ class Toolbox:
         try:
             if tool is None:
                 raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
-            async with asyncio.timeout(self.call_timeout_s):
-                text = await tool.run(dict(call.arguments))
+            async with asyncio.timeout(self.call_timeout_s + tool.grace_s):
+                output = await tool.run(dict(call.arguments))
+            done = output if isinstance(output, ToolOutput) else ToolOutput(output)
             # every tool's result is bounded and cleared of secrets here, whatever the tool (MCP servers and
             # custom functions too): a .env or a key read by a tool never reaches the model or the thread
-            text = bounded(redact(text), RESULT_CHARS, LONG_RESULT_HINT)
-            return ToolResult(text, True, time.monotonic() - started)
+            text = bounded(redact(done.text), RESULT_CHARS, LONG_RESULT_HINT)
+            return ToolResult(text, True, time.monotonic() - started, _cleared(done.command))
         except TimeoutError:
             return _failed(f"the call took longer than {self.call_timeout_s:g}s and was stopped", started)
         except ToolError as error:
-            return _failed(str(error), started)
+            return _failed(str(error), started, error.command)
         except Exception as error:  # a custom function's own failure is the model's to read
             return _failed(f"{type(error).__name__}: {error}", started)
 
@@ -129,8 +132,14 @@ def result_summary(name: str, text: str) -> str:
     return one_line(text, SUMMARY_CHARS)
 
 
-def _failed(message: str, started: float) -> ToolResult:
-    return ToolResult(bounded(redact(f"Error: {message}"), RESULT_CHARS), False, time.monotonic() - started)
+def _failed(message: str, started: float, command: CommandOutcome | None = None) -> ToolResult:
+    text = bounded(redact(f"Error: {message}"), RESULT_CHARS)
+    return ToolResult(text, False, time.monotonic() - started, _cleared(command))
+
+
+def _cleared(command: CommandOutcome | None) -> CommandOutcome | None:
+    """The command line as the console and the logs may show it: cleared of secrets, as results are."""
+    return None if command is None else replace(command, command=redact(command.command))
 
 
 def build_toolbox(

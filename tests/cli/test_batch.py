@@ -3,7 +3,6 @@ on 127.0.0.1, one result line per question as it finishes; failures recorded, re
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -14,14 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, wait_until, write_config
-
-_SPEC = importlib.util.spec_from_file_location(
-    "paced_server", Path(__file__).resolve().parents[2] / "benchmarks" / "paced_server.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-paced_server = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = paced_server  # its dataclasses look their module up
-_SPEC.loader.exec_module(paced_server)
+from tests.servers.paced import paced_server
 
 
 @pytest.fixture

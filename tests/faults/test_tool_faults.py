@@ -90,7 +90,7 @@ def test_a_fifo_is_refused_by_read_and_skipped_by_search(tmp_path: Path):
     workspace.mkdir()
     os.mkfifo(workspace / "pipe")
     (workspace / "notes.txt").write_text("the needle is here\n")
-    calls = '[{tool: read_file, args: {path: pipe}}, {tool: search_files, args: {pattern: needle}}]'
+    calls = "[{tool: read_file, args: {path: pipe}}, {tool: search_files, args: {pattern: needle}}]"
     write_config(tmp_path, one_agent(workspace, calls))
     result, seconds = run_timed("--config", "config.yaml", "Read.", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "Done.\n", result.stderr
@@ -141,7 +141,7 @@ def test_endless_command_output_is_held_as_head_and_tail(tmp_path: Path):
     roots = Roots(tmp_path.resolve(), (Root.of(tmp_path, writable=True),))
     command = "head -c 300000000 /dev/zero | tr '\\0' x; echo; echo THE-END"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    text = asyncio.run(run_command(Confinement(roots, None), command, 60))
+    text = asyncio.run(run_command(Confinement(roots, None), command, 60)).text
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert text.startswith("exit code: 0\nxxxx") and text.rstrip().endswith("THE-END")
     assert "[cut: 299,988,00" in text and "bytes of output not shown]" in text and len(text) < 13_000

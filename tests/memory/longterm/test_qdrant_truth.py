@@ -28,7 +28,7 @@ from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.qdrant.index import QdrantIndex
 from massgen_cli.memory.longterm.store.qdrant.sessions import QdrantSessions
 from massgen_cli.memory.longterm.store.vector_stores import close_clients, share_server_client
-from massgen_cli.session import open_session
+from massgen_cli.session import Exchange, open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
 from tests.servers.postgres import free_port
@@ -180,7 +180,7 @@ def test_a_session_continues_on_the_second_folder_as_turn_two(tmp_path, server, 
     session = open_session(tmp_path / "a", "shared", interactive=False, config_path=None, mirror=first)
     try:
         assert session.begin_turn() == 1
-        session.complete_turn(1, "What is the code?", "7781", "agent_a")
+        session.record_turn(Exchange(1, "What is the code?", "7781", "agent_a"))
         with pytest.raises(UsageError, match="in use by a massgen process on another machine"):
             open_session(tmp_path / "b", "shared", interactive=False, config_path=None, mirror=second)
     finally:

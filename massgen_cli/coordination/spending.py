@@ -1,0 +1,111 @@
+"""The run's spending caps (``orchestrator.max_cost_usd``, ``max_total_tokens``, ``--max-cost``).
+
+They are checked before each step (each backend call of an agent) against what the run has spent so far:
+the ledger's sums of the ``AgentUsage`` events, the same events the run log keeps and ``logs show``, the
+report and the session record add up. Once a cap is spent no new step starts: a call under way finishes,
+the attempt ends with the best answer so far, and that answer is final as it is (no presentation, no
+post-evaluation). The gate knows no feature: it sees only what every call spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from massgen_cli.coordination.policy import SpendingCaps
+from massgen_cli.events import Notice, RunEvent, Usage
+
+Spent = Callable[[], Mapping[str, Usage]]
+"""Each agent's usage in the run so far."""
+Settle = Callable[[], Awaitable[None]]
+"""Waits until every call that ended has been priced (see ``Agent.settled``)."""
+
+
+class SpendingCapReached(Exception):
+    """A step may not start: the run has spent a cap (the message says which, and how much)."""
+
+
+def dollars(amount: float) -> str:
+    """``$0.50``, ``$1.25``; four places when cents do not say it (``$0.0031``)."""
+    return f"${amount:.2f}" if round(amount, 2) == amount else f"${amount:.4f}"
+
+
+def capped_end(reason: str, *, answered: bool) -> str:
+    """The end reason of an attempt a cap ended early."""
+    return f"{reason}; the best answer so far is final" if answered else f"{reason}; no agent had answered"
+
+
+async def _nothing_to_settle() -> None:
+    """No call is priced late where nothing is watched."""
+
+
+def _nothing_spent() -> Mapping[str, Usage]:
+    return {}
+
+
+def _ignore(event: RunEvent) -> None:
+    """Where the gate of an attempt nobody watches speaks."""
+
+
+class SpendingGate:
+    """The caps of ``caps`` against what ``spent`` says the run spent; what it has to say (the cap
+    reached, an agent whose calls have no known price) goes to ``emit`` once."""
+
+    def __init__(
+        self,
+        caps: SpendingCaps | None = None,
+        spent: Spent = _nothing_spent,
+        settle: Settle = _nothing_to_settle,
+        emit: Callable[[RunEvent], None] = _ignore,
+    ):
+        self.caps = caps or SpendingCaps()
+        self.spent = spent
+        self.settle = settle
+        self.emit = emit
+        self.said: set[str] = set()
+
+    def reached(self) -> str:
+        """Why no new step may start (a cap is spent), or "" while steps may start."""
+        if not self.caps:
+            return ""
+        spent = self.spent()
+        reason = self._tokens_spent(spent) or self._cost_spent(spent)
+        if reason:
+            self._say_once("reached", Notice("warning", f"{reason}: no new step starts"))
+        return reason
+
+    async def reason(self) -> str:
+        """``reached``, once the calls that ended are priced."""
+        if not self.caps:
+            return ""
+        await self.settle()
+        return self.reached()
+
+    async def check(self) -> None:
+        """Before a step: a ``SpendingCapReached`` when a cap is spent."""
+        reason = await self.reason()
+        if reason:
+            raise SpendingCapReached(reason)
+
+    def _tokens_spent(self, spent: Mapping[str, Usage]) -> str:
+        cap = self.caps.tokens
+        tokens = sum(usage.tokens for usage in spent.values())
+        if cap is None or tokens < cap:
+            return ""
+        return f"token budget reached: {tokens:,} of {cap:,} tokens"
+
+    def _cost_spent(self, spent: Mapping[str, Usage]) -> str:
+        cap = self.caps.cost_usd
+        if cap is None:
+            return ""
+        for agent_id in sorted(agent for agent, usage in spent.items() if usage.cost_usd is None):
+            why = "no price is known for its model; set its backend.pricing"
+            self._say_once(
+                agent_id, Notice("warning", f"the spending cap counts nothing for {agent_id}: {why}")
+            )
+        cost = sum(usage.cost_usd or 0.0 for usage in spent.values())
+        return f"spending cap reached: {dollars(cost)} of {dollars(cap)}" if cost >= cap else ""
+
+    def _say_once(self, key: str, notice: Notice) -> None:
+        if key not in self.said:
+            self.said.add(key)
+            self.emit(notice)
