@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from massgen_cli.events import event_from_dict
+from massgen_cli.events_json import event_from_dict
 from massgen_cli.session import read_session
 from tests.cli.in_process_cli import massgen
 from tests.cli.test_closed_pipe import LONG_ANSWER, assert_quiet_end, first_line_then_close
