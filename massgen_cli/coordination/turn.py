@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from massgen_cli.attachments import noted
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
 from massgen_cli.coordination.agents import Agent
@@ -30,6 +31,7 @@ from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session
+from massgen_cli.tools.attachments import Attached
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,13 @@ class TurnRunner:
         self.emit = record.emit
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
+        self.attached: dict[str, Attached] = {}
+        """What each agent's question carries this turn (images, files), and what is not sent and why."""
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records it if it got an answer."""
         turn, started = self.session.next_turn, time.monotonic()
+        self.attached = await self._attachments(question)
         self._saving("the session", self.session.begin_turn)
         self.record.ledger.begin_turn()
         for agent in self.agents:
@@ -101,12 +106,21 @@ class TurnRunner:
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
         raise AssertionError("the last attempt never asks for a restart")
 
+    async def _attachments(self, question: str) -> dict[str, Attached]:
+        """Each agent's attachments for ``question``, its files read at once (in threads)."""
+        found = await asyncio.gather(
+            *(asyncio.to_thread(a.media.for_question, question) for a in self.agents if a.media is not None)
+        )
+        return dict(zip([a.id for a in self.agents if a.media is not None], found, strict=True))
+
     def _begin_attempt(self, turn: int, attempt: int) -> AttemptAt:
         log = self.record.log.open_attempt(turn, attempt)
         at = AttemptAt(turn, attempt, log.directory if log is not None else None)
         self.record.ledger.begin_attempt()
         for part in self.parts:
             part.begin(at)
+        for note in dict.fromkeys(note for attached in self.attached.values() for note in attached.notes):
+            self.emit(Notice("warning", note))  # said in each attempt, which goes without what it names
         return at
 
     async def _attempt(self, question: str, at: AttemptAt, extra: str, purpose: Purpose) -> TurnResult:
@@ -119,7 +133,9 @@ class TurnRunner:
 
     def _finale(self, at: AttemptAt) -> Finale:
         """The end of the attempt ``at``: its final answer and post-evaluation."""
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, self.record.log.current)
+        attachments = {agent_id: attached.attachments for agent_id, attached in self.attached.items()}
+        log = self.record.log.current
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, attachments)
         return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(
@@ -149,11 +165,13 @@ class TurnRunner:
         if result.final_answer is not None:
             threads = self.crew.context.threads
             agent_ids = [agent.id for agent in self.agents]
-            await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids)
+            attached = {a: [x.placeholder for x in got.attachments] for a, got in self.attached.items()}
+            await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids, attached)
             self._saving("the agents' threads", threads.save)
             spent = Usage.total(usage.values()).fields()
+            asked = noted(question, list(dict.fromkeys(x for names in attached.values() for x in names)))
             complete = partial(
-                self.session.complete_turn, at.turn, question, result.final_answer, result.winner, spent
+                self.session.complete_turn, at.turn, asked, result.final_answer, result.winner, spent
             )
             self._saving("the session", complete)
         tally = Counter(vote.target for vote in result.votes)
