@@ -101,7 +101,14 @@ def _content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return json.dumps([part for part in content if not is_attachment_part(part)], sort_keys=True)
+    return "\n".join(_part_text(part) for part in content if not is_attachment_part(part))
+
+
+def _part_text(part: Any) -> str:
+    """A text part's text; another provider part as its JSON."""
+    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return str(part["text"])
+    return json.dumps(part, sort_keys=True)
 
 
 ESTIMATED: list[str] = []
