@@ -139,16 +139,19 @@ class AgentMedia:
         sent: list[Attachment] = []
         notes: list[str] = []
         unread: list[str] = []
+        seen: set[Path] = set()
         named = named_paths(question)
         if len(named) > MAX_NAMED:
             said = f"the question names {len(named)} files; the first {MAX_NAMED} are sent"
             notes.append(f"{self.agent_id}: {said}")
         for raw, explicit in named[:MAX_NAMED]:
+            if not explicit and not self._names_a_file(raw):
+                continue  # a word that only looks like a file name
             kind = kind_of(MEDIA_SUFFIXES[PurePosixPath(raw.lower()).suffix])
             if kind not in self.accepts:
                 unread.append(raw)
                 continue
-            attachment, problem = self._read(raw, explicit)
+            attachment, problem = self._read(raw, seen)
             if attachment is not None:
                 sent.append(attachment)
             elif problem:
@@ -157,21 +160,26 @@ class AgentMedia:
             notes.append(self.text_only_note(unread))
         return Attached(tuple(sent), tuple(notes))
 
-    def _read(self, raw: str, explicit: bool) -> tuple[Attachment | None, str]:
-        """The file a question names, or why it is not sent ("" for a word that names no file)."""
-        path = Path(raw).expanduser()
-        if not explicit and not (path if path.is_absolute() else self.roots.base / path).is_file():
-            return None, ""
+    def _read(self, raw: str, seen: set[Path]) -> tuple[Attachment | None, str]:
+        """The file a question names, or why it is not sent ("" for a file ``seen`` already under another
+        name)."""
         try:
             resolved = self.roots.confine(raw)
         except ToolError:
             return None, f"{raw} is outside the folders a question may name ({OUTSIDE})"
+        if resolved in seen:
+            return None, ""
+        seen.add(resolved)
         try:
             attachment = read_attachment(resolved)
         except ToolError as error:
             return None, str(error)
         problem = over_limit(attachment, self.protocol, self.provider)
         return (None, problem) if problem else (attachment, "")
+
+    def _names_a_file(self, raw: str) -> bool:
+        path = Path(raw).expanduser()
+        return (path if path.is_absolute() else self.roots.base / path).is_file()
 
     def text_only_note(self, names: Sequence[str]) -> str:
         """The one line for files this agent's model cannot read."""
