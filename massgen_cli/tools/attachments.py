@@ -29,6 +29,7 @@ from massgen_cli.attachments import (
     size_text,
     sniff,
 )
+from massgen_cli.redaction import redact
 from massgen_cli.state import known_state_folders
 from massgen_cli.tools.base import ToolError
 from massgen_cli.tools.file_access import BINARY_SNIFF_BYTES, open_regular
@@ -89,6 +90,8 @@ def read_attachment(path: Path, *, text_ok: bool = False, max_bytes: int = MASSG
         data = head + file.read(limit + 1 - len(head))
     if len(data) > limit:  # it grew while it was read
         raise ToolError(f"{path.name} is over the {size_text(limit)} sent here")
+    if media_type == "text/plain":  # secrets by value, as in whatever else a file gives the model
+        data = redact(data.decode("utf-8", errors="replace")).encode("utf-8")
     return Attachment(path.name, media_type, data)
 
 

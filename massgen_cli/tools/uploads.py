@@ -18,7 +18,12 @@ from massgen_cli.config.tools import UNSENT_UPLOADS, ContextPath, UploadFile
 from massgen_cli.errors import ConfigError
 from massgen_cli.tools.attachments import AgentMedia, over_limit, read_attachment
 from massgen_cli.tools.base import ToolError
+from massgen_cli.tools.file_access import NotText
 from massgen_cli.tools.paths import Roots
+
+MISSING_HINT = (
+    " (upload files must exist; a relative path starts at the backend's cwd, else the current folder)"
+)
 
 
 @dataclass
@@ -85,7 +90,8 @@ def _upload(entry: UploadFile, backend: BackendConfig, path: str, found: Configu
     try:
         attachment = read_attachment(_resolved(value, backend), text_ok=entry.key == "file_path")
     except ToolError as error:
-        found.problems.append(f"{path}: {error}")
+        missing = isinstance(error, NotText) and error.kind == "missing"
+        found.problems.append(f"{path}: {error}{MISSING_HINT if missing else ''}")
         return
     if entry.key == "image_path" and attachment.kind != "image":
         found.problems.append(f"{path}: {attachment.name} is not an image ; use file_path")

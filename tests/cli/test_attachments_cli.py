@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import base64
 import json
+import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.cli.in_process_cli import massgen
+from tests.config.massgen_release import WHEEL
 from tests.conftest import first_attempt_folder, state_folder, wait_until, write_config
 from tests.media import pdf_bytes, write_png
 from tests.servers.fake_providers import FakeProviderServer, openai_stream
+from tests.servers.fake_responses import responses_stream
 
 VISION = """
 agent:
@@ -36,9 +41,10 @@ def files_holding(text: str, folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and text in p.read_text(errors="replace")]
 
 
-def test_describe_a_photo_sends_it_to_the_model_and_keeps_only_its_placeholder(tmp_path):
+def test_describe_a_photo_sends_it_to_the_model_and_keeps_only_its_placeholder(tmp_path, monkeypatch):
     photo = write_png(tmp_path / "photo.png", seed=5, side=32)
-    (tmp_path / "notes.md").write_text("The photo was taken in Lisbon.")
+    monkeypatch.setenv("ALBUM_TOKEN", "tok-4f9c2e7a1b")
+    (tmp_path / "notes.md").write_text("The photo was taken in Lisbon. Album key: tok-4f9c2e7a1b")
     fake = FakeProviderServer().start()
     try:
         fake.script(openai_stream("A small square of noise, taken in Lisbon."))
@@ -54,7 +60,7 @@ def test_describe_a_photo_sends_it_to_the_model_and_keeps_only_its_placeholder(t
     assert parts[0]["type"] == "text" and "Describe ./photo.png" in parts[0]["text"]
     assert parts[1] == {
         "type": "text",
-        "text": '<file name="notes.md">\nThe photo was taken in Lisbon.\n</file>',
+        "text": '<file name="notes.md">\nThe photo was taken in Lisbon. Album key: [REDACTED]\n</file>',
     }
     data_url = parts[2]["image_url"]["url"]
     assert (
@@ -185,3 +191,39 @@ def test_no_bytes_reach_logs_threads_or_memory_while_every_step_carries_the_file
 def _task(messages):  # type: ignore[no-untyped-def]
     """The user message of a coordination step (re-asks come after it)."""
     return next(m for m in messages if m["role"] == "user" and isinstance(m["content"], list))
+
+
+def test_massgens_image_and_file_search_examples_send_what_they_name(tmp_path, monkeypatch):
+    """MassGen's own examples, run from a folder laid out like its repository: the image of
+    ``single_gpt5nano_image_understanding`` goes as an ``input_image``, the PDF address of
+    ``single_gpt5nano_file_search`` as an ``input_file`` the provider fetches."""
+    if not WHEEL.is_file():
+        pytest.skip(f"MassGen's release wheel is not in {WHEEL.parent}")
+    with zipfile.ZipFile(WHEEL) as wheel:
+        image_config = wheel.read("massgen/configs/basic/single/single_gpt5nano_image_understanding.yaml")
+        search_config = wheel.read("massgen/configs/basic/single/single_gpt5nano_file_search.yaml")
+    picture = write_png(tmp_path / "massgen/configs/resources/v0.0.27-example/multimodality.jpg", seed=2)
+    (tmp_path / "image.yaml").write_bytes(image_config)
+    (tmp_path / "search.yaml").write_bytes(search_config)
+    fake = FakeProviderServer().start()
+    try:
+        fake.script(responses_stream("A diagram of modalities."), responses_stream("The score is 26.6%."))
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.root_url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-massgen-examples-0000")
+        image = massgen("-c", "image.yaml", "-q", "Please summarize the content in this image.")
+        search = massgen("-c", "search.yaml", "-q", "What is humanity's last exam score?")
+    finally:
+        fake.stop()
+
+    assert (image.exit_code, image.stdout.strip()) == (0, "A diagram of modalities."), image.stderr
+    assert (search.exit_code, search.stdout.strip()) == (0, "The score is 26.6%."), search.stderr
+    asked = [next(i for i in r.body["input"] if i.get("role") == "user")["content"] for r in fake.requests]
+    assert asked[0][1] == {  # named .jpg, sent as what it is
+        "type": "input_image",
+        "image_url": "data:image/png;base64," + base64.b64encode(picture).decode(),
+        "detail": "auto",
+    }
+    assert asked[1][1] == {
+        "type": "input_file",
+        "file_url": "https://cdn.openai.com/API/docs/deep_research_blog.pdf",
+    }
