@@ -98,6 +98,30 @@ def test_a_model_that_reads_text_only_gets_the_text_and_one_warning(tmp_path):
     assert logged["messages"][-1] == {"role": "user", "content": "Describe photo.png"}
 
 
+def test_an_upload_a_text_only_model_cannot_read_is_said_once_and_stands_in_every_turn(tmp_path):
+    write_png(tmp_path / "chart.png")
+    config = write_config(
+        tmp_path,
+        """
+        agent:
+          id: plain
+          backend:
+            type: scripted
+            responses: ["Up, I am told."]
+            upload_files: [{image_path: chart.png}]
+        """,
+    )
+    result = massgen("-c", str(config), stdin="What is the trend?\nAnd next year?\n")
+
+    assert result.exit_code == 0, result.stderr
+    note = "plain: scripted (scripted) reads text only: chart.png not sent to it; it answers from the text"
+    assert result.stderr.count(note) == 1
+    for turn in (1, 2):
+        assert note in json.loads((first_attempt_folder(turn) / "summary.json").read_text())["warnings"]
+    logged = json.loads((first_attempt_folder(2) / "requests" / "plain_001.json").read_text())
+    assert logged["messages"][-1]["content"].endswith("And next year?")
+
+
 def test_an_upload_that_cannot_be_sent_stops_the_start_naming_its_yaml_path(tmp_path):
     write_png(tmp_path / "big.png", padding=4 * 1024 * 1024)
     config = write_config(
