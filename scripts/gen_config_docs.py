@@ -142,8 +142,10 @@ Limits per file, the providers' documented ones: Anthropic images 3.75 MB (5 MB 
 saying what it was not sent: the embedded model, the scripted backend (unless `scripted_attachments`)
 and the model families known to lack vision (`gpt-3.5`, `gpt-4`, `o1-mini`, `o3-mini`, `gpt-oss`,
 DeepSeek's chat and reasoner, `qwq`, Qwen's text models, Llama 3.1 and 3.3, Mixtral, Mistral's text
-models, `kimi-k2`, GLM text models, `claude-2`). Another model is sent the parts; a server that
-cannot read them answers with its own error.
+models, `kimi-k2`, GLM text models, `claude-2`). Another model is sent the parts; when its server
+refuses them (an HTTP 400, 413, 415 or 422 that names images or files, as a compatible server with a
+text-only model answers), the step is sent again with the text only, said in one warning, and that
+agent gets the text only for the rest of the run.
 
 Nothing keeps the bytes: the agents' threads, the session record, long-term memory and the request
 logs (`requests/<agent>_<NNN>.json`) keep a placeholder such as `[image: photo.png, 12 KB]` where the

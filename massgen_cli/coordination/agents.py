@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from massgen_cli.backends.attachment_parts import refuses_attachments, text_only
 from massgen_cli.backends.base import Backend, Completion, Purpose, Request
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
@@ -199,18 +200,28 @@ async def run_step(
     *,
     on_compressed: CompressedListener | None = None,
 ) -> Completion:
-    """Fit, send and stream one request; after a context-length error, shrink it and send it once more."""
+    """Fit, send and stream one request; after a context-length error, shrink it and send it once more;
+    after a server refused the images and files it carries, send it once more with the text only."""
     if agent.guard is not None:
         fitted = await agent.guard.fit(request)
         if fitted is not request and on_compressed is not None:
             await on_compressed(fitted.messages)
         request = fitted
+    media = agent.media
+    if media is not None and media.refused:
+        request = text_only(request)
     try:
         return await _stream(agent, request, emit, log)
     except ContextLengthError:
         if agent.guard is None:
             raise
         return await _stream(agent, await agent.guard.shrink(request), emit, log)
+    except BackendError as error:
+        if media is None or not refuses_attachments(error, request):
+            raise
+        media.refused = True  # for the rest of the run: the server will not read them
+        emit(Notice("warning", f"{agent.id}: {error}; asked again without images and files, for this run"))
+        return await _stream(agent, text_only(request), emit, log)
 
 
 async def _stream(agent: Agent, request: Request, emit: Emit, log: AttemptLog | None) -> Completion:

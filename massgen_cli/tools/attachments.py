@@ -128,6 +128,8 @@ class AgentMedia:
     accepts: frozenset[Kind]
     roots: Roots
     fixed: tuple[Attachment, ...] = ()
+    refused: bool = False
+    """The backend's server refused images and files: it gets the text only from then on."""
     _last: tuple[str, Attached] | None = field(default=None, repr=False)
 
     def for_question(self, question: str) -> Attached:
@@ -151,7 +153,7 @@ class AgentMedia:
             if not explicit and not self._names_a_file(raw):
                 continue  # a word that only looks like a file name
             kind = kind_of(MEDIA_SUFFIXES[PurePosixPath(raw.lower()).suffix])
-            if kind not in self.accepts:
+            if kind not in self.accepts or self.refused:
                 unread.append(raw)
                 continue
             attachment, problem = self._read(raw, seen)

@@ -16,7 +16,7 @@ from tests.cli.in_process_cli import massgen
 from tests.config.massgen_release import WHEEL
 from tests.conftest import first_attempt_folder, state_folder, wait_until, write_config
 from tests.media import pdf_bytes, write_png
-from tests.servers.fake_providers import FakeProviderServer, openai_stream
+from tests.servers.fake_providers import FakeProviderServer, openai_error, openai_stream
 from tests.servers.fake_responses import responses_stream
 
 VISION = """
@@ -120,6 +120,34 @@ def test_an_upload_a_text_only_model_cannot_read_is_said_once_and_stands_in_ever
         assert note in json.loads((first_attempt_folder(turn) / "summary.json").read_text())["warnings"]
     logged = json.loads((first_attempt_folder(2) / "requests" / "plain_001.json").read_text())
     assert logged["messages"][-1]["content"].endswith("And next year?")
+
+
+def test_a_server_that_refuses_images_is_asked_again_with_the_text_for_the_rest_of_the_run(tmp_path):
+    write_png(tmp_path / "photo.png")
+    (tmp_path / "notes.md").write_text("Taken in Porto.")
+    fake = FakeProviderServer().start()
+    try:
+        fake.script(
+            openai_error(400, "This model does not support image input."),
+            openai_stream("I was sent no picture."),
+            openai_stream("Still no picture."),
+        )
+        config = write_config(tmp_path, VISION.replace("{url}", fake.root_url).replace("gpt-4o", "my-llm"))
+        result = massgen("-c", str(config), stdin="Describe photo.png\nAnd now photo.png?\n")
+    finally:
+        fake.stop()
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["I", "was", "sent", "no", "picture.", "Still", "no", "picture."]
+    refused, again, later = (r.body["messages"][-1]["content"] for r in fake.requests)
+    assert refused[-1]["type"] == "image_url"
+    assert isinstance(again, str) and again.endswith("[image: photo.png, 1 KB]"), "the text, said in full"
+    assert '<file name="notes.md">\nTaken in Porto.\n</file>' in again, "a text file stays"
+    assert isinstance(later, str) and "image_url" not in later
+    said = "seer: chatcompletion returned HTTP 400: This model does not support image input.; asked again"
+    assert said in json.loads((first_attempt_folder() / "summary.json").read_text())["warnings"][0]
+    second = json.loads((first_attempt_folder(2) / "summary.json").read_text())["warnings"]
+    assert "seer: chatcompletion (my-llm) reads text only: photo.png not sent to it" in " ".join(second)
 
 
 def test_an_upload_that_cannot_be_sent_stops_the_start_naming_its_yaml_path(tmp_path):
