@@ -279,3 +279,22 @@ def test_massgens_image_and_file_search_examples_send_what_they_name(tmp_path, m
         "type": "input_file",
         "file_url": "https://cdn.openai.com/API/docs/deep_research_blog.pdf",
     }
+
+
+def test_a_question_cannot_send_a_file_of_the_state_folder(tmp_path, in_process):
+    write_png(state_folder() / "shot.png")
+    write_png(tmp_path / "shot.png", seed=4)
+    run = in_process(
+        "agent:\n  id: seer\n  backend: {type: scripted, scripted_attachments: true, responses: ['ok']}\n"
+    )
+    run.app.ask("Compare state/shot.png with shot.png")
+
+    [request] = run.requests("seer")
+    sent = [
+        part["attachment"].data for part in request.messages[-1]["content"] if part["type"] == "attachment"
+    ]
+    assert sent == [(tmp_path / "shot.png").read_bytes()], (
+        "the file beside it goes; the state folder's does not"
+    )
+    summary = json.loads((first_attempt_folder() / "summary.json").read_text())
+    assert any(w.startswith("seer: state/shot.png is outside the folders") for w in summary["warnings"])
