@@ -321,7 +321,7 @@ def _agents(config: MassGenConfig, features: Features, place: Place, emit: Event
         others = tuple(path for owner, path in workspaces.items() if owner != agent_id)
         sources = ToolSources((), (*place.private, *others), place.state_folder)
         toolbox = _toolbox(config, index, features.extensions, sources)
-        parts[agent_id] = AgentParts(toolbox, features.keepers.get(agent_id))
+        parts[agent_id] = AgentParts(toolbox, features.keepers.get(agent_id), place.state_folder)
     return build_agents(config, emit, parts)
 
 

@@ -5,11 +5,18 @@ assistant made (``tool_calls``) or the call a tool result answers (``tool_call_i
 assistant message may carry a provider's own reasoning records (``reasoning_items``, OpenAI's Responses
 API), which only that API is given back. What memory keeps beside a message (ids, timestamps, authors,
 reasoning text) lives beside it, never in it.
+
+A step's task may carry images and files as typed parts (``AttachmentPart``), which each backend turns
+into its provider's own parts; whatever is recorded (threads, memory, request logs) keeps their
+placeholders instead (``recordable``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, Required, TypedDict, cast
+
+from massgen_cli.attachments import Attachment
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -29,9 +36,21 @@ class ToolCallPart(TypedDict):
     function: FunctionCall
 
 
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class AttachmentPart(TypedDict):
+    """An image or file sent with a message; each backend sends it as its provider's own part."""
+
+    type: Literal["attachment"]
+    attachment: Attachment
+
+
 class Message(TypedDict, total=False):
     """One chat message. ``content`` is text, None (an assistant message with only tool calls), or a
-    provider's list of content parts."""
+    list of content parts (``TextPart``, ``AttachmentPart``, or a provider's own)."""
 
     role: Required[Role]
     content: Required[str | list[Any] | None]
@@ -56,6 +75,63 @@ def _without_provider_keys(message: Message) -> Message:
     for key in PROVIDER_ONLY_KEYS:
         kept.pop(key, None)
     return cast(Message, kept)
+
+
+def with_attachments(message: Message, attachments: Sequence[Attachment]) -> Message:
+    """``message`` with ``attachments`` after its text, as typed parts (unchanged when there are none)."""
+    if not attachments:
+        return message
+    text = content_text(message.get("content"))
+    parts: list[Any] = [TextPart(type="text", text=text)] if text else []
+    parts += [AttachmentPart(type="attachment", attachment=attachment) for attachment in attachments]
+    return cast(Message, {**message, "content": parts})
+
+
+def attachments_in(content: Any) -> list[Attachment]:
+    """The attachments among ``content``'s parts."""
+    if not isinstance(content, list):
+        return []
+    return [part["attachment"] for part in content if is_attachment_part(part)]
+
+
+def content_text(content: Any) -> str:
+    """``content`` as text: its text parts, and each attachment as its placeholder."""
+    if not isinstance(content, list):
+        return content or ""
+    pieces = [
+        part["attachment"].placeholder if is_attachment_part(part) else part.get("text", "")
+        for part in content
+        if isinstance(part, dict)
+    ]
+    return "\n".join(piece for piece in pieces if piece)
+
+
+def recordable(message: Message) -> Message:
+    """``message`` as records keep it: attachments as their placeholders, never their bytes."""
+    if not attachments_in(message.get("content")):
+        return message
+    return cast(Message, {**message, "content": content_text(message.get("content"))})
+
+
+def inline_text(message: Message) -> Message:
+    """``message`` for a model that reads plain text only: its text, text files inlined, and images and
+    documents as their placeholders."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    pieces = [
+        (part["attachment"].text() if part["attachment"].kind == "text" else part["attachment"].placeholder)
+        if is_attachment_part(part)
+        else part.get("text", "")
+        for part in content
+        if isinstance(part, dict)
+    ]
+    return cast(Message, {**message, "content": "\n".join(piece for piece in pieces if piece)})
+
+
+def is_attachment_part(part: Any) -> bool:
+    """Whether a content part is an ``AttachmentPart``."""
+    return isinstance(part, dict) and part.get("type") == "attachment"
 
 
 def inject_after_first_system(messages: list[Message], extra: Message) -> list[Message]:

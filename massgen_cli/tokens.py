@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from massgen_cli.messages import attachments_in, is_attachment_part
+
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _CL100K_MODELS = re.compile(r"^(gpt-4(?!o|\.\d)|gpt-3\.5|text-embedding-(ada|3))")
 CHARS_PER_TOKEN_FALLBACK = 4
@@ -66,12 +68,19 @@ def count_message_tokens(messages: Sequence[Mapping[str, Any]], model: str | Non
 
 
 def count_one_message(message: Mapping[str, Any], model: str | None = None) -> int:
-    return TOKENS_PER_MESSAGE + sum(count_text_tokens(part, model) for part in _counted_parts(message))
+    counted = sum(count_text_tokens(part, model) for part in _counted_parts(message))
+    return TOKENS_PER_MESSAGE + counted + attachment_tokens(message)
 
 
 def estimate_one_message(message: Mapping[str, Any]) -> int:
     """``count_one_message`` at about four characters a token, without the encoding."""
-    return TOKENS_PER_MESSAGE + sum(character_estimate(part) for part in _counted_parts(message))
+    counted = sum(character_estimate(part) for part in _counted_parts(message))
+    return TOKENS_PER_MESSAGE + counted + attachment_tokens(message)
+
+
+def attachment_tokens(message: Mapping[str, Any]) -> int:
+    """What the images and files a message carries cost, estimated (their bytes are not text)."""
+    return sum(attachment.tokens() for attachment in attachments_in(message.get("content")))
 
 
 def character_estimate(text: str) -> int:
@@ -92,7 +101,14 @@ def _content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return json.dumps(content, sort_keys=True)
+    return "\n".join(_part_text(part) for part in content if not is_attachment_part(part))
+
+
+def _part_text(part: Any) -> str:
+    """A text part's text; another provider part as its JSON."""
+    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return str(part["text"])
+    return json.dumps(part, sort_keys=True)
 
 
 ESTIMATED: list[str] = []

@@ -108,14 +108,66 @@ backend:
 - With one agent there is no voting: its first answer (text or `new_answer`) is final, with no
   presentation call.
 
-The keys of an entry are listed under `agents[].backend.responses[]` below.
+The keys of an entry are listed under `agents[].backend.responses[]` below. `scripted_attachments: true`
+plays a model that takes images and PDFs (they reach its requests, for tests of what is sent).
+"""
+
+ATTACHMENTS = """\
+## Images and files with a question
+
+Images (png, jpeg, gif, webp) and PDFs go to the models with the question, as each provider's own
+content parts, from three places:
+
+- **The question.** A path in the question that ends in `.png`, `.jpg`, `.jpeg`, `.gif`, `.webp` or
+  `.pdf` and names an existing file (`massgen -c my.yaml "Describe ./photo.png"`), or MassGen's
+  `@path` form (`@"my photo.png"`, whose file must exist). Relative paths start at the current folder.
+  A question names files only inside the current folder and the agent's workspace and context paths,
+  never in the state folder: the same confinement as the file tools, so a question cannot make the
+  runner read a file elsewhere. What is not sent (outside those folders, too large, not an image or a
+  PDF by its content) is said in one warning line, recorded in the attempt's `summary.json` warnings,
+  and the turn goes on with the text. At most 20 files a question. Text files named in a question are
+  not sent: the agents read them with the file tools, as before.
+- **Context paths** (`orchestrator.context_paths`, `backend.context_paths`) that are an image or a PDF
+  are sent with every question, besides being readable by the file tools.
+- **`upload_files`** (MassGen's key, per backend): `image_path` (an image, or an http(s) address the
+  provider fetches) and `file_path` (a PDF, or a text file sent as text; a PDF's http(s) address for
+  the Responses API and `claude`). A relative path resolves against the backend's `cwd`, else the
+  current folder, as in MassGen. Each entry is read at start: a missing file, another kind of file or
+  one over the limit stops the start with a line naming its YAML path (exit 2); `--validate` checks
+  the same. `audio_path` and `video_path` are not sent (one warning at load).
+
+How each API receives them (the bytes base64-encoded):
+
+| API | image | PDF | text file |
+|---|---|---|---|
+| Chat Completions | `image_url` part, a `data:` URL | `file` part (`file_data`, `filename`) | text part |
+| Responses API (`type: openai`) | `input_image` | `input_file` (`file_data`, or `file_url`) | `input_text` |
+| Anthropic (`claude`) | `image` block, `base64` (or `url`) source | `document` block | text block |
+
+Limits per file, the providers' documented ones: Anthropic images 3.75 MB (5 MB once encoded), PDFs
+24 MB (a 32 MB request once encoded); OpenAI images 20 MB, PDFs 32 MB; any file at most MassGen's
+64 MB; a text file 1 MB. A model that reads text only gets the text, and one warning line per turn
+saying what it was not sent: the embedded model, the scripted backend (unless `scripted_attachments`)
+and the model families known to lack vision (`gpt-3.5`, `gpt-4`, `o1-mini`, `o3-mini`, `gpt-oss`,
+DeepSeek's chat and reasoner, `qwq`, Qwen's text models, Llama 3.1 and 3.3, Mixtral, Mistral's text
+models, `kimi-k2`, GLM text models, `claude-2`). Another model is sent the parts; when its server
+refuses them (an HTTP 400, 413, 415 or 422 that names images or files, as a compatible server with a
+text-only model answers), the step is sent again with the text only, said in one warning, and that
+agent gets the text only for the rest of the run.
+
+Nothing keeps the bytes: the agents' threads, the session record, long-term memory and the request
+logs (`requests/<agent>_<NNN>.json`) keep a placeholder such as `[image: photo.png, 12 KB]` where the
+image went, so a log does not grow by the size of each file sent. A later turn sees the placeholder,
+not the image: name the file again to send it again. Unlike MassGen, nothing is uploaded to a
+provider's file store (MassGen sends `file_path` to OpenAI's File Search and Claude's Files API): files
+go inline with each request.
 """
 
 
 def render() -> str:
     """The whole of docs/config.md."""
     intro = INTRO.replace("{inference}", _inference_lines()).replace("{release}", MASSGEN_RELEASE)
-    parts = [intro, _backend_types(), SCRIPTED, "## Keys\n"]
+    parts = [intro, _backend_types(), SCRIPTED, ATTACHMENTS, "## Keys\n"]
     paths = _section_paths(MassGenConfig)
     parts += [_section(model, paths[model], paths) for model in _render_order(MassGenConfig, paths)]
     return "\n".join(parts).rstrip() + "\n"

@@ -10,6 +10,7 @@ import anthropic
 import httpx2
 from anthropic.types import RawMessageStreamEvent
 
+from massgen_cli.backends.attachment_parts import anthropic_block
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.bounded_http import bounded_client
 from massgen_cli.backends.pricing import library_warmer
@@ -21,6 +22,7 @@ from massgen_cli.backends.provider_errors import (
     timeout_error,
 )
 from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
     ConfigError,
@@ -30,7 +32,7 @@ from massgen_cli.errors import (
     ServerError,
 )
 from massgen_cli.events import Finish, ReasoningDelta, ServerToolUse, StreamEvent, TextDelta, ToolCall, Usage
-from massgen_cli.messages import FunctionCall, Message, ToolCallPart
+from massgen_cli.messages import FunctionCall, Message, ToolCallPart, attachments_in, is_attachment_part
 
 DEFAULT_MAX_TOKENS = 4096
 # A proxy without keys still gets a key header: an explicit key also keeps the SDK from reading profiles.
@@ -61,13 +63,13 @@ class AnthropicBackend:
     schema as an instruction in the system prompt.
     """
 
-    capabilities = Capabilities(tool_calls=True, json_schema=False, reasoning=True)
-
     def __init__(self, config: BackendConfig, *, api_key: str | None):
         self.name = config.type or "claude"
         if not config.model:
             raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
         self.model = config.model
+        kinds = attachment_kinds(config.type, config.model)
+        self.capabilities = Capabilities(json_schema=False, reasoning=True, attachments=kinds)
         self._config = config
         betas = [*config.betas, *([CODE_EXECUTION_BETA] if config.code_execution else [])]
         self._client = anthropic.AsyncAnthropic(
@@ -280,9 +282,18 @@ def _converted(
             return "user", [{"type": "tool_result", "tool_use_id": call_id, "content": text}]
         return "user", [{"type": "text", "text": f"[result of {names.get(call_id, 'a tool')}: {text}]"}]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if attachments_in(message.get("content")):
+        blocks = [_block(part) for part in message.get("content") or ()]
     for call in message.get("tool_calls") or ():
         blocks.append(_tool_use(call) if tool_blocks else _tool_use_as_text(call))
     return ("assistant" if message["role"] == "assistant" else "user"), blocks
+
+
+def _block(part: Any) -> dict[str, Any]:
+    """A text part or an attachment as an Anthropic content block."""
+    if is_attachment_part(part):
+        return anthropic_block(part["attachment"])
+    return {"type": "text", "text": part.get("text", "")}
 
 
 def _tool_use(call: ToolCallPart) -> dict[str, Any]:

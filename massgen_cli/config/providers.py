@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from massgen_cli.attachments import Kind
+
 
 @dataclass(frozen=True)
 class Provider:
@@ -84,3 +86,23 @@ def infer_backend_type(model: str) -> str | None:
         if re.match(pattern, lowered):
             return backend_type
     return None
+
+
+_TEXT_ONLY_MODELS = re.compile(
+    r"(^|/)(gpt-3\.5|gpt-4(-\d{4})?(-32k)?$|gpt-oss|o1-mini|o1-preview|o3-mini|davinci|babbage"
+    r"|deepseek-(chat|reasoner|coder|v\d|r\d)|qwq|qwen[\d.]*-(turbo|plus|max|coder)(?!.*vl)"
+    r"|(meta-)?llama-?3(\.[13])?-\d+b|llama3(\.[13])?(:|-|$)|mixtral|mistral-(7b|small|medium|large)"
+    r"|codestral|kimi-k2|moonshot-v1|glm-4(\.\d)?(?!.*v)|smollm|claude-(2|instant))",
+    re.IGNORECASE,
+)
+"""Models known to take no images or documents: asked about one, they get the text only, with a note."""
+
+
+def attachment_kinds(backend_type: str | None, model: str | None) -> frozenset[Kind]:
+    """What a request to ``model`` through ``backend_type`` may carry: images and PDFs besides text,
+    unless the backend or model is known to read text only (the embedded model, the scripted one, the
+    models in ``_TEXT_ONLY_MODELS``)."""
+    protocol = PROVIDERS[backend_type].protocol if backend_type in PROVIDERS else "openai"
+    if protocol in ("local", "scripted") or (model and _TEXT_ONLY_MODELS.search(model)):
+        return frozenset({"text"})
+    return frozenset({"image", "pdf", "text"})

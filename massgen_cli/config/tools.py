@@ -28,6 +28,48 @@ class ContextPath(Section):
     )
 
 
+class UploadFile(Section):
+    """One of MassGen's ``upload_files``: an image or a file sent to the model with every question."""
+
+    image_path: str | None = Field(
+        default=None,
+        description="An image (png, jpeg, gif, webp), or an http(s) address the provider fetches; a relative "
+        "path resolves against the backend's cwd, else the current directory.",
+    )
+    file_path: str | None = Field(
+        default=None,
+        description="A PDF (sent as a document) or a text file (sent as text), or a PDF's http(s) address "
+        "(Responses API and claude).",
+    )
+    audio_path: str | None = Field(
+        default=None, description="MassGen's audio upload: not sent here (a warning says so)."
+    )
+    video_path: str | None = Field(
+        default=None, description="MassGen's video upload: not sent here (a warning says so)."
+    )
+
+    @model_validator(mode="after")
+    def _one_path(self) -> UploadFile:
+        named = [key for key in UPLOAD_KEYS if getattr(self, key)]
+        if len(named) != 1:
+            raise ValueError(f"give exactly one of {', '.join(UPLOAD_KEYS)} (this entry has {len(named)})")
+        return self
+
+    @property
+    def key(self) -> str:
+        """Which of MassGen's keys the entry uses."""
+        return next(key for key in UPLOAD_KEYS if getattr(self, key))
+
+    @property
+    def value(self) -> str:
+        return str(getattr(self, self.key))
+
+
+UPLOAD_KEYS = ("image_path", "file_path", "audio_path", "video_path")
+UNSENT_UPLOADS = {"audio_path": "audio", "video_path": "video"}
+"""MassGen's upload kinds that are not sent to models here."""
+
+
 class CustomToolConfig(Section):
     """Python functions offered as tools (``custom_tool__<name>``), loaded from a file."""
 
@@ -156,7 +198,13 @@ class BackendToolSettings(Section):
     )
     context_paths: list[ContextPath] = Field(
         default_factory=list,
-        description="Extra folders or files of this agent, added to orchestrator.context_paths.",
+        description="Extra folders or files of this agent, added to orchestrator.context_paths (a context "
+        "path that is an image or a PDF is also sent to the model with every question).",
+    )
+    upload_files: list[UploadFile] = Field(
+        default_factory=list,
+        description="Images and files sent to the model with every question (MassGen's upload_files); "
+        "checked at start.",
     )
     enable_mcp_command_line: bool = Field(
         default=False, description="Offer execute_command: shell commands run in the agent's workspace."
@@ -232,3 +280,13 @@ class BackendToolSettings(Section):
         if twice:
             raise ValueError(f"MCP server names must be unique; repeated: {', '.join(twice)}")
         return self
+
+
+def upload_warnings(backend: BackendToolSettings, path: str) -> list[str]:
+    """One line per ``upload_files`` entry that is not sent here (audio, video), at YAML ``path``."""
+    return [
+        f"{path}.upload_files[{number}].{entry.key}: {UNSENT_UPLOADS[entry.key]} is not sent to models here; "
+        "the agent runs without it"
+        for number, entry in enumerate(backend.upload_files)
+        if entry.key in UNSENT_UPLOADS
+    ]

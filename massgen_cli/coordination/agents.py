@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from massgen_cli.backends.attachment_parts import refuses_attachments, text_only
 from massgen_cli.backends.base import Backend, Completion, Purpose, Request
 from massgen_cli.backends.pricing import library_ready, needs_library, priced
 from massgen_cli.backends.registry import create_backend
@@ -40,10 +41,12 @@ from massgen_cli.memory.context.guard import (
     build_guard,
 )
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.messages import Message, ToolCallPart, recordable
 from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
+from massgen_cli.tools.attachments import AgentMedia, question_roots
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
+from massgen_cli.tools.uploads import agent_media
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -66,6 +69,8 @@ class Agent:
     toolbox: Toolbox = field(default_factory=Toolbox)
     pricing: set[asyncio.Task[None]] = field(default_factory=set)
     """Calls still being priced (in a thread, while the price library loads)."""
+    media: AgentMedia | None = None
+    """The images and files its questions carry (its config's, and those a question names)."""
 
     async def settled(self) -> None:
         """Wait until every call's usage, priced, has been emitted."""
@@ -86,11 +91,13 @@ class Agent:
 
 @dataclass(frozen=True)
 class AgentParts:
-    """What an agent is given beyond its config: its toolbox, and where compression hands what it drops
-    (long-term memory, when it is on for the agent)."""
+    """What an agent is given beyond its config: its toolbox, where compression hands what it drops
+    (long-term memory, when it is on for the agent), and the runner's state folder (no question may name
+    a file in it)."""
 
     toolbox: Toolbox
     keeper: DroppedListener | None = None
+    state_folder: Path | None = None
 
 
 def build_agents(
@@ -114,8 +121,21 @@ def build_agents(
         summary_backend = summary[0] if summary is not None else None
         summarizer = _summarizer(agent_config, backend, summary, _summary_usage(agent_id, emit))
         guard = _guard(agent_config, backend, DropHandling(summarizer, given.keeper), emit)
-        agents.append(Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox))
+        media = _media(config, index, backend, given, emit)
+        agents.append(
+            Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox, media=media)
+        )
     return agents
+
+
+def _media(config: MassGenConfig, index: int, backend: Backend, given: AgentParts, emit: Emit) -> AgentMedia:
+    """The agent's attachments: its config's, read now (an upload that cannot be sent stops the start;
+    what else is not sent is said once, for the whole run)."""
+    roots = question_roots(given.toolbox.roots, given.state_folder)
+    media, warnings = agent_media(config.agents[index], index, config.orchestrator, backend, roots)
+    for warning in warnings:
+        emit(Notice("warning", warning))
+    return media
 
 
 def _summary_config(agent_config: AgentConfig) -> BackendConfig | None:
@@ -180,18 +200,28 @@ async def run_step(
     *,
     on_compressed: CompressedListener | None = None,
 ) -> Completion:
-    """Fit, send and stream one request; after a context-length error, shrink it and send it once more."""
+    """Fit, send and stream one request; after a context-length error, shrink it and send it once more;
+    after a server refused the images and files it carries, send it once more with the text only."""
     if agent.guard is not None:
         fitted = await agent.guard.fit(request)
         if fitted is not request and on_compressed is not None:
             await on_compressed(fitted.messages)
         request = fitted
+    media = agent.media
+    if media is not None and media.refused:
+        request = text_only(request)
     try:
         return await _stream(agent, request, emit, log)
     except ContextLengthError:
         if agent.guard is None:
             raise
         return await _stream(agent, await agent.guard.shrink(request), emit, log)
+    except BackendError as error:
+        if media is None or not refuses_attachments(error, request):
+            raise
+        media.refused = True  # for the rest of the run: the server will not read them
+        emit(Notice("warning", f"{agent.id}: {error}; asked again without images and files, for this run"))
+        return await _stream(agent, text_only(request), emit, log)
 
 
 async def _stream(agent: Agent, request: Request, emit: Emit, log: AttemptLog | None) -> Completion:
@@ -295,7 +325,7 @@ def _request_record(agent: Agent, request: Request) -> dict[str, object]:
         "backend": agent.backend.name,
         "model": agent.backend.model,
         "purpose": request.purpose,
-        "messages": request.messages,
+        "messages": [recordable(message) for message in request.messages],
         "tools": [tool.name for tool in request.tools],
         "response_schema": request.response_schema,
     }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from massgen_cli.attachments import noted
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.messages import Message, is_system_block
@@ -49,13 +50,20 @@ class Equipment:
 
 @dataclass(frozen=True)
 class StepAt:
-    """One agent's step: the agent, its workspace (None without one), the question, turn and attempt."""
+    """One agent's step: the agent, its workspace (None without one), the question, turn and attempt,
+    and the placeholders of the images and files its task carries."""
 
     agent_id: str
     question: str
     turn: int
     attempt: int = 1
     workspace: Path | None = None
+    attached: tuple[str, ...] = ()
+
+    @property
+    def asked(self) -> str:
+        """The question as records keep it: with the placeholders of what went along."""
+        return noted(self.question, self.attached)
 
 
 @dataclass(frozen=True)

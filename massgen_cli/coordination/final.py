@@ -26,7 +26,6 @@ from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import run_with_tools
 from massgen_cli.errors import BackendError
 from massgen_cli.events import Notice
-from massgen_cli.messages import Message
 from massgen_cli.tools.toolbox import Toolbox
 
 SUBMIT, RESTART = "submit", "restart_orchestration"
@@ -128,7 +127,10 @@ class Finale:
         """The winner writes the final answer, with its tools when its backend calls tools: this is when
         context paths with permission write may be written. A failure leaves the winning answer."""
         synthesis = self.policy.final_answer == "synthesize"
-        task = prompts.presentation_message(question, result.answers, result.votes, agent_ids, synthesis)
+        answers, votes = result.answers, result.votes
+        task = self.scope.task(
+            winner.id, prompts.presentation_message(question, answers, votes, agent_ids, synthesis)
+        )
         with_tools = bool(winner.toolbox) and winner.backend.capabilities.tool_calls
         system = prompts.own_system_message(
             winner.config.system_message,
@@ -191,7 +193,7 @@ class Finale:
             f"<FINAL ANSWER>\n{final_answer}\n</FINAL ANSWER>"
         )
         content = body + (f"\n\n{EVALUATION_JSON_INSTRUCTIONS}" if uses_json else "")
-        messages: list[Message] = [{"role": "user", "content": content}]
+        messages = [self.scope.task(agent.id, {"role": "user", "content": content})]
         request = (
             Request(messages, response_schema=EVALUATION_SCHEMA, purpose="post_evaluation")
             if uses_json

@@ -74,7 +74,7 @@ async def own_answer(
         *await context.system_notes(at, with_peers=False),
         appended=agent.config.append_system_prompt,
     )
-    task: Message = {"role": "user", "content": question}
+    task = step.scope.task(agent.id, {"role": "user", "content": question})
     messages = await context.messages(agent, at, system, task)
     schema = SINGLE_ANSWER_SCHEMA if json_tools else None
     request = Request(messages, response_schema=schema, purpose=purpose)

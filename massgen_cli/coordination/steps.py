@@ -5,9 +5,10 @@ walked here, in their order, so the rest of the turn calls one method for each m
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from massgen_cli.attachments import Attachment
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.coordination.agents import Agent
@@ -15,7 +16,7 @@ from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, St
 from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.threads import AgentThreads
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, recordable, with_attachments
 from massgen_cli.runlogs.writer import AttemptLog
 
 Emit = Callable[[RunEvent], None]
@@ -28,8 +29,8 @@ def _ignore(event: RunEvent) -> None:
 
 @dataclass(frozen=True)
 class AttemptScope:
-    """Where an attempt runs: its session, turn and attempt, where its events go, its log folder, and the
-    gate every step passes (the run's spending caps)."""
+    """Where an attempt runs: its session, turn and attempt, where its events go, its log folder, the gate
+    every step passes (the run's spending caps), and the images and files each agent's question carries."""
 
     session_id: str = ""
     turn: int = 1
@@ -37,9 +38,15 @@ class AttemptScope:
     emit: Emit = _ignore
     log: AttemptLog | None = None
     spending: SpendingGate = field(default_factory=SpendingGate)
+    attachments: Mapping[str, tuple[Attachment, ...]] = field(default_factory=dict)
 
     def step_at(self, agent: Agent, question: str) -> StepAt:
-        return StepAt(agent.id, question, self.turn, self.attempt, agent.workspace)
+        attached = tuple(attachment.placeholder for attachment in self.attachments.get(agent.id, ()))
+        return StepAt(agent.id, question, self.turn, self.attempt, agent.workspace, attached)
+
+    def task(self, agent_id: str, message: Message) -> Message:
+        """A step's task (the user message with the question) with what the agent's question carries."""
+        return with_attachments(message, self.attachments.get(agent_id, ()))
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,7 @@ def compressed_history(
     """The thread part of a compressed request: without the leading system prompts, the final user
     message, and the context blocks (they are made again for every request)."""
     kept = messages[system_prompts:-1]
-    return [m for m in kept if not any(marker.marks(m) for marker in markers)]
+    return [recordable(m) for m in kept if not any(marker.marks(m) for marker in markers)]
 
 
 def _after_system(messages: list[Message], blocks: list[Message]) -> list[Message]:

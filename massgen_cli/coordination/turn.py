@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from massgen_cli.attachments import noted
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
 from massgen_cli.coordination.agents import Agent
@@ -31,6 +32,7 @@ from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Exchange, Session, TurnStatus
+from massgen_cli.tools.attachments import Attached
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,13 @@ class TurnRunner:
         self.spending = SpendingGate(
             crew.policy.spending, record.ledger.usage_of_run, self._settled, self.emit
         )
+        self.attached: dict[str, Attached] = {}
+        """What each agent's question carries this turn (images, files), and what is not sent and why."""
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records how it ended."""
         turn, started = self.session.next_turn, time.monotonic()
+        self.attached = await self._attachments(question)
         self._saving("the session", self.session.begin_turn)
         self.record.ledger.begin_turn()
         for agent in self.agents:
@@ -107,12 +112,21 @@ class TurnRunner:
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
         raise AssertionError("the last attempt never asks for a restart")
 
+    async def _attachments(self, question: str) -> dict[str, Attached]:
+        """Each agent's attachments for ``question``, its files read at once (in threads)."""
+        found = await asyncio.gather(
+            *(asyncio.to_thread(a.media.for_question, question) for a in self.agents if a.media is not None)
+        )
+        return dict(zip([a.id for a in self.agents if a.media is not None], found, strict=True))
+
     def _begin_attempt(self, turn: int, attempt: int) -> AttemptAt:
         log = self.record.log.open_attempt(turn, attempt)
         at = AttemptAt(turn, attempt, log.directory if log is not None else None)
         self.record.ledger.begin_attempt()
         for part in self.parts:
             part.begin(at)
+        for note in dict.fromkeys(note for attached in self.attached.values() for note in attached.notes):
+            self.emit(Notice("warning", note))  # said in each attempt, which goes without what it names
         return at
 
     async def _attempt(self, question: str, at: AttemptAt, extra: str, purpose: Purpose) -> TurnResult:
@@ -125,8 +139,9 @@ class TurnRunner:
 
     def _finale(self, at: AttemptAt) -> Finale:
         """The end of the attempt ``at``: its final answer and post-evaluation."""
+        attachments = {agent_id: attached.attachments for agent_id, attached in self.attached.items()}
         log = self.record.log.current
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.spending)
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.spending, attachments)
         return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(
@@ -156,7 +171,8 @@ class TurnRunner:
         if result.final_answer is not None:
             threads = self.crew.context.threads
             agent_ids = [agent.id for agent in self.agents]
-            await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids)
+            attached = {a: [x.placeholder for x in got.attachments] for a, got in self.attached.items()}
+            await threads.remember_turn(question, self.transcripts, result.final_answer, agent_ids, attached)
             self._saving("the agents' threads", threads.save)
         self._record_turn(result, "answered" if result.final_answer is not None else "failed")
         tally = Counter(vote.target for vote in result.votes)
@@ -180,7 +196,9 @@ class TurnRunner:
         spent = Usage.total(self.record.ledger.usage_of_turn().values()).fields()
         answered = status == "answered"
         answer, winner = (result.final_answer or "", result.winner) if answered else ("", None)
-        turn = Exchange(result.turn, result.question, answer, winner, spent, status, result.end_reason)
+        sent = dict.fromkeys(x.placeholder for got in self.attached.values() for x in got.attachments)
+        asked = noted(result.question, list(sent))
+        turn = Exchange(result.turn, asked, answer, winner, spent, status, result.end_reason)
         self._saving("the session", partial(self.session.record_turn, turn))
 
     async def _settled(self) -> None:

@@ -210,7 +210,7 @@ class WorkflowStep:
         extra = "\n\n".join(part for part in (self.task.extra, notes) if part)
         board = self.board
         task = prompts.task_message(self.task.question, board.answers, board.order, extra)
-        return await self.context.messages(agent, at, system, task)
+        return await self.context.messages(agent, at, system, self.scope.task(agent.id, task))
 
     def _judging(self, agent: Agent) -> tuple[str, str]:
         """How the agent judges answers (its voting style, else the orchestrator's) and how new an answer

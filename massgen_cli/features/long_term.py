@@ -54,7 +54,7 @@ class LongTermMemory(StepExtension):
         agent_id, messages = done.at.agent_id, list(done.messages)
         if agent_id not in self.asked:
             self.asked.add(agent_id)
-            messages.insert(0, {"role": "user", "content": done.at.question})
+            messages.insert(0, {"role": "user", "content": done.at.asked})
         self.recording.record(agent_id, messages, reasoning=done.reasoning)
 
     def restarted(self, agent_id: str, *, compressed: bool = False) -> None:

@@ -69,7 +69,7 @@ async def test_anthropic_betas_go_out_as_the_beta_header(fake_server, make_anthr
     assert fake_server.requests[0].headers["anthropic-beta"] == "computer-use-2025-01-24,files-api-2025-04-14"
 
 
-def test_older_ui_names_and_upload_files_load(tmp_path: Path):
+def test_older_ui_names_load_and_upload_files_are_kept(tmp_path: Path):
     older = write_config(
         tmp_path,
         """
@@ -86,9 +86,8 @@ def test_older_ui_names_and_upload_files_load(tmp_path: Path):
     )
     loaded = load_config(older)
     assert loaded.config.ui.display_type == "simple" and loaded.config.ui.logging_enabled is False
-    assert loaded.warnings == [
-        "agent.backend.upload_files: MassGen key 'upload_files' is not implemented yet and is ignored"
-    ]
+    assert loaded.warnings == []  # the file is read at start, not when the config loads
+    assert loaded.config.agents[0].backend.upload_files[0].image_path == "picture.jpg"
     typed = write_config(
         tmp_path, "agent: {backend: {type: scripted, responses: [hi]}}\nui: {type: silent}\n"
     )

@@ -175,6 +175,7 @@ PROVIDER_KEYS = (
 WHY_A_RELEASE_CONFIG_CANNOT_START = (
     "is not part of the stand-in for MassGen's tool types: `pip install massgen` provides it",
     "does not exist (context paths must exist",  # folders of MassGen's repository, not in its wheel
+    "does not exist (upload files must exist",  # images of MassGen's repository, not in its wheel
     "the tool needs the package that provides",  # AG2, LangGraph, smolagents… for the interop tools
     "is not supported: AG2 (AutoGen) agents need their own runtime",
     "is not supported: use type 'chatcompletion'",
@@ -185,9 +186,9 @@ def test_the_release_configs_that_validate_are_the_ones_that_start(
     wheel: zipfile.ZipFile, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
     """From a checkout of MassGen's tree (its wheel unpacked) with every provider key and variable set,
-    ``--validate`` with its start checks passes for 228 of the 276 example configs, and each one
+    ``--validate`` with its start checks passes for 226 of the 276 example configs, and each one
     it refuses is refused for a reason a start would fail on, said with its remedy (a tool that needs
-    the rest of MassGen, a folder of MassGen's repository that is not in its wheel, AG2)."""
+    the rest of MassGen, a folder or an image of MassGen's repository that is not in its wheel, AG2)."""
     from massgen_cli.cli.validate import validate
 
     wheel.extractall(tmp_path, [name for name in wheel.namelist() if name.startswith("massgen/")])
@@ -215,4 +216,6 @@ def test_the_release_configs_that_validate_are_the_ones_that_start(
     }
     assert not unexplained, "\n".join(f"{name}: {error}" for name, error in unexplained.items())
     print(f"\nMassGen's example configs that would start here: {len(valid)} of {len(configs)}")
-    assert len(valid) >= 228, sorted(refused)  # 228 when this was written (the aim: 230)
+    # 228 when this was written (the aim: 230); 226 since upload_files is read at start: the two image
+    # configs name a picture of MassGen's repository that its wheel does not hold
+    assert len(valid) >= 226, sorted(refused)

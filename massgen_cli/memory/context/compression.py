@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from massgen_cli.memory.context.monitor import ContextMonitor
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, content_text
 from massgen_cli.tokens import count_text_tokens
 
 SUMMARY_PREFIX = "[Conversation summary]"
@@ -113,7 +113,7 @@ def shorten_tool_results(
 
 
 def _shortened(message: Message, tokens: int) -> Message:
-    first_line = str(message.get("content") or "").split("\n", 1)[0][:200]
+    first_line = content_text(message.get("content")).split("\n", 1)[0][:200]
     name = message.get("name") or "tool"
     note = f"[the rest of this {name} result was removed to save context: {tokens:,} tokens]"
     return {**message, "content": f"{first_line}\n{note}"}
@@ -225,7 +225,7 @@ def extractive_summary(dropped: Sequence[Message], previous: str = "") -> str:
     """A summary made of the first words of each dropped message, oldest first."""
     lines = [f"(earlier) {previous}"] if previous else []
     for message in dropped:
-        content = " ".join(str(message.get("content") or "").split()[:WORDS_PER_MESSAGE])
+        content = " ".join(content_text(message.get("content")).split()[:WORDS_PER_MESSAGE])
         calls = [call.get("function", {}).get("name", "?") for call in message.get("tool_calls") or []]
         label = message.get("role", "?") + (f" ({message['name']})" if message.get("name") else "")
         detail = content + (f" [called: {', '.join(calls)}]" if calls else "")

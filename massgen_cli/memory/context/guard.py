@@ -13,7 +13,7 @@ from massgen_cli.events import ContextStatus, Notice, RunEvent, Usage
 from massgen_cli.memory.context.compression import CompressionResult, Summarizer, compress
 from massgen_cli.memory.context.monitor import ContextMonitor, ContextUsage
 from massgen_cli.memory.context.windows import context_window
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, content_text, recordable
 from massgen_cli.tokens import (
     ESTIMATED,
     count_text_tokens,
@@ -226,7 +226,7 @@ class ContextGuard:
         )
         self._report_compression(result)
         if (result.dropped or result.shortened) and self.on_dropped is not None:
-            await self.on_dropped([*result.shortened, *result.dropped])
+            await self.on_dropped([recordable(m) for m in (*result.shortened, *result.dropped)])
         return replace(request, messages=result.messages)
 
     def _report_compression(self, result: CompressionResult) -> None:
@@ -278,7 +278,7 @@ def backend_summarizer(backend: Backend, on_usage: Callable[[Usage], None] | Non
     counted in the agent's tokens and cost like any other call."""
 
     async def summarize(dropped: list[Message], previous: str, budget: int) -> str:
-        transcript = "\n".join(f"{m.get('role')}: {m.get('content') or ''}" for m in dropped)
+        transcript = "\n".join(f"{m.get('role')}: {content_text(m.get('content'))}" for m in dropped)
         prompt = (
             f"Summarise this earlier part of a conversation in under {max(budget * 3 // 4, 16)} words. Keep "
             "facts, names, numbers, decisions and open questions; no preamble.\n\n"

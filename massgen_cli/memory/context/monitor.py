@@ -12,6 +12,7 @@ from massgen_cli.messages import Message
 from massgen_cli.tokens import (
     TOKENS_PER_MESSAGE,
     TOKENS_PER_REPLY,
+    attachment_tokens,
     character_estimate,
     count_one_message,
     count_text_tokens,
@@ -149,7 +150,10 @@ def _definitions_text(tools: Sequence[ToolSpec], schema: dict[str, Any] | None) 
 
 
 def _byte_bound(message: Message) -> int:
-    return len(json.dumps(message, sort_keys=True, default=str).encode()) + TOKENS_PER_MESSAGE
+    """At least the message's count: its JSON's bytes (an attachment is its placeholder there) and what
+    its attachments are estimated at."""
+    encoded = json.dumps(message, sort_keys=True, default=str).encode()
+    return len(encoded) + TOKENS_PER_MESSAGE + attachment_tokens(message)
 
 
 def _message_key(message: Message) -> Hashable:

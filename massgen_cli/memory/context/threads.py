@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from massgen_cli.attachments import noted
 from massgen_cli.memory.context.conversation import ConversationMemory
 from massgen_cli.messages import Message
 from massgen_cli.state import read_json, write_json
@@ -29,11 +31,18 @@ class AgentThreads:
         return self.thread(agent_id).messages_now()
 
     async def remember_turn(
-        self, question: str, steps: dict[str, list[Message]], final_answer: str, agent_ids: list[str]
+        self,
+        question: str,
+        steps: dict[str, list[Message]],
+        final_answer: str,
+        agent_ids: list[str],
+        attached: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        """Each agent's thread gets the question, its own decisive ``steps`` and the final answer."""
+        """Each agent's thread gets the question (with the placeholders of what it was sent with it,
+        ``attached``), its own decisive ``steps`` and the final answer."""
         for agent_id in agent_ids:
-            await self.append_message(agent_id, {"role": "user", "content": question})
+            asked = noted(question, list((attached or {}).get(agent_id, ())))
+            await self.append_message(agent_id, {"role": "user", "content": asked})
             for message in steps.get(agent_id, []):
                 await self.append_message(agent_id, message)
             await self.append_message(agent_id, {"role": "assistant", "content": final_answer})
