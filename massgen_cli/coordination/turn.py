@@ -76,7 +76,7 @@ class TurnRunner:
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records how it ended."""
         turn, started = self.session.next_turn, time.monotonic()
-        self.attached = await self._attachments(question)
+        self.attached = await attachments_of(self.agents, question)
         self._saving("the session", self.session.begin_turn)
         self.record.ledger.begin_turn()
         for agent in self.agents:
@@ -111,13 +111,6 @@ class TurnRunner:
             self._close_attempt(result)
             extra = f"A previous attempt was rejected: {restart[0]}\nInstructions: {restart[1]}"
         raise AssertionError("the last attempt never asks for a restart")
-
-    async def _attachments(self, question: str) -> dict[str, Attached]:
-        """Each agent's attachments for ``question``, its files read at once (in threads)."""
-        found = await asyncio.gather(
-            *(asyncio.to_thread(a.media.for_question, question) for a in self.agents if a.media is not None)
-        )
-        return dict(zip([a.id for a in self.agents if a.media is not None], found, strict=True))
 
     def _begin_attempt(self, turn: int, attempt: int) -> AttemptAt:
         log = self.record.log.open_attempt(turn, attempt)
@@ -221,3 +214,10 @@ class TurnRunner:
 
     def _close_attempt(self, result: TurnResult | None) -> None:
         self.record.log.close_attempt(result.to_dict() if result is not None else None)
+
+
+async def attachments_of(agents: Sequence[Agent], question: str) -> dict[str, Attached]:
+    """Each agent's attachments for ``question``, its files read at once (in threads)."""
+    reading = [(agent.id, agent.media) for agent in agents if agent.media is not None]
+    found = await asyncio.gather(*(asyncio.to_thread(media.for_question, question) for _, media in reading))
+    return dict(zip([agent_id for agent_id, _ in reading], found, strict=True))
