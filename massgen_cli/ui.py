@@ -69,6 +69,8 @@ class ConsoleView:
         self.panels = _Panels(agent_ids, console, live=use_live)
         self.lines = _Lines(console, quiet=quiet, debug=debug, per_agent=not use_live and not quiet)
         self.answer = _AnswerOut(self.out)
+        self.held: list[Notice] = []
+        """Notices said while the answer streams on the terminal, said once its line ends."""
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
@@ -78,9 +80,9 @@ class ConsoleView:
             self._refresh()
             self.lines.state(event)
         elif isinstance(event, Notice):
-            self.lines.notice(event)
+            self._notice(event)
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
-            self.lines.notice(Notice("debug", memory_said(event)))
+            self._notice(Notice("debug", memory_said(event)))
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, FinalAnswer):
@@ -107,6 +109,18 @@ class ConsoleView:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
         self.panels.close()
         self.answer.end_line()
+        self._say_held()
+
+    def _notice(self, event: Notice) -> None:
+        if self.answer.line_open:  # not glued to the answer streaming on the same terminal
+            self.held.append(event)
+            return
+        self.lines.notice(event)
+
+    def _say_held(self) -> None:
+        held, self.held = self.held, []
+        for event in held:
+            self.lines.notice(event)
 
     def _text(self, event: AgentText) -> None:
         if event.kind != "presentation":
@@ -122,6 +136,7 @@ class ConsoleView:
         if not self.answer.started:
             self._begin_answer(event.agent_id, heading=True)
         self.answer.finish(event.text)
+        self._say_held()
 
     def _begin_answer(self, agent_id: str, *, heading: bool) -> None:
         """The live view draws its last frame once and stays closed for the rest of the turn."""
@@ -141,6 +156,7 @@ class ConsoleView:
     def _turn_ended(self, event: TurnEnded) -> None:
         self.panels.close()
         self.answer.end_line()
+        self._say_held()
         self.lines.turn_ended(event)
 
     def _refresh(self) -> None:

@@ -68,9 +68,11 @@ class Agent:
     """Calls still being priced (in a thread, while the price library loads)."""
 
     async def settled(self) -> None:
-        """Wait until every call's usage, priced, has been emitted."""
+        """Wait until every call's usage, priced, and every request's context count has been emitted."""
         while self.pricing:
             await asyncio.gather(*self.pricing, return_exceptions=True)
+        if self.guard is not None:
+            await self.guard.counted()
 
     @property
     def workspace(self) -> Path | None:
