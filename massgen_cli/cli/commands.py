@@ -52,9 +52,13 @@ def ask_or_chat(options: RunOptions) -> int:
     loaded = load_config(options.config)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     console = _stderr_console()
-    if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
+    if quiet:  # what may harm the machine in full, the rest in one line: never silent
+        for risk in loaded.risks:
+            console.print(f"[yellow]warning:[/] {escape(risk)}")
+    others = len(loaded.warnings) - len(loaded.risks)
+    if quiet and others:
         console.print(
-            f"[yellow]warning:[/] {len(loaded.warnings)} config setting(s) ignored or run differently here "
+            f"[yellow]warning:[/] {others} config setting(s) ignored or run differently here "
             "(listed in each turn's summary.json; `massgen --validate` shows them)"
         )
     if not quiet:
