@@ -185,6 +185,11 @@ def test_the_front_end_is_one_package():
         "argv",
         "guard",
         "signals",
+        "options",
+        "admin",
+        "memory_app",
+        "chat_input",
+        "slash",
     }
 
 
