@@ -114,9 +114,8 @@ class MassGenApp:
         self.view.begin_turn()
         try:
             return self.runner.run(self._turn(question))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # the caller says what was cancelled and what goes on
             self.view.cancel_turn()
-            self.view(Notice("warning", "turn cancelled"))
             raise
         finally:
             self._say_mirror_problem()

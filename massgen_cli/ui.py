@@ -5,7 +5,6 @@ The final answer is the only thing written to stdout; everything else goes to st
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from massgen_cli.answer_out import AnswerOut
 from massgen_cli.events import (
     AgentStatus,
     AgentText,
@@ -33,7 +33,7 @@ from massgen_cli.events import (
     Usage,
     VoteCast,
 )
-from massgen_cli.text import one_line, printable
+from massgen_cli.text import one_line
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
@@ -70,8 +70,10 @@ class ConsoleView:
         use_live = live and not quiet
         self.panels = _Panels(agent_ids, console, live=use_live)
         self.lines = _Lines(console, quiet=quiet, debug=debug, per_agent=not use_live and not quiet)
-        self.answer = _AnswerOut(self.out)
+        self.answer = AnswerOut(self.out)
         self.commands: set[str] = set()  # calls whose command had its own line: no tool line again
+        self.held: list[Notice] = []
+        """Notices said while the answer streams on the terminal, said once its line ends."""
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, AgentText):
@@ -81,9 +83,9 @@ class ConsoleView:
             self._refresh()
             self.lines.state(event)
         elif isinstance(event, Notice):
-            self.lines.notice(event)
+            self._notice(event)
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
-            self.lines.notice(Notice("debug", memory_said(event)))
+            self._notice(Notice("debug", memory_said(event)))
         elif isinstance(event, CommandRan):
             self.commands.add(event.call_id)
             self.lines.command(event)
@@ -99,7 +101,7 @@ class ConsoleView:
 
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
-        self.answer = _AnswerOut(self.out)
+        self.answer = AnswerOut(self.out)
         self.panels.reset()
 
     def end_turn(self) -> None:
@@ -113,6 +115,18 @@ class ConsoleView:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
         self.panels.close()
         self.answer.end_line()
+        self._say_held()
+
+    def _notice(self, event: Notice) -> None:
+        if self.answer.line_open:  # not glued to the answer streaming on the same terminal
+            self.held.append(event)
+            return
+        self.lines.notice(event)
+
+    def _say_held(self) -> None:
+        held, self.held = self.held, []
+        for event in held:
+            self.lines.notice(event)
 
     def _text(self, event: AgentText) -> None:
         if event.kind != "presentation":
@@ -128,6 +142,7 @@ class ConsoleView:
         if not self.answer.started:
             self._begin_answer(event.agent_id, heading=True)
         self.answer.finish(event.text)
+        self._say_held()
 
     def _begin_answer(self, agent_id: str, *, heading: bool) -> None:
         """The live view draws its last frame once and stays closed for the rest of the turn."""
@@ -150,6 +165,7 @@ class ConsoleView:
     def _turn_ended(self, event: TurnEnded) -> None:
         self.panels.close()
         self.answer.end_line()
+        self._say_held()
         self.lines.turn_ended(event)
 
     def _refresh(self) -> None:
@@ -316,76 +332,9 @@ def memory_said(event: MemoryRetrieved | MemoryRecorded) -> str:
     return "\n".join(lines)
 
 
-class _AnswerOut:
-    """The final answer on stdout: what streamed of it, and the rest once it is known. Only a terminal
-    sees it stream; a pipe or a file gets the answer once it is final, so a turn that fails or is
-    cancelled midway leaves nothing there (stdout is for the final answer alone)."""
-
-    def __init__(self, out: TextIO):
-        self.out = out
-        self.live = _is_terminal(out)
-        self.started = False
-        self.streamed = ""
-        self.line_open = False
-
-    def stream(self, text: str) -> None:
-        if self.live:
-            self._write(text)
-        self.streamed += text
-
-    def finish(self, final: str) -> None:
-        """Write what ``final`` adds to the streamed text (all of it, on a new line, when a stream broke
-        off and the answer is another text), and end the line."""
-        if not self.live:
-            self._write(final)
-            self.end_line()
-            return
-        streamed = self.streamed.strip()
-        if final.strip() != streamed:
-            if streamed and final.startswith(self.streamed):
-                self._write(final[len(self.streamed) :])
-            else:
-                self.end_line()
-                self._write(final)
-        self.end_line()
-
-    def end_line(self) -> None:
-        if self.line_open:
-            self._write("\n")
-        self.line_open = False
-
-    def _write(self, text: str) -> None:
-        if not text:
-            return
-        try:  # on a terminal, a model's control characters could rewrite the screen or the window title
-            self.out.write(printable(text) if self.live else text)
-            self.out.flush()
-        except BrokenPipeError:  # the reader went away (`| head -1`): the turn still ends and is recorded
-            to_devnull(self.out)
-        self.line_open = not text.endswith("\n")
-
-
 def cost_text(cost_usd: float | None) -> str:
     """A cost as every view shows it: ``free`` when nothing was spent, ``$0.0031``, or ``unknown`` when a
     model has no known price."""
     if cost_usd is None:
         return "unknown"
     return "free" if cost_usd == 0 else f"${cost_usd:.4f}"
-
-
-def to_devnull(stream: TextIO) -> None:
-    """``stream``'s reader went away: what is still buffered for it, and whatever is written to it later,
-    goes to /dev/null, so no later write or the interpreter's last flush fails (Python's advice on
-    SIGPIPE, which Rich follows too)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, stream.fileno())
-    finally:
-        os.close(devnull)
-
-
-def _is_terminal(out: TextIO) -> bool:
-    try:
-        return out.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream: treated as a file
-        return False

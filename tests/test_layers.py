@@ -192,6 +192,8 @@ def test_the_front_end_is_one_package():
         "launch",
         "automation",
         "run_flags",
+        "chat_input",
+        "slash",
     }
 
 

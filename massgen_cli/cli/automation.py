@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import typer
 
+from massgen_cli.answer_out import to_devnull
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded
 from massgen_cli.runlogs.status import StatusFile
 from massgen_cli.runlogs.writer import event_line
-from massgen_cli.ui import to_devnull
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,17 +95,28 @@ def read_questions(path: Path) -> tuple[list[BatchQuestion], list[BatchResult]]:
     return questions, broken
 
 
-def answered_ids(out: Path) -> set[str]:
-    """The ids already in an output file (for ``resume``); a half-written last line is ignored."""
+def keep_answered(out: Path) -> tuple[set[str], int]:
+    """For ``resume``: the ids answered in an output file, and how many failed lines were taken out of it
+    (with any half-written last line), so each failed question is asked again and keeps one line."""
     if not out.is_file():
-        return set()
-    ids = set()
-    for line in out.read_text(encoding="utf-8").splitlines():
+        return set(), 0
+    kept: list[str] = []
+    answered: set[str] = set()
+    lines = out.read_text(encoding="utf-8").splitlines()
+    for line in lines:
         try:
-            ids.add(str(json.loads(line)["id"]))
+            record = json.loads(line)
+            item_id = str(record["id"])
         except (ValueError, KeyError, TypeError):
             continue
-    return ids
+        if record.get("error") is None and item_id not in answered:
+            answered.add(item_id)
+            kept.append(line)
+    if len(kept) < len(lines):
+        temporary = out.with_name(f".{out.name}.{os.getpid()}")
+        temporary.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+        temporary.replace(out)
+    return answered, len(lines) - len(kept)
 
 
 class ResultWriter:

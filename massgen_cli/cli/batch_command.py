@@ -17,9 +17,9 @@ from massgen_cli.cli.batch import (
     BatchResult,
     BatchRun,
     ResultWriter,
-    answered_ids,
     app_factory,
     batch_progress,
+    keep_answered,
     read_questions,
 )
 from massgen_cli.config.loader import LoadedConfig
@@ -53,12 +53,15 @@ def run_batch(options: BatchOptions) -> int:
         )
     loaded = load_config(options.config)
     questions, broken = read_questions(options.questions)
-    done = answered_ids(options.out) if options.resume else set()
+    done, taken_out = keep_answered(options.out) if options.resume else (set(), 0)
     todo = [question for question in questions if question.id not in done]
     unwritten = [result for result in broken if result.id not in done]
-    if done:
+    if done or taken_out:
         skipped = len(questions) + len(broken) - len(todo) - len(unwritten)
-        console.print(f"resuming: {skipped} question(s) already in {options.out}")
+        again = (
+            f"; {taken_out} failed or unfinished result line(s) taken out, asked again" if taken_out else ""
+        )
+        console.print(f"resuming: {skipped} question(s) already answered in {options.out}{again}")
     broken = unwritten
     if options.shared_session and options.concurrency > 1:
         console.print(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,8 +17,8 @@ from massgen_cli.errors import MassGenError, UsageError, outside_failure
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
+    from massgen_cli.coordination.outcome import TurnResult
 
-HELP = "Commands: /help this help · /status session and agents · /reset forget the conversation · /quit leave"
 SMALL_MODEL_NOTE = (
     "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
     "answers are weak (its agents decide by agreement, not votes). For real work, pass --config with a real "
@@ -98,9 +96,13 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     _override_spending_cap(loaded.config, options.max_cost)
     console = _stderr_console()
-    if quiet and loaded.warnings:  # one line: what runs differently from the config is never silent
+    if quiet:  # what may harm the machine in full, the rest in one line: never silent
+        for risk in loaded.risks:
+            console.print(f"[yellow]warning:[/] {escape(risk)}")
+    others = len(loaded.warnings) - len(loaded.risks)
+    if quiet and others:
         console.print(
-            f"[yellow]warning:[/] {len(loaded.warnings)} config setting(s) ignored or run differently here "
+            f"[yellow]warning:[/] {others} config setting(s) ignored or run differently here "
             "(listed in each turn's summary.json; `massgen --validate` shows them)"
         )
     if not quiet:
@@ -171,29 +173,38 @@ def _override_spending_cap(config: Any, max_cost: float | None) -> None:
 
 def _answer(app: MassGenApp, question: str) -> int:
     """Ask one question; the view has written the answer to stdout."""
-    result = app.ask(question)
-    if result.final_answer is None:
-        raise MassGenError(f"no answer: {result.end_reason}")
+    _answered(app, app.ask(question))
     return 0
+
+
+def _answered(app: MassGenApp, result: TurnResult) -> None:
+    """A turn without an answer is an error; its reason was said as the turn ended, unless quiet."""
+    if result.final_answer is None:
+        said = "" if app.view.quiet else f"no answer in turn {result.turn}"
+        raise MassGenError(said or f"no answer: {result.end_reason}")
 
 
 def _chat(app: MassGenApp, console: Console) -> int:
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
-    failures = 0
+    from massgen_cli.cli.chat_input import chat_lines
+    from massgen_cli.cli.slash import ChatCommands
+
+    failures, commands = 0, ChatCommands(app, console)
     if not app.view.quiet:
         console.print(
             f"[bold]Session {app.session.id}[/] · turn {app.session.next_turn} · /help for commands"
         )
-    for line in _lines(console):
+    for line in chat_lines(console, app.state_dir if app.session.saved else None):
         command = line.strip()
         if not command:
             continue
         if command.startswith("/"):
-            if _slash(app, console, command):
+            if commands.run(command):
                 break
             continue
         try:
-            _answer(app, command)
+            commands.latest = app.ask(command)
+            _answered(app, commands.latest)
         except MassGenError as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             failures += 1
@@ -208,48 +219,6 @@ def _chat(app: MassGenApp, console: Console) -> int:
     if not app.view.quiet and app.session.record.turns_started:  # without a turn, the session is not kept
         console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
     return 1 if failures else 0
-
-
-def _lines(console: Console) -> Iterator[str]:
-    if not sys.stdin.isatty():
-        yield from _piped_lines()
-        return
-    from rich.prompt import Prompt
-
-    while True:
-        try:
-            yield Prompt.ask("[bold cyan]you[/]", console=console)
-        except (EOFError, KeyboardInterrupt):
-            return
-
-
-def _piped_lines() -> Iterator[str]:
-    """Questions from a pipe, one per line; binary data or text that is not UTF-8 is a usage error."""
-    for number, raw in enumerate(sys.stdin.buffer, start=1):
-        if b"\0" in raw:
-            raise UsageError(f"line {number} of standard input is binary data, not a question")
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UsageError(f"line {number} of standard input is not UTF-8 text; convert it first") from None
-
-
-def _slash(app: MassGenApp, console: Console, command: str) -> bool:
-    """Handle a slash command; True means leave the session."""
-    name = command.split()[0].lower()
-    if name in ("/quit", "/exit"):
-        return True
-    if name == "/help":
-        console.print(HELP)
-    elif name == "/status":
-        agents = ", ".join(f"{a.id} ({a.backend.name}:{a.backend.model})" for a in app.agents)
-        console.print(f"session {app.session.id} · next turn {app.session.next_turn} · agents: {agents}")
-    elif name == "/reset":
-        app.reset()
-        console.print("conversation forgotten; the turn counter goes on")
-    else:
-        console.print(f"unknown command {name}; {HELP}")
-    return False
 
 
 def print_examples() -> None:
@@ -278,13 +247,10 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
     from collections import Counter
     from dataclasses import asdict
 
-    from rich.table import Table
-
+    from massgen_cli.cli.slash import spending_table
     from massgen_cli.events import Usage
     from massgen_cli.session import read_session
     from massgen_cli.state import resolve_state_dir
-    from massgen_cli.text import one_line
-    from massgen_cli.ui import cost_text
 
     record = read_session(resolve_state_dir(state_dir), session_id)
     if as_json:
@@ -295,24 +261,7 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
         f"{ended[status]} {status}" for status in ("answered", "failed", "cancelled") if ended[status]
     )
     unrecorded = record.turns_started - len(record.exchanges)
-    table = Table(title=f"Session {record.session_id}")
-    for column in ("turn", "question", "status", "winner", "tokens", "cost"):
-        table.add_column(column, justify="right" if column in ("turn", "tokens", "cost") else "left")
-    used, conversation = [], record.exchanges[0].conversation if record.exchanges else 1
-    for exchange in record.exchanges:
-        if exchange.conversation != conversation:
-            conversation = exchange.conversation
-            table.add_row("", "── /reset: a new conversation ──", "", "", "", "")
-        usage = Usage(**exchange.usage) if exchange.usage else None
-        used += [usage] if usage else []
-        table.add_row(
-            str(exchange.turn),
-            one_line(exchange.question, 60),
-            exchange.status,
-            exchange.winner or "",
-            f"{usage.tokens:,}" if usage else "",
-            cost_text(usage.cost_usd) if usage else "",
-        )
+    table, used = spending_table(record)
     console = Console()
     console.print(table)
     turns = f"{len(record.exchanges)} turn(s)" + (f": {said}" if said else "")

@@ -71,7 +71,7 @@ def guarded(debug: bool, action: Callable[[], int | None]) -> None:
     except BrokenPipeError as error:
         if not STDOUT_BROKEN.is_set():  # stderr's, a child's or a socket's pipe: a failure like others
             _fail(error, debug)
-        from massgen_cli.ui import to_devnull  # stdout's reader went away (`| head -1`): a quiet end
+        from massgen_cli.answer_out import to_devnull  # stdout's reader went away (`| head -1`): a quiet end
 
         to_devnull(sys.stdout)
         raise typer.Exit(0) from None
@@ -126,7 +126,7 @@ def reader_gone(stdout_at_start: os.stat_result | None) -> bool:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        from massgen_cli.ui import to_devnull
+        from massgen_cli.answer_out import to_devnull
 
         STDOUT_BROKEN.set()
         to_devnull(sys.stdout)

@@ -66,7 +66,9 @@ def report_command(
             "report_<session>.html beside the runs).",
         ),
     ] = None,
-    open_it: Annotated[bool, typer.Option("--open", help="Open it in the web browser.")] = False,
+    open_it: Annotated[
+        bool, typer.Option("--open", help="Open it in the web browser (said when none is found).")
+    ] = False,
     state_dir: StateDir = None,
     debug: Debug = False,
 ) -> None:
@@ -134,5 +136,6 @@ def write_report(
     if open_it:
         import webbrowser
 
-        webbrowser.open(path.resolve().as_uri())
+        if not webbrowser.open(path.resolve().as_uri()):
+            typer.echo(f"no web browser found to open it; open {path.resolve()} in one", err=True)
     return 0

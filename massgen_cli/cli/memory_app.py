@@ -55,12 +55,20 @@ def memory_search(
     )
 
 
-@memory_app.command("list", help="List stored memories with their keys.")
+@memory_app.command("list", help="List stored memories with their keys, who said them and their values.")
 def memory_list(
     config: ConfigOption = None,
     state_dir: StateDirOption = None,
     session: SessionFilter = None,
     agent: AgentFilter = None,
+    goal: Annotated[
+        str | None,
+        typer.Option(
+            "--goal",
+            help="The goal of the values shown (default: the config's value_learning.goal, else each "
+            "memory's task type, the goal it learned for).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     include_stale: Annotated[
         bool,
@@ -89,6 +97,7 @@ def memory_list(
             as_json=as_json,
             include_stale=include_stale,
             include_stubs=include_stubs or include_stale,
+            goal=goal,
         ),
     )
 

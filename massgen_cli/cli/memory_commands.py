@@ -14,6 +14,7 @@ from rich.console import Console
 
 from massgen_cli.errors import UsageError
 from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.record.memories import speaker_of
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
@@ -88,7 +89,8 @@ def search(
             print(json.dumps(record, ensure_ascii=False))
         else:
             meta = record["metadata"]
-            where = f"{meta['agent_id']} · {meta['session_id']} · turn {meta['turn']}"
+            speaker = speaker_of(hit.memory.role, hit.source.agent_id, hit.source.extra)
+            where = f"{speaker} · {meta['session_id']} · turn {meta['turn']}"
             print(printable(f"{hit.score:.3f}  [{where}]  {hit.text}"))  # no control character for a terminal
     if not hits:
         Console(stderr=True).print("no memories found")
@@ -104,14 +106,18 @@ def list_memories(
     as_json: bool,
     include_stale: bool = False,
     include_stubs: bool = False,
+    goal: str | None = None,
 ) -> int:
-    """Every memory with its key and its learned value for the configured goal; with ``include_stale``
-    also those agents marked stale, with the reason and who marked them. The stubs of tool results cut
-    by a compression are left out (and counted on stderr) unless ``include_stubs``."""
-    goal = _goal(config)
+    """Every memory with its key, who said it, and its learned value for ``goal`` (by default the
+    config's ``value_learning.goal``, else the memory's own task type: the goal it learned for, as
+    ``memory values`` ranks it); with ``include_stale`` also those agents marked stale, with the reason
+    and who marked them. The stubs of tool results cut by a compression are left out (and counted on
+    stderr) unless ``include_stubs``."""
+    chosen = goal or _configured_goal(config)
     with open_store(config, state_dir) as store:
         memories = store.list_memories(session_id=session, agent_id=agent, include_stale=include_stale)
-        values = store.index.values((m.id for m in memories), segment(goal))
+        goals = {m.id: segment(chosen or m.task_type) for m in memories}
+        values = _learned(store.index, goals)
         stale = store.index.stale_marks() if include_stale else {}
     shown = memories if include_stubs else [m for m in memories if not REMOVED_RESULT_STUB.search(m.text)]
     _say_listed(len(shown), len(memories) - len(shown), session)
@@ -120,14 +126,17 @@ def list_memories(
             (x for x in memory.sources if session in (None, x.session_id) and agent in (None, x.agent_id)),
             memory.first,
         )
+        speaker = speaker_of(memory.role, first.agent_id, first.extra)
+        value = values.get(memory.id, DEFAULT_VALUE)
         if as_json:
             record = {
                 "id": memory.id,
                 "key": memory.key,
-                "value": round(values.get(memory.id, DEFAULT_VALUE), 4),
-                "goal": goal,
+                "value": round(value, 4),
+                "goal": goals[memory.id],
                 "text": memory.text,
                 "role": memory.role,
+                "speaker": speaker,
                 "sources": [s.to_json() for s in memory.sources],
                 "metadata": memory.extra,
             }
@@ -136,11 +145,18 @@ def list_memories(
                 record["stale"] = {k: v for k, v in vars(mark).items() if k != "memory_id"}
             print(json.dumps(record, ensure_ascii=False))
         else:
-            where = f"{first.agent_id} · {first.session_id} · turn {first.turn}"
-            value = values.get(memory.id, DEFAULT_VALUE)
+            where = f"{speaker} · {first.session_id} · turn {first.turn}"
             line = f"{memory.key}  value={value:.3f}  [{where}]  {one_line(memory.text, TEXT_CHARS)}"
             print(printable(line + _stale_note(stale.get(memory.id))))
     return 0
+
+
+def _learned(index: Any, goals: dict[str, str]) -> dict[str, float]:
+    """The learned value of each memory for its goal (memories that never learned are left out)."""
+    values: dict[str, float] = {}
+    for goal in set(goals.values()):
+        values |= index.values((memory_id for memory_id, its in goals.items() if its == goal), goal)
+    return values
 
 
 def _say_listed(shown: int, hidden: int, session: str | None) -> None:
@@ -191,6 +207,13 @@ def _goal(config: str | None) -> str:
     from massgen_cli.memory.runtime.opening import value_goal
 
     return value_goal(load_config(config).config.memory)
+
+
+def _configured_goal(config: str | None) -> str | None:
+    """The config's ``value_learning.goal``, if it names one (else values are learned per task type)."""
+    from massgen_cli.config import load_config
+
+    return load_config(config).config.memory.value_learning.goal
 
 
 def clear(

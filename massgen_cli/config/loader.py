@@ -46,6 +46,9 @@ class LoadedConfig:
     notes: list[str] = field(default_factory=list)
     agents_key: str = "agents"
     """How the file names its agents: ``agents`` (a list) or ``agent`` (one)."""
+    risks: list[str] = field(default_factory=list)
+    """Of the warnings, those about what the run may do to the user's machine (commands run unconfined):
+    said even with ``--quiet``."""
 
     def agent_path(self, index: int) -> str:
         """The YAML path of the ``index``-th agent, as the file writes it."""
@@ -89,16 +92,17 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
         raise ConfigError(errors.lines(), keys.warnings.lines())
     assert config is not None
     remember(_secret_settings(config.model_dump()))
-    warnings = keys.warnings
+    warnings, risks = keys.warnings, []
     where = "agents" if document.get("agents") else "agent"
     for index, agent in enumerate(config.agents):
         agent.memory = agent_memories.get(index, config.memory)
         _anchor_custom_tools(agent, path.parent)
         warnings.extend(_massgen_tools_missing(agent, where, index))
         warnings.extend(feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
-        warnings.extend(_unconfined_commands(agent, f"{_agent_path(where, index)}.backend"))
         warnings.extend(upload_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
-    return LoadedConfig(config, path, warnings.lines(), keys.notes.lines(), where)
+        risks += _unconfined_commands(agent, f"{_agent_path(where, index)}.backend")
+    warnings.extend(risks)
+    return LoadedConfig(config, path, warnings.lines(), keys.notes.lines(), where, risks)
 
 
 def _validate_document(

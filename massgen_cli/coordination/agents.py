@@ -73,9 +73,11 @@ class Agent:
     """The images and files its questions carry (its config's, and those a question names)."""
 
     async def settled(self) -> None:
-        """Wait until every call's usage, priced, has been emitted."""
+        """Wait until every call's usage, priced, and every request's context count has been emitted."""
         while self.pricing:
             await asyncio.gather(*self.pricing, return_exceptions=True)
+        if self.guard is not None:
+            await self.guard.counted()
 
     @property
     def workspace(self) -> Path | None:

@@ -102,12 +102,10 @@ class Orchestrator:
         try:
             async with asyncio.timeout(self.turn_timeout_s):
                 await self._drive()
-        except TimeoutError:
+        except TimeoutError:  # said as the turn ends, with its reason
             self.timed_out = True
-            self.end_reason = (
-                f"orchestrator timeout ({self.turn_timeout_s:g}s) reached; best available answer used"
-            )
-            self.emit(Notice("warning", self.end_reason))
+            reached = f"orchestrator timeout ({self.turn_timeout_s:g}s) reached"
+            self.end_reason = f"{reached}; best available answer used" if self.board.answers else reached
         finally:
             await self._cancel_all()
         answers = self.board.answers

@@ -29,7 +29,7 @@ from massgen_cli.coordination.toolloop import (
     run_with_tools,
 )
 from massgen_cli.errors import BackendError
-from massgen_cli.events import AgentStatus, Notice, RunEvent
+from massgen_cli.events import AgentStatus, RunEvent
 from massgen_cli.messages import Message
 
 
@@ -106,6 +106,7 @@ async def own_answer(
     await context.decided(StepDone(at, done.exchange, done.completion.reasoning))
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
     if not text:
+        step.emit(AgentStatus(agent.id, "failed", "an empty answer"))
         return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")
     return OwnAnswer(agent.id, text, done.exchange)
 
@@ -141,11 +142,8 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
         step.emit(AgentStatus(agent.id, "working"))
     results = await asyncio.gather(*(own_answer(a, question, step) for a in agents))
     answers = {result.agent_id: result.text for result in results if not result.failure}
-    for result in results:
-        if result.failure:
-            if not result.capped:  # the gate said it once already
-                step.emit(Notice("warning", result.failure))
-        else:
+    for result in results:  # a failure was said as it happened
+        if not result.failure:
             step.emit(AgentStatus(result.agent_id, "answered", result.text))
     order = [agent.id for agent in agents]
     tied = len(agreement_leaders(answers, order, question)) > 1

@@ -62,7 +62,7 @@ def test_questions_run_at_most_n_at_once_and_each_gets_one_line(tmp_path: Path, 
     assert "6 answered, 0 failed" in run.stderr
 
 
-def test_a_failing_question_is_recorded_and_resume_skips_what_is_there(tmp_path: Path, server):
+def test_a_failing_question_is_recorded_and_resume_skips_what_was_answered(tmp_path: Path, server):
     write_config(tmp_path, one_agent(server.base_url))
     questions = write_questions(tmp_path, 2, extra='{"id": "broken"}\nnot json\n')
     first = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl")
@@ -72,9 +72,35 @@ def test_a_failing_question_is_recorded_and_resume_skips_what_is_there(tmp_path:
     assert "question" in lines["broken"]["error"] and lines["line-4"]["error"].startswith("line 4")
     again = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl")
     assert again.returncode == 2 and "--resume" in again.stderr, "an output with results is never overwritten"
+    asked = len(server.served)
     resumed = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl", "--resume")
-    assert resumed.returncode == 0 and "4 question(s) already in" in resumed.stderr, resumed.stderr
-    assert len(results(tmp_path / "out.jsonl")) == 4
+    assert "2 question(s) already answered in out.jsonl; 2 failed" in resumed.stderr, resumed.stderr
+    assert resumed.returncode == 1, "the broken lines are still broken"
+    assert len(server.served) == asked, "no answered question is asked again"
+    assert sorted(line["id"] for line in results(tmp_path / "out.jsonl")) == ["broken", "line-4", "q1", "q2"]
+
+
+def test_resume_asks_the_failed_questions_again(tmp_path: Path, server):
+    write_config(tmp_path, one_agent(server.base_url))
+    questions = write_questions(tmp_path, 2)
+    out = tmp_path / "out.jsonl"
+    assert run_cli("batch", str(questions), "-c", "config.yaml", "--out", str(out)).returncode == 0
+    questions = write_questions(tmp_path, 4)  # two more, asked while the server cannot be reached
+    write_config(
+        tmp_path, one_agent("http://127.0.0.1:9/v1").replace("}}", ", max_retries: 0}}"), "down.yaml"
+    )
+    down = run_cli("batch", str(questions), "-c", "down.yaml", "--out", str(out), "--resume")
+    assert down.returncode == 1, down.stderr
+    failed = {line["id"] for line in results(out) if line["error"]}
+    assert failed == {"q3", "q4"}
+    asked = len(server.served)
+    resumed = run_cli("batch", str(questions), "-c", "config.yaml", "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "2 question(s) already answered" in resumed.stderr and "2 failed" in resumed.stderr
+    assert len(server.served) == asked + 2, "only the failed questions are asked again"
+    lines = results(out)
+    assert sorted(line["id"] for line in lines) == ["q1", "q2", "q3", "q4"], "each id keeps one line"
+    assert all(line["error"] is None and line["final_answer"] == "The answer is 42." for line in lines)
 
 
 def test_ctrl_c_leaves_a_file_that_resume_completes_with_each_id_once(tmp_path: Path):

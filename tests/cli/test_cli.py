@@ -208,3 +208,27 @@ def test_a_damaged_session_file_is_a_clear_error_and_is_kept(tmp_path):
     result = run_cli("--config", str(config), "--session", "s1", "Q?")
     assert result.returncode == 1 and "cannot read the session record" in result.stderr
     assert record.read_text() == "{not json"
+
+
+def test_quiet_still_says_in_full_that_commands_run_unconfined(tmp_path):
+    config = write_config(
+        tmp_path,
+        """
+        agent:
+          id: runner
+          backend:
+            type: scripted
+            enable_mcp_command_line: true
+            command_line_execution_mode: local_unsandboxed
+            permission_mode: default
+            responses: ["Done."]
+        """,
+    )
+    unconfined = (
+        "agent.backend.command_line_execution_mode: 'local_unsandboxed': runner's commands run unconfined"
+    )
+    for options in ([], ["-q"]):
+        result = run_cli("--config", str(config), *options, "List the files.")
+        assert result.returncode == 0 and result.stdout == "Done.\n", result.stderr
+        assert unconfined in result.stderr and "able to read and write anything you can" in result.stderr
+    assert "1 config setting(s) ignored or run differently here" in result.stderr, "the rest as a count"

@@ -39,3 +39,4 @@ def test_ctrl_c_cancels_the_turn_and_keeps_the_session(tmp_path):
     assert process.returncode == 0, stderr.decode()
     assert rest.decode() == "Second answer.\n", "stdout holds final answers only, not the cancelled part"
     assert "turn cancelled; the session goes on" in stderr.decode()
+    assert stderr.decode().count("cancelled") == 1, "said once"

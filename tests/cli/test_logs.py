@@ -4,6 +4,9 @@ real scripted runs (in the test's process)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from massgen_cli.runlogs.reader import all_runs
@@ -202,3 +205,32 @@ def test_a_damaged_line_or_an_unknown_event_is_left_out_said_and_the_rest_is_rea
     assert said in shown.stdout
     page = report_html(all_runs(state_folder()), "drafts")
     assert said in page and "voted for writer: the draft covers it" in page
+
+
+def open_report(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``massgen logs report --open`` where the only programs are Python's own and the environment names
+    no display: no web browser, unless ``BROWSER`` names one."""
+    shown = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    shown["PATH"] = str(Path(sys.executable).parent)
+    return subprocess.run(
+        [sys.executable, "-m", "massgen_cli", "logs", "report", "--open"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**shown, **env},
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+def test_report_open_says_when_no_browser_can_open_it_and_opens_it_in_one_that_can(tmp_path):
+    assert ask(tmp_path, "Write a draft.").exit_code == 0
+    page = newest_run() / "report.html"
+    alone = open_report(tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout == f"{page}\n"
+    assert alone.stderr == f"no web browser found to open it; open {page} in one\n"
+    recorder = f"{sys.executable} -c \"import sys; open('opened', 'w').write(sys.argv[1])\" %s"
+    opened = open_report(tmp_path, BROWSER=recorder)
+    assert opened.returncode == 0 and opened.stderr == "", opened.stderr
+    assert (tmp_path / "opened").read_text() == page.as_uri()

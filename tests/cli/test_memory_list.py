@@ -70,6 +70,25 @@ def test_list_keeps_one_session_and_hides_removed_result_stubs_unless_asked(tmp_
     assert listed("--session", "lighthouse")[0] == ["The lighthouse opens at nine."]
     assert len(listed()[0]) == len(texts)  # every session, the stub still hidden
     plain = massgen("memory", "list", "--config", config, "--session", "lighthouse")
-    assert plain.stdout.count("\n") == 1 and "[import · lighthouse · turn 0]" in plain.stdout
+    assert plain.stdout.count("\n") == 1 and "[user · lighthouse · turn 0]" in plain.stdout
     nothing = massgen("memory", "list", "--config", config, "--session", "nowhere")
     assert nothing.stdout == "" and "no memories of session nowhere stored" in nothing.stderr
+
+
+def test_list_shows_the_learned_values_memory_values_shows_and_the_user_s_questions_as_the_user_s():
+    for question in ("What is the bridge code?", "And the bridge code again?"):
+        assert massgen("--config", "@examples/scripted_values", "-q", question).exit_code == 0
+    ranked = massgen("memory", "values", "--config", "@examples/scripted_values", "--json")
+    learned = {record["text"]: record["value"] for record in map(json.loads, ranked.stdout.splitlines())}
+    assert learned and any(value != 0.5 for value in learned.values()), "values were learned"
+    for listing in (("--config", "@examples/scripted_values"), ()):  # with the run's config, or none
+        result = massgen("memory", "list", "--json", *listing)
+        assert result.exit_code == 0, result.stderr
+        listed = {record["text"]: record for record in map(json.loads, result.stdout.splitlines())}
+        assert {text: listed[text]["value"] for text in learned} == learned
+        question = listed["What is the bridge code?"]
+        assert (question["role"], question["speaker"]) == ("user", "user")
+        assert listed["The bridge code is 1234, from the harbour log."]["speaker"] == "agent_a"
+    plain = massgen("memory", "list").stdout
+    value = f"{learned['What is the bridge code?']:.3f}"
+    assert f"value={value}  [user · bridge_demo · turn 1]  What is the bridge code?" in plain

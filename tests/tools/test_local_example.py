@@ -1,6 +1,7 @@
-"""The shipped @examples/local_files with the embedded model, for real: it is offered the read-only file
-tools through its JSON schema over ./notes and answers. (A 135M model rarely calls them; the tool
-loop behind a JSON schema is proven with scripted models in tests/coordination/test_tool_loop.py.)"""
+"""The file tools over a notes folder: the shipped @examples/local_files, whose scripted agent calls them
+and answers with what it read; and the embedded model offered the same read-only tools through its JSON
+schema, for real (a 135M model rarely calls them; the tool loop behind a JSON schema is proven with
+scripted models in tests/coordination/test_tool_loop.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,56 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import first_attempt_folder, run_cli
+from tests.conftest import first_attempt_folder, run_cli, write_config
+
+MEETING = "The team meeting moved to Thursday at 10:00."
+
+
+def notes(folder: Path) -> None:
+    (folder / "notes").mkdir()
+    (folder / "notes" / "meeting.txt").write_text(MEETING + "\n")
+
+
+def test_the_shipped_example_reads_the_notes_with_the_file_tools(tmp_path: Path):
+    notes(tmp_path)
+    result = run_cli("--config", "@examples/local_files", "Read notes/meeting.txt. When is the team meeting?")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == f"From notes/meeting.txt: {MEETING}\n", "the answer carries what the tool read"
+    attempt = first_attempt_folder()
+    events = [json.loads(line) for line in (attempt / "events.jsonl").read_text().splitlines()]
+    finished = [(e["name"], e["ok"]) for e in events if e["type"] == "ToolFinished"]
+    assert finished == [("list_directory", True), ("read_file", True)]
+    first = json.loads((attempt / "requests" / "reader_001.json").read_text())
+    assert first["tools"] == ["read_file", "list_directory", "search_files"], "read-only: no writing tool"
+    summary = json.loads((attempt / "summary.json").read_text())
+    assert summary["tool_calls"]["reader"]["calls"] == 2
+
+
+EMBEDDED_WITH_FILE_TOOLS = """
+agent:
+  id: reader
+  system_message: >-
+    You answer questions about the user's notes. First read the file the question names, for example
+    {"action": "call_tool", "tool": "read_file", "arguments": {"path": "notes/meeting.txt"}}, then answer
+    with what the file says.
+  backend:
+    type: local
+    model: smollm2-135m
+    max_tokens: 200
+    temperature: 0.0
+    context_paths:
+      - path: notes
+        permission: read
+orchestrator:
+  max_tool_calls_per_step: 3
+"""
 
 
 @pytest.mark.slow
 def test_embedded_model_runs_with_file_tools_over_a_notes_folder(tmp_path: Path):
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "notes" / "meeting.txt").write_text("The team meeting moved to Thursday at 10:00.\n")
-    result = run_cli("--config", "@examples/local_files", "Read notes/meeting.txt. When is it?", timeout=300)
+    notes(tmp_path)
+    config = write_config(tmp_path, EMBEDDED_WITH_FILE_TOOLS)
+    result = run_cli("--config", str(config), "Read notes/meeting.txt. When is it?", timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip()
     attempt = first_attempt_folder()

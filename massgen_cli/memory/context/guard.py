@@ -138,9 +138,10 @@ class ContextGuard:
         return await self._compress(request, usage, self.monitor.target_tokens)
 
     async def shrink(self, request: Request) -> Request:
-        """After a context-length error: compress to half the target, whatever the count said."""
+        """After a context-length error: compress to half of what was sent, at most half the target, whatever
+        the count said (the provider's window is smaller than the one configured)."""
         usage = self._usage(request)
-        target = int(self.monitor.target_tokens * OVERFLOW_TARGET_FACTOR)
+        target = int(min(self.monitor.target_tokens, usage.tokens) * OVERFLOW_TARGET_FACTOR)
         self.emit(Notice("warning", f"⚠️  [{self.agent_id}] The provider reported a context overflow"))
         return await self._compress(request, usage, target)
 
@@ -161,6 +162,13 @@ class ContextGuard:
     def sent(self) -> None:
         """The request fitted last is out (its response has begun, or it ended): it may be counted now."""
         self._sent.set()
+
+    async def counted(self) -> None:
+        """Every request's count reported; called once the agent's steps are over (what was fitted went
+        out, or never will), so a turn's context lines come before its end."""
+        self._sent.set()
+        while self._counting:
+            await asyncio.gather(*self._counting, return_exceptions=True)
 
     def stream_budget(self, request: Request) -> StreamBudget:
         """Counted when the response's first text arrives (after the request went out)."""
