@@ -108,4 +108,5 @@ def test_the_token_budget_holds_across_the_turns_of_a_session(tmp_path: Path):
     assert f"token budget reached: {spent:,} of 200 tokens" in first["end_reason"]
     assert second["final_answer"] is None and second["turn_usage"]["input_tokens"] == 0
     assert second["end_reason"] == f"token budget reached: {spent:,} of 200 tokens; no agent had answered"
-    assert "no answer: token budget reached" in session.stderr
+    assert "Turn 2 ended: token budget reached: " in session.stderr
+    assert "error: no answer in turn 2" in session.stderr
