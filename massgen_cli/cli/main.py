@@ -16,7 +16,7 @@ from massgen_cli.cli.guard import guarded as _guarded
 from massgen_cli.cli.guard import leave_without_waiting, reader_gone, stdout_file, watch_stdout
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
 
-SUBCOMMANDS = ("sessions", "memory", "batch", "logs")
+SUBCOMMANDS = ("sessions", "memory", "batch", "logs", "serve")
 
 run_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
 
@@ -29,7 +29,7 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen batch`, `massgen sessions list|show|delete|prune`, "
+    "Subcommands: `massgen batch`, `massgen serve`, `massgen sessions list|show|delete|prune`, "
     "`massgen memory search|list|values|clear|import`, `massgen logs list|show|path|report`. "
     "A question starting with a subcommand's name goes after `--`. "
     "A subcommand's options may also stand before its name: `massgen --state-dir DIR sessions list`."
