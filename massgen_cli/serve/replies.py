@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.redaction import redactor
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, log
 from massgen_cli.serve.trace import Transcript
 from massgen_cli.serve.wire import SSE_DONE, SSE_KEEPALIVE, ApiError, Reply, sse
@@ -30,6 +31,7 @@ class TurnReply(Response):
     def __init__(self, runs: Runs, run: LiveRun):
         self.runs, self.run = runs, run
         self.reply = Reply.new(run.ask.model, run.id)
+        self.redact = redactor()
         self.status_code = 200
         self.background = None
         self.started = self.complete = False
@@ -87,25 +89,25 @@ class TurnReply(Response):
             said = transcript.hear(item)
             for key, text in (("reasoning_content", said.reasoning), ("content", said.content)):
                 if text:
-                    await self._send_body(sse(self.reply.chunk({key: text})))
+                    await self._send_event(self.reply.chunk({key: text}))
         result = answered(item)
-        await self._send_body(sse(self.reply.chunk({}, "stop", massgen=run_facts(result))))
+        await self._send_event(self.reply.chunk({}, "stop", massgen=run_facts(result)))
         if self.run.ask.include_usage:
-            await self._send_body(sse(self.reply.usage_chunk(result.turn_usage)))
+            await self._send_event(self.reply.usage_chunk(result.turn_usage))
         await self._send_body(SSE_DONE, more=False)
 
     async def _start_stream(self, session: str) -> None:
         headers = {"content-type": "text/event-stream", "cache-control": "no-cache", SESSION_HEADER: session}
         await self.send({"type": "http.response.start", "status": 200, "headers": _raw(headers)})
         self.started = True
-        await self._send_body(sse(self.reply.chunk({"role": "assistant", "content": ""})))
+        await self._send_event(self.reply.chunk({"role": "assistant", "content": ""}))
 
     async def _fail(self, error: ApiError) -> None:
         """The error as its status and body, or, once a stream has begun, as its last event."""
         if not self.started:
             await self._send_json(error.status, error.body(), {})
             return
-        await self._send_body(sse(error.body()))
+        await self._send_event(error.body())
         await self._send_body(SSE_DONE, more=False)
 
     async def _next(self, heard: asyncio.Queue[Item]) -> Item:
@@ -122,8 +124,11 @@ class TurnReply(Response):
         finally:
             getting.cancel()
 
+    async def _send_event(self, data: dict[str, Any]) -> None:
+        await self._send_body(sse(self.redact(data)))
+
     async def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = json.dumps(self.redact(body), ensure_ascii=False).encode()
         head = {"content-type": "application/json", "content-length": str(len(data)), **headers}
         await self.send({"type": "http.response.start", "status": status, "headers": _raw(head)})
         self.started = True

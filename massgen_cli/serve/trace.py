@@ -1,6 +1,6 @@
 """A run's events as a client of the API sees them: the final answer is the content; the agents' work
 (what they stream, their answers, votes, restarts, tool calls, warnings, how the turn ended) is the
-reasoning, each piece headed by who said it. Both are redacted of secrets before they are sent."""
+reasoning, each piece headed by who said it. (What is sent is redacted of secrets where it is sent.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from massgen_cli.events import (
     TurnEnded,
     VoteCast,
 )
-from massgen_cli.redaction import redact
 from massgen_cli.text import one_line
 
 SHOWN_NOTICES = ("warning", "degraded", "error")
@@ -44,7 +43,6 @@ class Transcript:
 
     def hear(self, event: RunEvent) -> Said:
         said = self._said(event)
-        said = Said(redact(said.reasoning), redact(said.content))
         if said.reasoning:
             self.reasoning.append(said.reasoning)
             self.line_open = not said.reasoning.endswith("\n")

@@ -61,31 +61,30 @@ def write_configs(folder: Path, configs: dict[str, str]) -> list[Path]:
     return paths
 
 
-def server_environment(folder: Path, token: str | None = None) -> dict[str, str]:
+def server_environment(folder: Path, more: dict[str, str]) -> dict[str, str]:
     """The environment a served process gets: no provider key, state and the user's list of state
-    folders under ``folder``."""
+    folders under ``folder``, and ``more``."""
     environment = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS and k != TOKEN_VARIABLE}
     environment |= {
         "MASSGEN_HOME": str(folder / "state"),
         "XDG_STATE_HOME": str(folder / "user-state"),
         "MEM0_TELEMETRY": "False",
     }
-    if token is not None:
-        environment[TOKEN_VARIABLE] = token
-    return environment
+    return environment | more
 
 
 class ServedProcess:
-    """``massgen serve ARGS`` in a subprocess on a free port of 127.0.0.1, working in ``folder``."""
+    """``massgen serve ARGS`` in a subprocess on a free port of 127.0.0.1, working in ``folder``, with
+    ``environment`` added to the test's."""
 
-    def __init__(self, folder: Path, *args: str, token: str | None = None):
+    def __init__(self, folder: Path, *args: str, environment: dict[str, str] | None = None):
         self.folder, self.state = folder, folder / "state"
         self.stderr_path = folder / "serve.stderr"
         with self.stderr_path.open("w") as stderr:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "massgen_cli", "serve", "--port", "0", *args],
                 cwd=folder,
-                env=server_environment(folder, token),
+                env=server_environment(folder, environment or {}),
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )

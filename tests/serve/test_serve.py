@@ -19,6 +19,7 @@ from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until
 from tests.serve.serving import (
     SLOW_AGENT,
+    TOKEN_VARIABLE,
     ServedProcess,
     echo_agent,
     gated_agent,
@@ -29,6 +30,8 @@ from tests.serve.serving import (
 )
 
 TOKEN = "serve-test-token-0123456789"
+SECRET = "codeword-notforclients"
+"""A secret by its variable's name (``*_API_KEY``), which the echo agent is made to say."""
 THREE_FINAL = "The capital of France is Paris, its largest city."
 
 
@@ -42,7 +45,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProcess]:
     arguments = ["-c", "@examples/scripted_three_agents"]
     for path in configs:
         arguments += ["-c", str(path)]
-    server = ServedProcess(folder, *arguments, "--api-key-env", "MASSGEN_SERVE_TEST_TOKEN", token=TOKEN)
+    environment = {TOKEN_VARIABLE: TOKEN, "SERVE_TEST_API_KEY": SECRET}
+    server = ServedProcess(folder, *arguments, "--api-key-env", TOKEN_VARIABLE, environment=environment)
     server.gate = gate  # type: ignore[attr-defined]
     yield server
     assert server.stop() == 0, server.stderr()
@@ -231,6 +235,14 @@ def test_the_token_is_required_and_never_sent_back(served):
     assert health.status_code == 200 and health.json()["status"] == "ok"
     logs = "".join(path.read_text() for path in served.state.rglob("*.json*"))
     assert TOKEN not in logs and TOKEN not in served.stderr()
+
+
+def test_a_secret_is_never_sent_whole_or_streamed(client):
+    whole = ask(client, "massgen/echo", f"Remember {SECRET}.")
+    assert whole.choices[0].message.content == "You said [REDACTED]."
+    streamed = ask(client, "massgen/echo", f"Remember {SECRET}.", stream=True)
+    text = "".join(str(chunk.model_dump()) for chunk in streamed)
+    assert "You said [REDACTED]." in text and SECRET not in text and SECRET not in str(whole.model_dump())
 
 
 def test_serving_beyond_this_machine_without_a_token_is_refused(tmp_path: Path):
