@@ -62,7 +62,10 @@ def serve(
     config: Annotated[
         list[str] | None,
         typer.Option(
-            "--config", "-c", help="A config to serve (repeat for more); default: the embedded one."
+            "--config",
+            "-c",
+            metavar="FILE",
+            help="A config to serve (repeat for more); default: the embedded one.",
         ),
     ] = None,
     host: Annotated[

@@ -50,6 +50,14 @@ SLOW_AGENT = json.dumps(
     ]}}]}
 )  # fmt: skip
 """One agent that streams a line, then works for ten minutes: a turn to cancel."""
+BROKEN_AGENT = json.dumps(
+    {
+        "agents": [
+            {"id": "broken", "backend": {"type": "scripted", "responses": [{"error": "context_length"}]}}
+        ]
+    }
+)
+"""One agent whose every call fails: a turn without an answer."""
 
 
 def write_configs(folder: Path, configs: dict[str, str]) -> list[Path]:

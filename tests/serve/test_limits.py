@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import openai
+import pytest
 
 from tests.conftest import wait_until
 from tests.serve.serving import (
@@ -81,5 +82,21 @@ def test_a_session_answers_one_turn_at_a_time(tmp_path: Path):
             replies = [first.result(), second.result()]
         assert [r.choices[0].message.content for r in replies] == ["You said codeword-delta."] * 2
         assert [r.model_extra["massgen"]["turn"] for r in replies] == [1, 2]  # type: ignore[index]
+    finally:
+        server.stop()
+
+
+def test_a_session_another_app_holds_is_a_conflict(tmp_path: Path, in_process):
+    holder = in_process(echo_agent(), session_id="held-elsewhere")
+    server = ServedInThread(state(), write_configs(tmp_path, {"echo": echo_agent()}))
+    client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0, timeout=120)
+    try:
+        with pytest.raises(openai.ConflictError) as refused:
+            ask(client, "massgen/echo", "codeword-x", "held-elsewhere")
+        error = refused.value.body
+        assert error["code"] == "session_in_use" and error["param"] == "session"  # type: ignore[index]
+        holder.app.close()
+        reply = ask(client, "massgen/echo", "codeword-x", "held-elsewhere")
+        assert reply.model_extra["massgen"]["turn"] == 1  # type: ignore[index]
     finally:
         server.stop()

@@ -18,6 +18,7 @@ import pytest
 from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until
 from tests.serve.serving import (
+    BROKEN_AGENT,
     SLOW_AGENT,
     TOKEN_VARIABLE,
     ServedProcess,
@@ -38,10 +39,11 @@ THREE_FINAL = "The capital of France is Paris, its largest city."
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProcess]:
     """One server for the module: the shipped three scripted agents, the echo agent, the echo agent
-    behind a gate (``served.gate``) and the slow agent; a bearer token required."""
+    behind a gate (``served.gate``), the slow agent and the broken one; a bearer token required."""
     folder = tmp_path_factory.mktemp("serve")
     gate = folder / "gate"
-    configs = write_configs(folder, {"echo": echo_agent(), "gated": gated_agent(gate), "slow": SLOW_AGENT})
+    agents = {"echo": echo_agent(), "gated": gated_agent(gate), "slow": SLOW_AGENT, "broken": BROKEN_AGENT}
+    configs = write_configs(folder, agents)
     arguments = ["-c", "@examples/scripted_three_agents"]
     for path in configs:
         arguments += ["-c", str(path)]
@@ -65,13 +67,8 @@ def ask(client: openai.OpenAI, model: str, question: str, **options):  # type: i
 
 def test_each_config_is_a_model_and_the_first_is_also_massgen(client: openai.OpenAI):
     ids = [model.id for model in client.models.list()]
-    assert ids == [
-        "massgen",
-        "massgen/scripted_three_agents",
-        "massgen/echo",
-        "massgen/gated",
-        "massgen/slow",
-    ]
+    served = ["scripted_three_agents", "echo", "gated", "slow", "broken"]
+    assert ids == ["massgen", *(f"massgen/{name}" for name in served)]
     assert client.models.retrieve("massgen/echo").owned_by == "massgen"
     with pytest.raises(openai.NotFoundError) as missing:
         client.models.retrieve("massgen/nothing")
@@ -222,6 +219,17 @@ def test_bad_requests_get_openai_error_shapes(client, served):
     with pytest.raises(openai.BadRequestError) as refused:
         client.chat.completions.create(model="massgen", messages=[{"role": "assistant", "content": "Hi"}])
     assert refused.value.body["param"] == "messages"  # type: ignore[index]
+
+
+def test_a_turn_without_an_answer_is_a_500_saying_why_whole_or_streamed(client):
+    with pytest.raises(openai.InternalServerError) as failed:
+        ask(client, "massgen/broken", "Anything?")
+    assert failed.value.body["code"] == "no_answer"  # type: ignore[index]
+    assert "context length exceeded" in failed.value.body["message"]  # type: ignore[index]
+    stream = ask(client, "massgen/broken", "Anything?", stream=True)
+    with pytest.raises(openai.APIError) as broke:
+        list(stream)
+    assert broke.value.body["code"] == "no_answer"  # type: ignore[index]
 
 
 def test_the_token_is_required_and_never_sent_back(served):
