@@ -136,11 +136,16 @@ class ServedInThread:
 
 
 def attempt_folders(state: Path, session: str, turn: int = 1) -> Iterator[Path]:
-    """The first attempt's log folder of ``turn`` of ``session``, in each run that took that turn."""
-    for events in sorted((state / "massgen_logs").glob(f"*/turn_{turn}/attempt_1/events.jsonl")):
-        first = events.read_text().partition("\n")[0]
-        if f'"session_id": "{session}"' in first:
-            yield events.parent
+    """The first attempt's log folder of ``turn`` of ``session``, in each run that took that turn (the
+    session's record lists its runs' log folders)."""
+    try:
+        record = json.loads((state / "sessions" / session / "session.json").read_text())
+    except (FileNotFoundError, ValueError):  # not there yet, or being written
+        return
+    for name in record.get("log_folders", []):
+        folder = state / "massgen_logs" / name / f"turn_{turn}" / "attempt_1"
+        if folder.is_dir():
+            yield folder
 
 
 def session_events(state: Path, session: str, turn: int = 1) -> list[dict[str, Any]]:
@@ -148,6 +153,7 @@ def session_events(state: Path, session: str, turn: int = 1) -> list[dict[str, A
     return [
         json.loads(line)
         for folder in attempt_folders(state, session, turn)
+        if (folder / "events.jsonl").is_file()
         for line in (folder / "events.jsonl").read_text().splitlines()
         if line.endswith("}")
     ]

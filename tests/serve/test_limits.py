@@ -1,5 +1,5 @@
-"""The limits of `massgen serve`, on the app served in the test's process: turns at once, the requests
-that may wait (the next gets 429), one turn at a time per session."""
+"""`massgen serve` on the app served in the test's process: the limits (turns at once, the requests that
+may wait, the next getting 429; one turn at a time per session), and a hang-up that reaches the model."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import httpx
 import openai
 import pytest
 
+from tests.cli.test_batch import paced_server
 from tests.conftest import wait_until
 from tests.serve.serving import (
     SLOW_AGENT,
@@ -100,3 +101,23 @@ def test_a_session_another_app_holds_is_a_conflict(tmp_path: Path, in_process):
         assert reply.model_extra["massgen"]["turn"] == 1  # type: ignore[index]
     finally:
         server.stop()
+
+
+def test_a_client_that_hangs_up_closes_the_agents_requests_to_the_model(tmp_path: Path):
+    with paced_server.PacedServer(latency_s=600) as model:
+        backend = f'{{type: openai, model: gpt-4o, api_key: sk-test-serve, base_url: "{model.base_url}"}}'
+        configs = write_configs(tmp_path, {"real": f"agent: {{id: solo, backend: {backend}}}\n"})
+        server = ServedInThread(state(), configs)
+        client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0, timeout=120)
+        try:
+            messages = [{"role": "user", "content": "What is 6 x 7?"}]
+            stream = client.chat.completions.create(model="massgen", messages=messages, stream=True)
+            wait_until(lambda: len(model.served) == 1)  # the model has the request, and will take long
+            stream.close()
+            wait_until(lambda: model.served[0].ended > 0)
+            assert not model.served[0].completed, "the model saw the request's connection close"
+            session = stream.response.headers["x-massgen-session"]
+            wait_until(lambda: session_summary(state(), session) is not None)
+            assert session_summary(state(), session)["end_reason"].startswith("cancelled")  # type: ignore[index]
+        finally:
+            server.stop()
