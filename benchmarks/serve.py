@@ -67,7 +67,7 @@ def _ask(url: str) -> tuple[float, dict[str, object]]:
     seconds = time.perf_counter() - started
     if reply.choices[0].message.content is None:
         raise RuntimeError("the server gave no answer")
-    return seconds, dict(reply.model_extra["massgen"])  # type: ignore[index]
+    return seconds, dict(reply.model_extra["massgen_metadata"])  # type: ignore[index]
 
 
 def _turn_seconds(state: str, session: str) -> float:
@@ -101,7 +101,7 @@ def serve_figures(rounds: int = 5) -> dict[str, float]:
                 cli.append(_cli_seconds(config, state))
                 seconds, facts = _ask(served.url)
                 alone.append(seconds)
-                over_turn.append(seconds / _turn_seconds(state, str(facts["session"])))
+                over_turn.append(seconds / _turn_seconds(state, str(facts["session_id"])))
                 started = time.perf_counter()
                 with ThreadPoolExecutor(AT_ONCE) as pool:
                     list(pool.map(lambda _: _ask(served.url), range(AT_ONCE)))

@@ -72,7 +72,7 @@ class TurnReply(Response):
                 transcript.hear(item)
         result = answered(item)
         content = result.final_answer or ""
-        extra = {"massgen": run_facts(result)}
+        extra = {"massgen_metadata": run_facts(result)}
         body = self.reply.completion(content, transcript.reasoning_text, result.turn_usage, extra)
         await self._send_json(200, body, {SESSION_HEADER: session or ""})
 
@@ -91,7 +91,7 @@ class TurnReply(Response):
                 if text:
                     await self._send_event(self.reply.chunk({key: text}))
         result = answered(item)
-        await self._send_event(self.reply.chunk({}, "stop", massgen=run_facts(result)))
+        await self._send_event(self.reply.chunk({}, "stop", massgen_metadata=run_facts(result)))
         if self.run.ask.include_usage:
             await self._send_event(self.reply.usage_chunk(result.turn_usage))
         await self._send_body(SSE_DONE, more=False)
@@ -168,11 +168,13 @@ def failure(error: Exception) -> ApiError:
 
 
 def run_facts(result: TurnResult) -> dict[str, Any]:
-    """What MassGen adds to a completion: the session and turn, the winner, why the turn ended, cost."""
+    """What MassGen adds to a completion (``massgen_metadata``, named as MassGen's server names it, as
+    are ``session_id`` and ``selected_agent``): the session and turn, the winner, the votes, why the turn
+    ended, its cost."""
     return {
-        "session": result.session_id,
+        "session_id": result.session_id,
         "turn": result.turn,
-        "winner": result.winner,
+        "selected_agent": result.winner,
         "votes": [{"voter": v.voter, "target": v.target, "reason": v.reason} for v in result.votes],
         "end_reason": result.end_reason,
         "cost_usd": result.turn_usage.fields()["cost_usd"],

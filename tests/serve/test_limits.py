@@ -82,7 +82,7 @@ def test_a_session_answers_one_turn_at_a_time(tmp_path: Path):
             gate.write_text("open")
             replies = [first.result(), second.result()]
         assert [r.choices[0].message.content for r in replies] == ["You said codeword-delta."] * 2
-        assert [r.model_extra["massgen"]["turn"] for r in replies] == [1, 2]  # type: ignore[index]
+        assert [r.model_extra["massgen_metadata"]["turn"] for r in replies] == [1, 2]  # type: ignore[index]
     finally:
         server.stop()
 
@@ -98,7 +98,7 @@ def test_a_session_another_app_holds_is_a_conflict(tmp_path: Path, in_process):
         assert error["code"] == "session_in_use" and error["param"] == "session"  # type: ignore[index]
         holder.app.close()
         reply = ask(client, "massgen/echo", "codeword-x", "held-elsewhere")
-        assert reply.model_extra["massgen"]["turn"] == 1  # type: ignore[index]
+        assert reply.model_extra["massgen_metadata"]["turn"] == 1  # type: ignore[index]
     finally:
         server.stop()
 

@@ -91,9 +91,10 @@ def test_a_whole_answer_is_the_final_answer_with_the_agents_work_as_reasoning(cl
     usage = reply.usage
     assert usage is not None and usage.prompt_tokens > 0 and usage.completion_tokens > 0
     assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
-    facts = reply.model_extra["massgen"]  # type: ignore[index]
-    assert facts["winner"] == "agent_b" and facts["turn"] == 1 and facts["session"].startswith("temp_")
-    summary = session_summary(served.state, facts["session"])
+    facts = reply.model_extra["massgen_metadata"]  # type: ignore[index]
+    assert facts["selected_agent"] == "agent_b" and facts["turn"] == 1
+    assert facts["session_id"].startswith("temp_")
+    summary = session_summary(served.state, facts["session_id"])
     assert summary is not None and summary["final_answer"] == THREE_FINAL
     assert summary["turn_usage"]["input_tokens"] == usage.prompt_tokens
 
@@ -157,8 +158,8 @@ def test_two_sessions_run_at_once_and_each_remembers_its_own(client, served):
         ]
     assert [reply.choices[0].message.content for reply in one] == ["You said codeword-alpha."] * 2
     assert [reply.choices[0].message.content for reply in two] == ["You said codeword-beta."] * 2
-    assert [reply.model_extra["massgen"]["turn"] for reply in one + two] == [1, 2, 1, 2]  # type: ignore[index]
-    bob = two[1].model_extra["massgen"]["session"]  # type: ignore[index]
+    assert [reply.model_extra["massgen_metadata"]["turn"] for reply in one + two] == [1, 2, 1, 2]  # type: ignore[index]
+    bob = two[1].model_extra["massgen_metadata"]["session_id"]  # type: ignore[index]
     assert bob.startswith("user-bob_example.com-")
     assert "codeword-alpha" in sent_to(served.state, "serve-one", "echo", turn=2)
     assert "codeword-alpha" not in sent_to(served.state, bob, "echo", turn=2)
