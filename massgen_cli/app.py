@@ -136,7 +136,8 @@ class MassGenApp:
             await self.run.connect_mcp()
             return await self.run.turns.run(question)
         finally:
-            self._running = None
+            with self._cancelling:  # a cancel holding the lock still finds the loop running
+                self._running = None
 
     def cancel_running_turn(self) -> None:
         """Cancel the turn ``ask`` is running, from another thread (``ask`` then raises CancelledError).
@@ -146,8 +147,8 @@ class MassGenApp:
             running = self._running
             if running is None or running[1] is None:
                 self._cancel_next = True
-                return
-        running[0].call_soon_threadsafe(running[1].cancel)
+            else:
+                running[0].call_soon_threadsafe(running[1].cancel)
 
     def adopt_conversation(self, messages: list[Message]) -> None:
         """Take ``messages`` (user and assistant messages, oldest first) as the conversation so far:
