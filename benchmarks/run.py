@@ -26,6 +26,7 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
 import figures_oversized  # noqa: E402
+import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
 
@@ -128,6 +129,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "compression": figures_memory.compression,
         "embedded_default": lambda: _embedded(quick),
         "oversized_inputs": figures_oversized.oversized_inputs,
+        "serve": lambda: serve.serve_figures(rounds=3 if quick else 5),
     }
 
 

@@ -10,6 +10,7 @@ from the config with the sink and whether the state folder can be written.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from massgen_cli.compose import ComposedRun, Place, session_mirror
@@ -19,6 +20,7 @@ from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.events import EventSink, Notice
+from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
@@ -54,6 +56,8 @@ class MassGenApp:
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view, False
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
+        self._cancelling = threading.Lock()
+        self._cancel_next = False
         self.runner = asyncio.Runner(loop_factory=new_event_loop)  # blocking calls never hold the exit
         self.state_dir = state_dir
         unwritable = write_problem(state_dir)
@@ -122,18 +126,37 @@ class MassGenApp:
             self.view.end_turn()
 
     async def _turn(self, question: str) -> TurnResult:
-        self._running = (asyncio.get_running_loop(), asyncio.current_task())
+        with self._cancelling:
+            self._running = (asyncio.get_running_loop(), asyncio.current_task())
+            cancelled, self._cancel_next = self._cancel_next, False
         try:
+            if cancelled:
+                raise asyncio.CancelledError
             await self.run.connect_mcp()
             return await self.run.turns.run(question)
         finally:
-            self._running = None
+            with self._cancelling:  # a cancel holding the lock still finds the loop running
+                self._running = None
 
     def cancel_running_turn(self) -> None:
-        """Cancel the turn ``ask`` is running, from another thread (``ask`` then raises CancelledError)."""
-        running = self._running
-        if running is not None and running[1] is not None:
-            running[0].call_soon_threadsafe(running[1].cancel)
+        """Cancel the turn ``ask`` is running, from another thread (``ask`` then raises CancelledError).
+        Called while no turn runs, it cancels the next one as it starts: a cancel that comes just before
+        ``ask`` begins its turn is not lost."""
+        with self._cancelling:
+            running = self._running
+            if running is None or running[1] is None:
+                self._cancel_next = True
+            else:
+                running[0].call_soon_threadsafe(running[1].cancel)
+
+    def adopt_conversation(self, messages: list[Message]) -> None:
+        """Take ``messages`` (user and assistant messages, oldest first) as the conversation so far:
+        each agent's thread gets them, as if the session had held those turns."""
+        threads = self.run.threads
+        for agent in self.agents:
+            for message in messages:
+                threads.thread(agent.id).add_now(message, agent_id=agent.id)
+        threads.save()
 
     def reset(self) -> None:
         """Start a new conversation: the agents' threads are forgotten; the session keeps its turns, what

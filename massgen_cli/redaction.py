@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,6 +56,13 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
 def redact(value: Any) -> Any:
     """``value`` (text, or lists and mappings of it) with every secret replaced by ``[REDACTED]``."""
     return _redacted(value, secret_values())
+
+
+def redactor() -> Callable[[Any], Any]:
+    """``redact`` with the secrets known now, for many values in a row (the pieces of a stream): finding
+    the secrets reads the whole environment, which each call of ``redact`` does again."""
+    secrets = secret_values()
+    return lambda value: _redacted(value, secrets)
 
 
 def _redacted(value: Any, secrets: list[str]) -> Any:

@@ -186,11 +186,7 @@ def open_session(
     ``mirror`` the session is also held there (on every machine) and continues from its copy there when
     that one took more turns."""
     if session_id is not None:
-        if not _SESSION_ID.match(session_id):
-            raise UsageError(
-                f"session id {session_id!r} must start with a letter or digit and use only letters, digits, "
-                "'_', '-' and '.'"
-            )
+        check_session_id(session_id)
         directory = sessions_root(state_dir) / session_id
         if not saved:
             return _load_or_create(directory, session_id, config_path, saved=False)
@@ -219,6 +215,15 @@ def open_session(
         lock = _hold(directory, new_id)
         claimed = _claim(mirror, new_id, directory)
         return _attach(_create(directory, new_id, config_path, made=True), lock, claimed)
+
+
+def check_session_id(session_id: str) -> None:
+    """A ``UsageError`` unless ``session_id`` can name a session."""
+    if not _SESSION_ID.match(session_id):
+        raise UsageError(
+            f"session id {session_id!r} must start with a letter or digit and use only letters, digits, "
+            "'_', '-' and '.' (at most 128 characters)"
+        )
 
 
 def _make_folder(directory: Path) -> bool:

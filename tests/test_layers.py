@@ -34,6 +34,7 @@ LAYERS: list[list[str]] = [
     ["cli.commands", "cli.memory_commands", "cli.validate"],
     ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
     ["cli.memory_app"],
+    ["serve"],  # the OpenAI-compatible server, a front end beside the command line's
     ["cli.admin"],
     ["cli.main"],
     ["__main__"],

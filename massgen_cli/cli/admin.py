@@ -1,4 +1,4 @@
-"""The subcommands (``massgen batch|sessions|memory|logs …``), as Typer reads them; ``main`` routes a
+"""The subcommands (``massgen batch|serve|sessions|memory|logs …``), as Typer reads them; ``main`` routes a
 command line here when its first word names one."""
 
 from __future__ import annotations
@@ -56,6 +56,50 @@ def batch(
 
     options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir, ray)
     _guarded(debug, lambda: run_batch(options))
+
+
+@admin_app.command(
+    "serve",
+    help="Serve the agents of each --config behind an OpenAI-compatible API (POST /v1/chat/completions, "
+    "GET /v1/models): massgen/<config name> per config, massgen for the first. Ctrl-C stops it.",
+)
+def serve(
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            "-c",
+            metavar="FILE",
+            help="A config to serve (repeat for more); default: the embedded one.",
+        ),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; any but this machine's needs a token.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: a free one).")] = 4000,
+    max_concurrent: Annotated[int, typer.Option("--max-concurrent", min=1, help="Turns at once.")] = 4,
+    max_waiting: Annotated[
+        int, typer.Option("--max-waiting", min=0, help="Requests that may wait for a turn; more get 429.")
+    ] = 64,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env", metavar="VAR", help="Require 'Authorization: Bearer' with VAR's value."
+        ),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="Require this bearer token (prefer --api-key-env).")
+    ] = None,
+    state_dir: StateDirOption = None,
+    debug: DebugOption = False,
+) -> None:
+    from massgen_cli.serve.command import ServeOptions
+    from massgen_cli.serve.command import serve as serve_api
+
+    options = ServeOptions(
+        config or [], host, port, max_concurrent, max_waiting, api_key_env, token, state_dir, debug
+    )
+    _guarded(debug, lambda: serve_api(options))
 
 
 @sessions_app.command("list", help="List sessions, most recent first.")

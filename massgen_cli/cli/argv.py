@@ -27,6 +27,12 @@ VALUE_OPTIONS = (
     "--shared-session",
     "--validate",
     "--older-than",
+    "--host",
+    "--port",
+    "--max-concurrent",
+    "--max-waiting",
+    "--api-key-env",
+    "--token",
 )
 """The options that take a value (the next word is theirs, not a subcommand or a question)."""
 

@@ -30,7 +30,7 @@ from massgen_cli.cli.run_flags import (
     SystemMessageOption,
 )
 
-SUBCOMMANDS = ("sessions", "memory", "batch", "logs")
+SUBCOMMANDS = ("sessions", "memory", "batch", "logs", "serve")
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 run_app = typer.Typer(
@@ -46,7 +46,7 @@ def _version(value: bool) -> None:
 
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
-    "Subcommands: `massgen batch`, `massgen sessions list|show|delete|prune`, "
+    "Subcommands: `massgen batch`, `massgen serve`, `massgen sessions list|show|delete|prune`, "
     "`massgen memory search|list|values|clear|import`, `massgen logs list|show|path|report`. "
     "A question starting with a subcommand's name goes after `--`. "
     "A subcommand's options may also stand before its name: `massgen --state-dir DIR sessions list`."

@@ -1,0 +1,8 @@
+"""``massgen serve``: the agents of one or more configs behind an OpenAI-compatible HTTP API.
+
+A front end like the command line: it reads requests, asks the library (``MassGenApp``, one per request,
+in a worker thread of its own) and writes OpenAI's shapes back. ``wire`` holds the shapes, ``trace``
+turns a run's events into the reasoning a client sees, ``runs`` runs the turns (limits, sessions,
+cancelling), ``replies`` answers one request (streamed or whole), ``app`` is the Starlette app and
+``command`` starts it.
+"""

@@ -1,0 +1,191 @@
+"""One request's answer, as an ASGI response that runs the turn: whole (one ``chat.completion``) or
+streamed (``chat.completion.chunk`` events, ``data: [DONE]``). The reasoning (the agents' work) and the
+answer (the content) come from ``trace``; an error found before the first byte is sent gets its own
+status, one after it an error event in the stream. A client that goes away cancels its turn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from massgen_cli.coordination.outcome import TurnResult
+from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.redaction import redactor
+from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, log
+from massgen_cli.serve.trace import Transcript
+from massgen_cli.serve.wire import SSE_DONE, SSE_KEEPALIVE, ApiError, Reply, sse
+
+KEEPALIVE_S = 15.0
+"""How long a stream may stay silent before a comment line keeps proxies from closing it."""
+SESSION_HEADER = "x-massgen-session"
+
+
+class TurnReply(Response):
+    """Runs ``run`` under the limits of ``runs`` and answers with what it said."""
+
+    def __init__(self, runs: Runs, run: LiveRun):
+        self.runs, self.run = runs, run
+        self.reply = Reply.new(run.ask.model, run.id)
+        self.redact = redactor()
+        self.status_code = 200
+        self.background = None
+        self.started = self.complete = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.send = send
+        gone = asyncio.create_task(_disconnected(receive))
+        work = asyncio.create_task(self._answer())
+        gone.add_done_callback(lambda _: self.complete or work.cancel())  # once answered, it may close
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not gone.done():  # cancelled from outside (the server stops), not by the client
+                raise
+        finally:
+            gone.cancel()
+
+    async def _answer(self) -> None:
+        heard = self.run.subscribe()
+        try:
+            async with self.runs.turn_for(self.run):
+                running = asyncio.create_task(self.run.run(self.runs.executor))
+                try:
+                    await (self._stream(heard) if self.run.ask.stream else self._whole(heard))
+                finally:
+                    if not running.done():
+                        self.run.cancel()
+                    await asyncio.shield(running)  # the slot is free once the run's app is closed
+        except ApiError as error:
+            await self._fail(error)
+
+    async def _whole(self, heard: asyncio.Queue[Item]) -> None:
+        transcript, session = Transcript(), None
+        while not isinstance(item := await heard.get(), Ended):
+            if isinstance(item, Opened):
+                session = item.session_id
+            else:
+                transcript.hear(item)
+        result = answered(item)
+        content = result.final_answer or ""
+        extra = {"massgen_metadata": run_facts(result)}
+        body = self.reply.completion(content, transcript.reasoning_text, result.turn_usage, extra)
+        await self._send_json(200, body, {SESSION_HEADER: session or ""})
+
+    async def _stream(self, heard: asyncio.Queue[Item]) -> None:
+        first = await heard.get()
+        if isinstance(first, Ended):  # it never began: its error has its own status still
+            answered(first)  # raises (a run that answers opened first)
+        assert isinstance(first, Opened)
+        await self._start_stream(first.session_id)
+        transcript = Transcript()
+        while not isinstance(item := await self._next(heard), Ended):
+            if isinstance(item, Opened):
+                continue
+            said = transcript.hear(item)
+            for key, text in (("reasoning_content", said.reasoning), ("content", said.content)):
+                if text:
+                    await self._send_event(self.reply.chunk({key: text}))
+        result = answered(item)
+        await self._send_event(self.reply.chunk({}, "stop", massgen_metadata=run_facts(result)))
+        if self.run.ask.include_usage:
+            await self._send_event(self.reply.usage_chunk(result.turn_usage))
+        await self._send_body(SSE_DONE, more=False)
+
+    async def _start_stream(self, session: str) -> None:
+        headers = {"content-type": "text/event-stream", "cache-control": "no-cache", SESSION_HEADER: session}
+        await self.send({"type": "http.response.start", "status": 200, "headers": _raw(headers)})
+        self.started = True
+        await self._send_event(self.reply.chunk({"role": "assistant", "content": ""}))
+
+    async def _fail(self, error: ApiError) -> None:
+        """The error as its status and body, or, once a stream has begun, as its last event."""
+        if not self.started:
+            await self._send_json(error.status, error.body(), {})
+            return
+        await self._send_event(error.body())
+        await self._send_body(SSE_DONE, more=False)
+
+    async def _next(self, heard: asyncio.Queue[Item]) -> Item:
+        """The run's next item; a keep-alive line each ``KEEPALIVE_S`` of silence. (Not ``wait_for``: in
+        Python 3.11 it swallows a cancel that comes as the item does, and a client's hang-up would be
+        lost.)"""
+        getting = asyncio.ensure_future(heard.get())
+        try:
+            while not getting.done():
+                await asyncio.wait({getting}, timeout=KEEPALIVE_S)
+                if not getting.done():
+                    await self._send_body(SSE_KEEPALIVE)
+            return getting.result()
+        finally:
+            getting.cancel()
+
+    async def _send_event(self, data: dict[str, Any]) -> None:
+        await self._send_body(sse(self.redact(data)))
+
+    async def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        data = json.dumps(self.redact(body), ensure_ascii=False).encode()
+        head = {"content-type": "application/json", "content-length": str(len(data)), **headers}
+        await self.send({"type": "http.response.start", "status": status, "headers": _raw(head)})
+        self.started = True
+        await self._send_body(data, more=False)
+
+    async def _send_body(self, data: bytes, *, more: bool = True) -> None:
+        """Part of the body; the last part (``more`` false) completes the response, after which the
+        client may close the connection without cancelling what is left to do (closing the run)."""
+        self.complete = not more
+        with contextlib.suppress(OSError):  # the client went away: the watch on it cancels the turn
+            await self.send({"type": "http.response.body", "body": data, "more_body": more})
+
+
+def answered(ended: Ended) -> TurnResult:
+    """The result of a turn that answered; an ``ApiError`` saying why any other did not."""
+    if ended.cancelled:
+        raise ApiError(503, "the turn was cancelled: the server is stopping", kind="server_error",
+                       code="cancelled")  # fmt: skip
+    if ended.error is not None:
+        raise failure(ended.error)
+    result = ended.result
+    assert result is not None
+    if result.final_answer is None:
+        raise ApiError(500, f"no answer: {result.end_reason}", kind="server_error", code="no_answer")
+    return result
+
+
+def failure(error: Exception) -> ApiError:
+    """A run's exception as the error its client reads: a session another run holds is a conflict; a
+    failure of ours or from outside is the server's."""
+    if isinstance(error, UsageError):
+        return ApiError(409, str(error), code="session_in_use", param="session")
+    if isinstance(error, MassGenError):
+        return ApiError(500, str(error), kind="server_error", code="run_failed")
+    log.error("a run failed", exc_info=error)
+    return ApiError(500, f"internal error: {type(error).__name__}: {error}", kind="server_error")
+
+
+def run_facts(result: TurnResult) -> dict[str, Any]:
+    """What MassGen adds to a completion (``massgen_metadata``, named as MassGen's server names it, as
+    are ``session_id`` and ``selected_agent``): the session and turn, the winner, the votes, why the turn
+    ended, its cost."""
+    return {
+        "session_id": result.session_id,
+        "turn": result.turn,
+        "selected_agent": result.winner,
+        "votes": [{"voter": v.voter, "target": v.target, "reason": v.reason} for v in result.votes],
+        "end_reason": result.end_reason,
+        "cost_usd": result.turn_usage.fields()["cost_usd"],
+    }
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client goes away (the request's body has been read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode(), value.encode("latin-1", "replace")) for name, value in headers.items() if value]

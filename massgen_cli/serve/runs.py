@@ -1,0 +1,233 @@
+"""The turns a server runs. Each request's turn runs in a worker thread of its own with its own
+``MassGenApp`` (its own event loop, session and log folder, as each question of a batch does); its
+events reach the server's event loop as they happen, for whoever subscribed (the reply, and what else
+may watch a run). ``Runs`` holds the limits: at most ``limit`` turns at once, at most ``max_waiting``
+more waiting in line (the next gets 429), one turn at a time per session; ``cancel_all`` ends them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from massgen_cli.coordination.outcome import TurnResult
+from massgen_cli.events import RunEvent
+from massgen_cli.serve.models import ServedModel
+from massgen_cli.serve.wire import ApiError, ChatAsk
+from massgen_cli.worker_threads import DaemonThreadExecutor
+
+if TYPE_CHECKING:
+    from massgen_cli.app import MassGenApp
+    from massgen_cli.ui import ConsoleView
+
+log = logging.getLogger("massgen_cli.serve")
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The run's app is ready: its session is held, the turn begins."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The turn is over: answered (``result``), failed (``error``) or cancelled."""
+
+    result: TurnResult | None = None
+    error: Exception | None = None
+    cancelled: bool = False
+
+
+Item = RunEvent | Opened | Ended
+
+
+class LiveRun:
+    """One request's turn: ``run`` runs it to its end in a worker thread (its app closed), ``cancel``
+    stops it from any thread (the agents' streams are cancelled), ``subscribe`` hears it."""
+
+    def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path):
+        self.id = uuid.uuid4().hex
+        self.ask, self.served, self.state_dir = ask, served, state_dir
+        self.app: MassGenApp | None = None
+        self._subscribers: list[asyncio.Queue[Item]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def subscribe(self) -> asyncio.Queue[Item]:
+        """A queue of everything the run says from now on, ending with ``Ended``."""
+        queue: asyncio.Queue[Item] = asyncio.Queue()
+        self._subscribers.append(queue)
+        return queue
+
+    async def run(self, executor: DaemonThreadExecutor) -> None:
+        self._loop = asyncio.get_running_loop()
+        await self._loop.run_in_executor(executor, self._work)
+
+    def cancel(self) -> None:
+        """Cancel the turn (before it starts too); its log records it cancelled."""
+        with self._lock:
+            self._cancelled = True
+            app = self.app
+        if app is not None:
+            app.cancel_running_turn()
+
+    def _work(self) -> None:
+        app = None
+        try:
+            app = self._open()
+            self._publish(Opened(app.session.id))
+            if self.ask.history and not app.session.history():  # a new conversation: the client's
+                app.adopt_conversation(self.ask.history)
+            self._publish(Ended(app.ask(self.ask.question)))
+        except asyncio.CancelledError:
+            self._publish(Ended(cancelled=True))
+        except Exception as error:  # the request's failure, answered to its client
+            self._publish(Ended(error=error))
+        finally:
+            if app is not None:
+                _close(app)
+
+    def _open(self) -> MassGenApp:
+        from massgen_cli.app import MassGenApp
+
+        loaded = self.served.loaded
+        app = MassGenApp(loaded, quiet_view(loaded.config.agent_ids), state_dir=self.state_dir,
+                         session_id=self.ask.session_id)  # fmt: skip
+        app.events.subscribe(self._publish)
+        with self._lock:
+            self.app = app
+            cancelled = self._cancelled
+        if cancelled:
+            app.cancel_running_turn()  # its turn ends as it starts
+        return app
+
+    def _publish(self, item: Item) -> None:
+        """From the worker thread: hand ``item`` to the server's loop (gone when the server has stopped)."""
+        loop = self._loop
+        if loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening any more
+            loop.call_soon_threadsafe(self._deliver, item)
+
+    def _deliver(self, item: Item) -> None:
+        for queue in self._subscribers:
+            queue.put_nowait(item)
+
+
+def _close(app: MassGenApp) -> None:
+    """Close a run's app; its client has its answer already, so a failure here is the server's to say."""
+    try:
+        app.close()
+    except Exception as error:
+        log.warning("closing the run of session %s failed: %s", app.session.id, error)
+
+
+def quiet_view(agent_ids: list[str]) -> ConsoleView:
+    """A console view that shows nothing: a served run speaks through its events."""
+    from rich.console import Console
+
+    from massgen_cli.ui import ConsoleView
+
+    nowhere = _Nowhere()
+    return ConsoleView(agent_ids, console=Console(file=nowhere), out=nowhere, quiet=True)
+
+
+class _Nowhere(io.StringIO):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+class Runs:
+    """The server's turns: the ones running (``live``, by run id) and the limits they run under."""
+
+    def __init__(self, limit: int, max_waiting: int):
+        self.limit, self.max_waiting = limit, max_waiting
+        self.live: dict[str, LiveRun] = {}
+        self.executor = DaemonThreadExecutor("massgen-serve")
+        self.closing = False
+        self._slots = asyncio.Semaphore(limit)
+        self._waiting = 0
+        self._sessions = SessionLocks()
+
+    @asynccontextmanager
+    async def turn_for(self, run: LiveRun) -> AsyncIterator[None]:
+        """Hold a place for ``run``: its session's turn, then one of the ``limit`` slots, waiting in line
+        for them; an ``ApiError`` (429) when ``max_waiting`` requests wait already, (503) when the server
+        is stopping."""
+        session = run.ask.session_id
+        self._refuse_when_closing()
+        if (self._slots.locked() or self._sessions.busy(session)) and self._waiting >= self.max_waiting:
+            raise ApiError(
+                429,
+                f"the server is busy ({self.limit} turns running, {self._waiting} waiting); try again later",
+                kind="rate_limit_error",
+                code="server_busy",
+            )
+        self._waiting += 1
+        in_line = True
+        try:
+            async with self._sessions.turn(session), self._slots:
+                self._waiting, in_line = self._waiting - 1, False
+                self._refuse_when_closing()
+                self.live[run.id] = run
+                try:
+                    yield
+                finally:
+                    del self.live[run.id]
+        finally:
+            if in_line:
+                self._waiting -= 1
+
+    @property
+    def waiting(self) -> int:
+        """How many requests wait for their session or a slot."""
+        return self._waiting
+
+    def cancel_all(self) -> None:
+        """Take no more turns and cancel the running ones (from the server's loop)."""
+        self.closing = True
+        for run in list(self.live.values()):
+            run.cancel()
+
+    def _refuse_when_closing(self) -> None:
+        if self.closing:
+            raise ApiError(503, "the server is stopping", kind="server_error", code="server_stopping")
+
+
+class SessionLocks:
+    """One turn at a time per session (a session is held by one app at a time); a lock lives while
+    someone holds it or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    def busy(self, session: str | None) -> bool:
+        return session is not None and session in self._locks
+
+    @asynccontextmanager
+    async def turn(self, session: str | None) -> AsyncIterator[None]:
+        if session is None:
+            yield
+            return
+        lock, users = self._locks.get(session, (asyncio.Lock(), 0))
+        self._locks[session] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[session]
+            if users == 1:
+                del self._locks[session]
+            else:
+                self._locks[session] = (lock, users - 1)
