@@ -133,7 +133,7 @@ class ComposedRun:
                 tools = await self.mcp.tools(
                     backend.mcp_servers, workspace, backend.allowed_tools, backend.exclude_tools
                 )
-                agent.toolbox.tools.update({tool.name: tool for tool in tools})
+                agent.toolbox.add_configured(tools)
 
     async def aclose(self) -> None:
         """Every backend (and the embedded server), the MCP servers and long-term memory."""

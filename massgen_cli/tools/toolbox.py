@@ -37,6 +37,7 @@ from massgen_cli.tools.custom import (
 )
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
+from massgen_cli.tools.permissions import FILE_WRITERS, ToolGate, command_patterns
 from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
 
 
@@ -70,6 +71,8 @@ class Toolbox:
     call_timeout_s: float = 120.0
     roots: Roots | None = None
     guidance: tuple[str, ...] = ()
+    gate: ToolGate = field(default_factory=ToolGate)
+    """Which of the config's tools are offered, and which of their calls may run."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -87,6 +90,10 @@ class Toolbox:
         if guidance:
             self.guidance = (*self.guidance, guidance)
 
+    def add_configured(self, tools: Iterable[Tool]) -> None:
+        """More of the config's own tools (its MCP servers'), those the gate offers."""
+        self.tools.update({tool.name: tool for tool in tools if self.gate.offers(tool.name)})
+
     def instructions(self) -> str:
         """What the system prompt says about the tools: where the agent's files are (the workspace, what
         a relative path means, the roots one per line with their permission), then the features' guidance."""
@@ -102,6 +109,8 @@ class Toolbox:
         try:
             if tool is None:
                 raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
+            if refused := self.gate.refusal(call.name, dict(call.arguments)):
+                raise ToolError(refused)
             async with asyncio.timeout(self.call_timeout_s):
                 text = await tool.run(dict(call.arguments))
             # every tool's result is bounded and cleared of secrets here, whatever the tool (MCP servers and
@@ -144,12 +153,15 @@ def build_toolbox(
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
     roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
+    if backend.exclude_file_operation_mcps:  # MassGen keeps write_file and edit_file; commands do the rest
+        tools = [tool for tool in tools if tool.name in FILE_WRITERS]
+    timeout_s = orchestrator.tool_call_timeout_seconds
     if backend.enable_mcp_command_line:
-        timeout_s = orchestrator.tool_call_timeout_seconds
         tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
     tools += custom_tools(agent, roots, where)
-    timeout_s = orchestrator.tool_call_timeout_seconds
-    return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots)
+    gate = ToolGate.of(backend)
+    offered = {tool.name: tool for tool in tools if gate.offers(tool.name)}
+    return Toolbox(offered, timeout_s, roots, gate=gate)
 
 
 def own_workspace(toolbox: Toolbox, agent: AgentConfig) -> Path | None:
@@ -200,9 +212,11 @@ def _command_tool(
 ) -> Tool:
     backend = agent.backend
     try:
-        policy = CommandPolicy.of(
-            backend.command_line_allowed_commands, backend.command_line_blocked_commands
-        )
+        blocked = [
+            *(backend.command_line_blocked_commands or ()),
+            *command_patterns(backend.disallowed_tools),
+        ]
+        policy = CommandPolicy.of(backend.command_line_allowed_commands, blocked)
     except Exception as error:  # re.error: an invalid pattern
         raise ConfigError(f"{where}: invalid command pattern: {error}") from None
     roots = roots or Roots(Path.cwd().resolve(), (Root.of(Path.cwd(), writable=True),))

@@ -18,6 +18,7 @@ from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
 from massgen_cli.config.massgen_keys import KEYS, PROGRAM_KEYS, VALUES, rule
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.config.permissions import PermissionsConfig
 from massgen_cli.config.orchestrator import CoordinationConfig, OrchestratorConfig, TimeoutSettings
 from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
 from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
@@ -38,6 +39,7 @@ SECTIONS: dict[str, type[Section]] = {
     "coordination": CoordinationConfig,
     "timeout_settings": TimeoutSettings,
     "persistent_memory": PersistentMemoryConfig,
+    "permissions": PermissionsConfig,
 }
 NOT_RUN_CONFIGS = ["massgen/configs/rate_limits/rate_limits.yaml"]
 """Files among the release's configs that are not run configs (a table of provider rate limits)."""
