@@ -346,3 +346,59 @@ def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path, monkeyp
     )
     with pytest.raises(Exception, match=r"massgen\.backend.*pip install massgen"):
         build_toolbox(load_config(refused).config.agents[0], 0, OrchestratorConfig())
+
+
+RELATIVE_TOOL = '''
+import os
+
+from .._result import ExecutionResult, TextContent
+
+
+async def read_file_content(target_path: str) -> ExecutionResult:
+    """Read a file."""
+    with open(target_path, encoding="utf-8") as file:
+        return ExecutionResult(output_blocks=[TextContent(data=file.read())])
+'''
+
+
+def test_a_massgen_tool_that_imports_its_types_relatively_loads_with_the_stand_in(tmp_path, monkeypatch):
+    """MassGen's tool_search_example.yaml names ``_file_handlers/_file_operations.py``, which imports the
+    result types as ``from .._result import …``: refused before ("attempted relative import beyond
+    top-level package"), now loaded as MassGen names it; a relative import of a module the stand-in does
+    not hold still says to install MassGen."""
+    import asyncio
+
+    from massgen_cli.config.massgen_keys import massgen_installed
+    from massgen_cli.config.orchestrator import OrchestratorConfig
+    from massgen_cli.events import ToolCall
+    from massgen_cli.tools.toolbox import build_toolbox
+
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(Path.cwd()))])
+    for name in [name for name in sys.modules if name == "massgen" or name.startswith("massgen.")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in STAND_IN_MODULES:
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
+    if massgen_installed():
+        pytest.skip("MassGen is installed here: its tools get MassGen itself")
+    handlers = tmp_path / "massgen" / "tool" / "_file_handlers"
+    handlers.mkdir(parents=True)
+    (handlers / "_file_operations.py").write_text(RELATIVE_TOOL)
+    (handlers / "_needs_a_sibling.py").write_text("from ._helpers import read\n")
+    (tmp_path / "notes.txt").write_text("kept notes")
+
+    def agent_with(path: str, function: str):  # type: ignore[no-untyped-def]
+        tool = f"{{name: [{function}], function: [{function}], path: {path}}}"
+        text = f"agent: {{id: a, backend: {{type: scripted, responses: [x], custom_tools: [{tool}]}}}}"
+        return load_config(write_config(tmp_path, text)).config.agents[0]
+
+    box = build_toolbox(
+        agent_with("massgen/tool/_file_handlers/_file_operations.py", "read_file_content"),
+        0,
+        OrchestratorConfig(),
+    )
+    call = ToolCall("c", "custom_tool__read_file_content", {"target_path": str(tmp_path / "notes.txt")})
+    assert asyncio.run(box.run(call)).text == "kept notes"
+    sibling = agent_with("massgen/tool/_file_handlers/_needs_a_sibling.py", "read")
+    with pytest.raises(Exception, match=r"massgen\.tool\._file_handlers.*pip install massgen"):
+        build_toolbox(sibling, 0, OrchestratorConfig())

@@ -187,9 +187,11 @@ def test_the_release_configs_that_validate_are_the_ones_that_start(
     wheel: zipfile.ZipFile, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
     """From a checkout of MassGen's tree (its wheel unpacked) with every provider key and variable set,
-    ``--validate`` with its start checks passes for 228 of the 276 example configs, and each one
+    ``--validate`` with its start checks passes for 229 of the 276 example configs, and each one
     it refuses is refused for a reason a start would fail on, said with its remedy (a tool that needs
-    the rest of MassGen, a folder of MassGen's repository that is not in its wheel, AG2)."""
+    the rest of MassGen or a package not installed, a folder of MassGen's repository that is not in its
+    wheel, AG2). The 229th is tool_search_example.yaml, whose file tool imports MassGen's result types
+    relatively (``from .._result import …``)."""
     from massgen_cli.cli.validate import validate
 
     wheel.extractall(tmp_path, [name for name in wheel.namelist() if name.startswith("massgen/")])
@@ -217,4 +219,4 @@ def test_the_release_configs_that_validate_are_the_ones_that_start(
     }
     assert not unexplained, "\n".join(f"{name}: {error}" for name, error in unexplained.items())
     print(f"\nMassGen's example configs that would start here: {len(valid)} of {len(configs)}")
-    assert len(valid) >= 228, sorted(refused)  # 228 when this was written (the aim: 230)
+    assert len(valid) >= 229, sorted(refused)
