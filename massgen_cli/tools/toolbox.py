@@ -151,7 +151,9 @@ def build_toolbox(
     require_existing_paths("orchestrator.context_paths", orchestrator.context_paths)
     require_existing_paths(f"{where}.context_paths", backend.context_paths)
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
-    roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder)
+    # With an isolating write_mode an agent with a workspace changes copies there, never the originals.
+    copies = orchestrator.coordination.isolates_writes and backend.cwd is not None
+    roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder, copies=copies)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
     if backend.exclude_file_operation_mcps:  # MassGen keeps write_file and edit_file; commands do the rest
         tools = [tool for tool in tools if tool.name in FILE_WRITERS]
@@ -186,10 +188,13 @@ def agent_roots(
     context_paths: Sequence[ContextPath],
     readable: Sequence[Path] = (),
     state_folder: Path | None = None,
+    *,
+    copies: bool = False,
 ) -> Roots | None:
-    """The workspace (created if missing), the context paths (written in the final presentation only)
-    and the ``readable`` folders (peers' snapshots, skills), with the state folder (and every other the
-    user has used) out of reach, or None without any of them."""
+    """The workspace (created if missing), the context paths (written in the final presentation only;
+    never with ``copies``, where the agent changes copies in its workspace) and the ``readable`` folders
+    (peers' snapshots, skills), with the state folder (and every other the user has used) out of reach,
+    or None without any of them."""
     if cwd is None and not context_paths and not readable:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
@@ -198,7 +203,12 @@ def agent_roots(
         workspace.chmod(0o777 & ~user_umask())  # the user's folder, not the process's private state
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
     roots += [
-        Root.of(entry.path, False, final_only=entry.permission == "write", protected=entry.protected_paths)
+        Root.of(
+            entry.path,
+            False,
+            final_only=entry.permission == "write" and not copies,
+            protected=entry.protected_paths,
+        )
         for entry in context_paths
     ]
     roots += [Root.of(folder, writable=False) for folder in readable]
