@@ -78,15 +78,9 @@ def high_risk(name: str, action: str, arguments: dict[str, Any]) -> bool | None:
     """True for a high-risk call, False for a low-risk one, None for the rest (medium)."""
     if action == "command":
         command = str(arguments.get("command") or "")
-        if not command:
-            return None
-        return (
-            True
-            if HIGH_RISK_COMMANDS.search(command)
-            else False
-            if LOW_RISK_COMMANDS.search(command)
-            else None
-        )
+        if HIGH_RISK_COMMANDS.search(command):
+            return True
+        return False if LOW_RISK_COMMANDS.search(command) else None
     lowered = name.lower()
     if _has(lowered, NETWORK_HINTS):
         return True
@@ -120,7 +114,7 @@ class PermissionEngine:
         if found is None:
             return False
         action, target = found
-        fixed = action in ("mcp",)  # its target is the tool itself, not an argument
+        fixed = action == "mcp"  # its target is the tool itself, not an argument
         return any(
             rule_action in (action, "*")
             and (pattern == "*" or (fixed and fnmatch.fnmatchcase(target, pattern)))
@@ -163,9 +157,8 @@ class PermissionEngine:
             return f"refused: {what} is {kind}, and no one is here to approve it ({self.policy})"
         self.let_run += 1
         if self.budget is not None and self.let_run > self.budget:
-            return (
-                f"refused: more than {self.budget} calls in a row ran without approval (max_consecutive_auto)"
-            )
+            most = f"{self.budget} calls in a row ran without approval, the most allowed"
+            return f"refused: {most} (max_consecutive_auto)"
         return None
 
 

@@ -135,7 +135,9 @@ def test_the_engine_decides_as_massgen_with_no_one_to_ask():
 def test_asks_let_run_in_a_row_are_capped():
     capped = engine(max_consecutive_auto=2)
     assert [capped.refusal("execute_command", command(f"make step{n}")) for n in range(2)] == [None, None]
-    assert "more than 2 calls in a row" in (capped.refusal("execute_command", command("make again")) or "")
+    assert "2 calls in a row ran without approval, the most allowed" in (
+        capped.refusal("execute_command", command("make again")) or ""
+    )
     assert capped.refusal("read_file", {"path": "a.txt"}) is None, "a low-risk call is no ask"
 
 
