@@ -114,8 +114,9 @@ class OpenAIResponsesBackend:
         if request.response_schema is not None and not request.tools:
             schema = {"type": "json_schema", "name": "decision", "schema": request.response_schema}
             text["format"] = {**schema, "strict": False}
-        if self._config.text is not None and self._config.text.verbosity is not None:
-            text["verbosity"] = self._config.text.verbosity
+        verbosity = self._config.text.verbosity if self._config.text is not None else None
+        if verbosity is not None and self.name != "grok":  # OpenAI's setting, which xAI does not take
+            text["verbosity"] = verbosity
         return text
 
 

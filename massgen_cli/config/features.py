@@ -61,6 +61,8 @@ def _missing(backend: BackendConfig) -> dict[str, str]:
     if backend.api_mode == "responses":
         if backend.type == "azure_openai":
             missing["enable_web_search"] = "offers no web_search tool through Azure's Responses API"
+        if backend.type == "grok":
+            missing["text"] = "has no verbosity setting (OpenAI's text.verbosity)"
         return missing
     return {**missing, **_missing_in_chat_completions(backend)}
 

@@ -141,6 +141,7 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
     """Gemini's search and code execution are on Gemini's own API only, not the OpenAI-compatible one
     called here: said, not faked; X search is xAI's; OpenRouter's plugin options need OpenRouter."""
     monkeypatch.setenv("GEMINI_API_KEY", "x")
+    monkeypatch.setenv("XAI_API_KEY", "x")
     config = write_config(
         tmp_path,
         """
@@ -154,6 +155,8 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
           - id: o
             backend: {type: openai, model: gpt-5, enable_web_search: true, reasoning: {summary: auto},
                       enable_x_search: true, engine: exa}
+          - id: x
+            backend: {type: grok, model: grok-4, enable_x_search: true, text: {verbosity: low}}
         """,
     )
     warnings = load_config(config).warnings
@@ -170,6 +173,7 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
         "enable_web_search on type openrouter); it is ignored",
         "agents[2].backend.enable_x_search: openai offers no X search (xAI's x_search tool, type grok); it "
         "is ignored",
+        "agents[3].backend.text: grok has no verbosity setting (OpenAI's text.verbosity); it is ignored",
     ]
 
 
