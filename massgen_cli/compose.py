@@ -29,6 +29,7 @@ from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.session import Session, SessionMirror
 from massgen_cli.tools.mcp import McpHub
+from massgen_cli.tools.paths import Root
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class ComposedRun:
                 tools = await self.mcp.tools(
                     backend.mcp_servers, workspace, backend.allowed_tools, backend.exclude_tools
                 )
-                agent.toolbox.tools.update({tool.name: tool for tool in tools})
+                agent.toolbox.add_configured(tools)
 
     async def aclose(self) -> None:
         """Every backend (and the embedded server), the MCP servers and long-term memory."""
@@ -164,6 +165,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     _shared(config, place, emit, features)
     _memory_files(config, place, emit, features, snapshots)
     _memory_tools(features)
+    _context_copies(config, place, emit, features)
     order = {name: rank for rank, name in enumerate(_EXTENSION_ORDER)}
     features.extensions.sort(key=lambda extension: order[extension.name])
     order = {name: rank for rank, name in enumerate(_PART_ORDER)}
@@ -179,8 +181,16 @@ _EXTENSION_ORDER = (
     "long-term memory",
     "memory files",
     "memory tools",
+    "context copies",
 )
-_PART_ORDER = ("shared memory", "workspace snapshots", "task plans", "memory files", "long-term memory")
+_PART_ORDER = (
+    "shared memory",
+    "workspace snapshots",
+    "task plans",
+    "memory files",
+    "long-term memory",
+    "context copies",
+)
 """Memory files commit before long-term memory, whose commit writes what they recorded."""
 
 
@@ -301,6 +311,37 @@ def _memory_tools(features: Features) -> None:
     from massgen_cli.memory.runtime.agent_tools import AgentMemoryTools
 
     features.extensions.append(MemoryTools(AgentMemoryTools(features.long_term, long_term.lookup)))
+
+
+def _context_copies(config: MassGenConfig, place: Place, emit: EventSink, features: Features) -> None:
+    """Agents change copies of the writable context paths when write_mode isolates their writes."""
+    orchestrator = config.orchestrator
+    if not orchestrator.coordination.isolates_writes:
+        return
+    from massgen_cli.features.context_copies import ContextCopies, WritablePath
+
+    paths = {
+        agent.id or "": [
+            WritablePath(root.path, root.protected)
+            for entry in [*orchestrator.context_paths, *agent.backend.context_paths]
+            if entry.permission == "write"
+            for root in [Root.of(entry.path, True, protected=entry.protected_paths)]
+        ]
+        for agent in config.agents
+        if agent.backend.cwd is not None
+    }
+    if not any(paths.values()):
+        return
+    runs_own = [orchestrator.snapshot_storage, orchestrator.agent_temporary_workspace]
+    skip = (
+        *(path for path in place.private if path != Path.cwd()),
+        *_workspaces(config).values(),
+        *(Path(folder).expanduser().resolve() for folder in runs_own if folder),
+    )
+    policy = orchestrator.coordination.drift_conflict_policy
+    copies = ContextCopies(paths, skip, policy, emit)
+    features.extensions.append(copies)
+    features.parts.append(copies)
 
 
 def _workspaces(config: MassGenConfig) -> dict[str, Path]:

@@ -342,21 +342,24 @@ def _backend_types() -> str:
     lines = [
         "## Backend types",
         "",
-        "`backend.type` names a provider. Types with protocol `openai` speak the Chat Completions API;",
-        "`base_url` points any of them at another OpenAI-compatible server. The API key comes from",
-        "`backend.api_key`, else from the variable below (the environment or `.env`).",
+        "`backend.type` names a provider. Types with protocol `openai` speak the Chat Completions API",
+        "(`openai` and `grok` at their own address the Responses API, as MassGen);",
+        "`base_url` points any of them at another OpenAI-compatible server. Without `base_url`, the",
+        "address variable below moves a provider's address (a proxy in front of it, or a test server",
+        "speaking its API). The API key comes from `backend.api_key`, else from the key variable below",
+        "(the environment or `.env`).",
         "",
-        "| Type | Protocol | Default base URL | API key variable | Key required |",
-        "|---|---|---|---|---|",
+        "| Type | Protocol | Default base URL | Address variable | API key variable | Key required |",
+        "|---|---|---|---|---|---|",
     ]
     for name, provider in PROVIDERS.items():
         url = f"`{provider.base_url}`" if provider.base_url else "—"
         if name == "chatcompletion":
             url = "— (set `base_url`)"
+        moved = f"`{provider.base_url_env}`" if provider.base_url_env else "—"
         env = f"`{provider.api_key_env}`" if provider.api_key_env else "—"
-        lines.append(
-            f"| `{name}` | {provider.protocol} | {url} | {env} | {'yes' if provider.needs_key else 'no'} |"
-        )
+        needed = "yes" if provider.needs_key else "no"
+        lines.append(f"| `{name}` | {provider.protocol} | {url} | {moved} | {env} | {needed} |")
     lines += ["", f"MassGen {MASSGEN_RELEASE} values with a rule of their own:", ""]
     lines += ["| Key | Value | Here | What happens |", "|---|---|---|---|"]
     lines += [

@@ -125,6 +125,7 @@ FEATURE_MODULES = (
     "tools.skills",
     "tools.snapshots",
     "tools.memory_tools",
+    "tools.context_copies",
 )
 """What only the composition root names: the features and the memory runtime."""
 

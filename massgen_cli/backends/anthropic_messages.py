@@ -63,7 +63,7 @@ class AnthropicBackend:
     schema as an instruction in the system prompt.
     """
 
-    def __init__(self, config: BackendConfig, *, api_key: str | None):
+    def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None = None):
         self.name = config.type or "claude"
         if not config.model:
             raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
@@ -74,7 +74,7 @@ class AnthropicBackend:
         betas = [*config.betas, *([CODE_EXECUTION_BETA] if config.code_execution else [])]
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or KEYLESS_PLACEHOLDER,
-            base_url=config.base_url,
+            base_url=base_url or config.base_url,
             timeout=config.request_timeout_seconds,
             max_retries=0,
             default_headers={"anthropic-beta": ",".join(betas)} if betas else None,

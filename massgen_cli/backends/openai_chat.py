@@ -16,7 +16,7 @@ from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
 from massgen_cli.backends.provider_errors import decode_tool_arguments
 from massgen_cli.backends.stream_failures import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.providers import attachment_kinds
+from massgen_cli.config.providers import attachment_kinds, is_openrouter
 from massgen_cli.errors import ConfigError, ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import for_chat_completions
@@ -89,6 +89,7 @@ class OpenAIChatBackend:
             params["verbosity"] = text.verbosity
         extra_body = _present(self._config, "top_k", "repetition_penalty", "chat_template_kwargs")
         extra_body.update(self._config.extra_body)
+        extra_body.update(openrouter_web_search(self._config, extra_body.get("plugins")))
         if extra_body:
             params["extra_body"] = extra_body
         return params
@@ -205,6 +206,22 @@ def _function_tool(tool: ToolSpec) -> dict[str, Any]:
         "type": "function",
         "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
     }
+
+
+def openrouter_web_search(config: BackendConfig, plugins: Any) -> dict[str, Any]:
+    """OpenRouter's web search, as it documents it: the ``web`` plugin in the request's ``plugins`` (after
+    any the config's extra_body names), with the engine, result count and prompt the config sets, and
+    ``web_search_options`` for the context size; a web plugin the extra_body sets already is kept as is."""
+    named = plugins if isinstance(plugins, list) else []
+    if not (config.enable_web_search and is_openrouter(config.type, config.base_url)) or any(
+        isinstance(plugin, dict) and plugin.get("id") == "web" for plugin in named
+    ):
+        return {}
+    web = {"id": "web", **_present(config, "engine", "max_results", "search_prompt")}
+    body: dict[str, Any] = {"plugins": [*named, web]}
+    if config.search_context_size is not None:
+        body["web_search_options"] = {"search_context_size": config.search_context_size}
+    return body
 
 
 def _present(config: BackendConfig, *names: str) -> dict[str, Any]:

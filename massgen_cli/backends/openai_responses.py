@@ -1,10 +1,12 @@
 """The Responses API backend: what MassGen's ``type: openai`` speaks. Reasoning effort and summaries (the
 summary streamed as reasoning; the encrypted reasoning kept in the agent's thread and given back in later
-calls, as the API expects with ``store: false``), verbosity, function tools, and OpenAI's own
-``web_search`` and ``code_interpreter`` tools (their calls reported as server tool uses)."""
+calls, as the API expects with ``store: false``), verbosity, function tools, and the provider's own tools:
+OpenAI's ``web_search`` and ``code_interpreter``, xAI's ``web_search``, ``x_search`` and
+``code_interpreter`` (their calls reported as server tool uses)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -39,6 +41,7 @@ from massgen_cli.text import one_line
 
 KEYLESS_PLACEHOLDER = "not-needed"
 SUMMARY_CHARS = 160
+OPENAI_CODE_INTERPRETER = {"type": "code_interpreter", "container": {"type": "auto"}}
 
 
 class OpenAIResponsesBackend:
@@ -97,11 +100,16 @@ class OpenAIResponsesBackend:
         return params
 
     def _built_in_tools(self) -> list[dict[str, Any]]:
+        """The provider's own tools the config asks for, as each documents them: OpenAI's web search and
+        code interpreter (in a container it makes), xAI's web search, X search and code interpreter."""
+        config, xai = self._config, self.name == "grok"
         tools: list[dict[str, Any]] = []
-        if self._config.enable_web_search and self.name != "azure_openai":
+        if config.enable_web_search and self.name != "azure_openai":
             tools.append({"type": "web_search"})
-        if self._config.code_execution:
-            tools.append({"type": "code_interpreter", "container": {"type": "auto"}})
+        if config.enable_x_search and xai:
+            tools.append({"type": "x_search"})
+        if config.code_execution:
+            tools.append({"type": "code_interpreter"} if xai else OPENAI_CODE_INTERPRETER)
         return tools
 
     def _text(self, request: Request) -> dict[str, Any]:
@@ -109,8 +117,9 @@ class OpenAIResponsesBackend:
         if request.response_schema is not None and not request.tools:
             schema = {"type": "json_schema", "name": "decision", "schema": request.response_schema}
             text["format"] = {**schema, "strict": False}
-        if self._config.text is not None and self._config.text.verbosity is not None:
-            text["verbosity"] = self._config.text.verbosity
+        verbosity = self._config.text.verbosity if self._config.text is not None else None
+        if verbosity is not None and self.name != "grok":  # OpenAI's setting, which xAI does not take
+            text["verbosity"] = verbosity
         return text
 
 
@@ -159,10 +168,12 @@ class _ResponseAssembly:
             return [ToolCall(id=item.call_id, name=item.name, arguments=arguments)]
         if item.type == "reasoning":
             return [ReasoningState(item.model_dump(exclude_none=True))]
-        if item.type == "web_search_call":
-            return [_web_search(item)]
+        if item.type in ("web_search_call", "x_search_call"):
+            return [_search(item)]
         if item.type == "code_interpreter_call":
             return [_code_interpreter(item)]
+        if item.type == "custom_tool_call":  # none is offered: the provider's own (xAI's X search tools)
+            return [_provider_tool(item)]
         return []
 
     def _finish(self, response: Any) -> None:
@@ -230,12 +241,35 @@ def _function_tool(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _web_search(item: Any) -> ServerToolUse:
+def _search(item: Any) -> ServerToolUse:
     action = getattr(item, "action", None)
-    query = str(getattr(action, "query", "") or "")
+    query = str(_field(action, "query") or "")
     ok = getattr(item, "status", "completed") == "completed"
     summary = f"searched: {query}" if query else "searched"
-    return ServerToolUse(item.id, "web_search", {"query": query}, summary, ok)
+    return ServerToolUse(item.id, item.type.removesuffix("_call"), {"query": query}, summary, ok)
+
+
+def _provider_tool(item: Any) -> ServerToolUse:
+    """A tool the provider ran itself and reports as a custom tool call (xAI: x_keyword_search…)."""
+    name = str(getattr(item, "name", "") or "provider_tool")
+    arguments = _json_object(getattr(item, "input", ""))
+    shown = arguments.get("query") or arguments.get("post_id")
+    summary = one_line(f"{name}: {shown}" if shown else name, SUMMARY_CHARS)
+    ok = getattr(item, "status", None) in (None, "completed")
+    return ServerToolUse(str(getattr(item, "call_id", "") or item.id), name, arguments, summary, ok)
+
+
+def _json_object(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"input": str(raw)}
+
+
+def _field(holder: Any, name: str) -> Any:
+    """A field of an SDK object, or of a mapping where the SDK did not know the item's type."""
+    return holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
 
 
 def _code_interpreter(item: Any) -> ServerToolUse:

@@ -37,7 +37,7 @@ def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = No
     elif protocol == "anthropic":
         from massgen_cli.backends.anthropic_messages import AnthropicBackend
 
-        inner = AnthropicBackend(config, api_key=resolve_api_key(config))
+        inner = AnthropicBackend(config, api_key=resolve_api_key(config), base_url=resolve_base_url(config))
     else:
         from massgen_cli.backends.local import LocalBackend
 
@@ -61,13 +61,15 @@ def resolve_api_key(config: BackendConfig) -> str | None:
 
 
 def resolve_base_url(config: BackendConfig) -> str | None:
-    """The configured server, else (for type openai) ``OPENAI_BASE_URL`` as the OpenAI SDK reads it (a
-    proxy in front of OpenAI), else the type's own address."""
+    """The configured server, else the type's variable (``OPENAI_BASE_URL`` as the OpenAI SDK reads it,
+    ``XAI_BASE_URL``, ``GEMINI_BASE_URL``…: a proxy in front of the provider, speaking its API), else the
+    type's own address."""
+    provider = PROVIDERS[config.type or ""]
     if config.base_url:
         return config.base_url
-    if config.type == "openai" and os.environ.get("OPENAI_BASE_URL"):
-        return os.environ["OPENAI_BASE_URL"]
-    return PROVIDERS[config.type or ""].base_url
+    if provider.base_url_env and os.environ.get(provider.base_url_env):
+        return os.environ[provider.base_url_env]
+    return provider.base_url
 
 
 def _is_default_server(config: BackendConfig) -> bool:

@@ -9,7 +9,9 @@ from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_va
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
+from massgen_cli.config.permissions import ToolPermissionSettings
 from massgen_cli.config.problems import suggest
+from massgen_cli.config.provider_tools import ProviderToolSettings
 from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS, infer_backend_type
 from massgen_cli.config.tools import BackendToolSettings
 
@@ -78,7 +80,7 @@ class TextSettings(Section):
     )
 
 
-class BackendConfig(BackendToolSettings):
+class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSettings):
     """``backend:`` of one agent. ``type`` is inferred from ``model`` when omitted."""
 
     massgen_section: ClassVar[str] = "backend"
@@ -156,28 +158,15 @@ class BackendConfig(BackendToolSettings):
     )
     api: Literal["responses", "chat_completions"] | None = Field(
         default=None,
-        description="Which OpenAI API to call: null: the Responses API for 'openai' at OpenAI's own address "
-        "(as MassGen), Chat Completions for every other server and type; 'responses' for a server that "
-        "speaks both (azure_openai, a proxy).",
+        description="Which OpenAI API to call: null: the Responses API for 'openai' and 'grok' at their "
+        "own address (as MassGen), Chat Completions for every other server and type; 'responses' for a "
+        "server that speaks both (azure_openai, a proxy).",
     )
     reasoning: ReasoningSettings | None = Field(
         default=None,
         description="Reasoning effort and summary (Responses API; Chat Completions sends the effort).",
     )
     text: TextSettings | None = Field(default=None, description="Reply verbosity (OpenAI).")
-    enable_web_search: bool = Field(
-        default=False,
-        description="The provider's own web search: OpenAI's web_search tool (Responses API), Anthropic's "
-        "web search tool (claude).",
-    )
-    enable_code_interpreter: bool = Field(
-        default=False,
-        description="The provider's own code execution: OpenAI's code_interpreter (Responses API), "
-        "Anthropic's code execution tool (claude).",
-    )
-    enable_code_execution: bool = Field(
-        default=False, description="MassGen's name of enable_code_interpreter for claude and gemini."
-    )
     scripted_attachments: bool = Field(
         default=False,
         description="Scripted backend only: true plays a model that takes images and PDFs (they reach its "
@@ -218,6 +207,13 @@ class BackendConfig(BackendToolSettings):
             raise ValueError("backend 'chatcompletion' needs 'base_url' (the server's /v1 address)")
         return self
 
+    @model_validator(mode="after")
+    def _web_search_disallowed(self) -> BackendConfig:
+        """Claude Code's WebSearch among disallowed_tools takes the provider's own search away."""
+        if "WebSearch" in self.disallowed_tools:
+            self.enable_web_search = False
+        return self
+
     def _as_api_backend(self, program: str) -> None:
         """An agent program (Claude Code, Codex…) runs as its provider's API backend, with the file tools
         on its cwd (a folder of its own by default) and the command tool, as the program would have, and
@@ -241,9 +237,6 @@ class BackendConfig(BackendToolSettings):
         """The OpenAI API this backend calls (meaningful for protocol 'openai')."""
         if self.api is not None:
             return self.api
-        openai_itself = self.base_url in (None, PROVIDERS["openai"].base_url)
-        return "responses" if self.type == "openai" and openai_itself else "chat_completions"
-
-    @property
-    def code_execution(self) -> bool:
-        return self.enable_code_interpreter or self.enable_code_execution
+        provider = PROVIDERS[self.type or ""]
+        its_own_server = self.base_url in (None, provider.base_url)
+        return "responses" if provider.responses_api and its_own_server else "chat_completions"

@@ -15,7 +15,7 @@ from dotenv import dotenv_values, load_dotenv
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from massgen_cli.config.features import feature_warnings
+from massgen_cli.config.features import feature_warnings, tool_warnings
 from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.config.problems import CappedLines, describe_error, error_path, join_path
@@ -99,6 +99,7 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
         _anchor_custom_tools(agent, path.parent)
         warnings.extend(_massgen_tools_missing(agent, where, index))
         warnings.extend(feature_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
+        warnings.extend(tool_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
         warnings.extend(upload_warnings(agent.backend, f"{_agent_path(where, index)}.backend"))
         risks += _unconfined_commands(agent, f"{_agent_path(where, index)}.backend")
     warnings.extend(risks)

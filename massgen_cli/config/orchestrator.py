@@ -54,6 +54,25 @@ class CoordinationConfig(Section):
         default_factory=list,
         description="Which shipped skills are offered; empty: all of them.",
     )
+    write_mode: Literal["auto", "worktree", "isolated", "legacy"] | None = Field(
+        default=None,
+        description="How agents change the context paths with permission write. 'isolated' (and 'auto', "
+        "'worktree', as plain copies: no git worktree or branch is made): each agent with a workspace "
+        "works on its own copy of each, in <workspace>/.worktree/ctx_<N>, which its peers see in its "
+        "snapshot; after the final answer the winner's changes are applied to the originals "
+        "(drift_conflict_policy), and a failed turn changes nothing. 'legacy' and null: the originals "
+        "are written directly, in the final presentation only (MassGen's own default is 'auto').",
+    )
+    drift_conflict_policy: Literal["skip", "prefer_presenter", "fail"] = Field(
+        default="skip",
+        description="With an isolating write_mode, for a file changed in the original since the copy was "
+        "made: 'skip' keeps the original's, 'prefer_presenter' writes the winner's, 'fail' applies nothing.",
+    )
+
+    @property
+    def isolates_writes(self) -> bool:
+        """Whether agents change copies of the writable context paths, applied for the winner."""
+        return self.write_mode in ("auto", "worktree", "isolated")
 
 
 class SharedMemoryConfig(Section):

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from massgen_cli.attachments import Kind
 
 
 @dataclass(frozen=True)
 class Provider:
-    """A backend type: the protocol it speaks, its default server and the variable holding its key."""
+    """A backend type: the protocol it speaks, its default server, the variable holding its key, the
+    variable that moves its server (a proxy in front of it, speaking the same API), and whether MassGen
+    calls its server's Responses API (OpenAI's, xAI's) rather than Chat Completions."""
 
     protocol: str  # openai | anthropic | local | scripted
     base_url: str | None = None
     api_key_env: str | None = None
     needs_key: bool = True
+    base_url_env: str | None = None
+    responses_api: bool = False
 
 
 _OPENAI_COMPATIBLE_CLOUDS = {
@@ -47,8 +52,19 @@ _OPENAI_COMPATIBLE_LOCAL_SERVERS = {
 }
 
 
+_RESPONSES_API_CLOUDS = frozenset({"openai", "grok"})
+"""Clouds whose own server MassGen calls through the Responses API (their built-in tools live there)."""
+
+
+def _cloud(name: str, url: str, key_env: str) -> Provider:
+    moved_by = key_env.removesuffix("_API_KEY") + "_BASE_URL"  # OPENAI_BASE_URL, XAI_BASE_URL…
+    return Provider(
+        "openai", url, key_env, base_url_env=moved_by, responses_api=name in _RESPONSES_API_CLOUDS
+    )
+
+
 def _build_table() -> dict[str, Provider]:
-    table = {name: Provider("openai", url, env) for name, (url, env) in _OPENAI_COMPATIBLE_CLOUDS.items()}
+    table = {name: _cloud(name, url, env) for name, (url, env) in _OPENAI_COMPATIBLE_CLOUDS.items()}
     table.update(
         {
             name: Provider("openai", url, None, needs_key=False)
@@ -57,7 +73,7 @@ def _build_table() -> dict[str, Provider]:
     )
     # Any OpenAI-compatible server: base_url is required, the key is optional.
     table["chatcompletion"] = Provider("openai", None, "OPENAI_API_KEY", needs_key=False)
-    table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY")
+    table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL")
     table["anthropic"] = table["claude"]
     table["azure_openai"] = Provider("openai", None, "AZURE_OPENAI_API_KEY")
     table["local"] = Provider("local", None, None, needs_key=False)
@@ -77,6 +93,13 @@ _MODEL_PREFIXES: list[tuple[str, str]] = [
     (r"^glm-", "zai"),
     (r"^(smollm|local)", "local"),
 ]
+
+
+def is_openrouter(backend_type: str | None, base_url: str | None) -> bool:
+    """Whether a backend calls OpenRouter: its type, or a server address on openrouter.ai (as MassGen
+    tells it, for ``chatcompletion`` and others pointed there)."""
+    host = urlparse(base_url or "").hostname or ""
+    return backend_type == "openrouter" or host == "openrouter.ai" or host.endswith(".openrouter.ai")
 
 
 def infer_backend_type(model: str) -> str | None:

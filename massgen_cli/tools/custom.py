@@ -39,11 +39,14 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
     module_name = "massgen_custom_tools." + re.sub(r"\W", "_", str(file.resolve()))
     module = sys.modules.get(module_name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(module_name, file)
+        stand_in = _massgen_stand_in_for(file)
+        # A file of MassGen's tree is named as MassGen names it, so its relative imports of MassGen's tool
+        # types (``from .._result import …``) reach the stand-in; it is kept under our own name.
+        spec_name = (_massgen_module_name(file) if stand_in else None) or module_name
+        spec = importlib.util.spec_from_file_location(spec_name, file)
         if spec is None or spec.loader is None:
             raise CustomToolLoadError(f"{path} is not a Python file")
         module = importlib.util.module_from_spec(spec)
-        stand_in = _massgen_stand_in_for(file)
         try:
             spec.loader.exec_module(module)
         except Exception as error:
@@ -66,7 +69,15 @@ def _massgen_stand_in_for(file: Path) -> bool:
         imports_massgen = "massgen" in file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return imports_massgen and massgen_compat.provide()
+    in_its_tree = _massgen_module_name(file) is not None  # its imports may be relative (from .._result)
+    return (imports_massgen or in_its_tree) and massgen_compat.provide()
+
+
+def _massgen_module_name(file: Path) -> str | None:
+    """``massgen.tool.<…>.<stem>`` for a file under a ``massgen/tool/`` folder of MassGen's tree."""
+    parts = file.resolve().with_suffix("").parts
+    starts = [i for i in range(len(parts) - 2) if parts[i : i + 2] == ("massgen", "tool")]
+    return ".".join(parts[starts[-1] :]) if starts else None
 
 
 def _missing_module_hint(error: Exception, massgen_tool: bool) -> str:
@@ -94,8 +105,6 @@ MASSGEN_TOOL_MODULES = (
     "workflow_toolkits",
 )
 """Where MassGen looks for one of its own tools first (then in ``massgen.tool`` and its other modules)."""
-
-
 
 
 def load_massgen_function(module: str | None, function: str) -> Callable[..., Any]:

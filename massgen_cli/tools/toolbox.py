@@ -37,6 +37,7 @@ from massgen_cli.tools.custom import (
 )
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.paths import Root, Roots
+from massgen_cli.tools.permissions import FILE_WRITERS, ToolGate, command_patterns
 from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
 
 
@@ -72,6 +73,8 @@ class Toolbox:
     call_timeout_s: float = 120.0
     roots: Roots | None = None
     guidance: tuple[str, ...] = ()
+    gate: ToolGate = field(default_factory=ToolGate)
+    """Which of the config's tools are offered, and which of their calls may run."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -89,6 +92,10 @@ class Toolbox:
         if guidance:
             self.guidance = (*self.guidance, guidance)
 
+    def add_configured(self, tools: Iterable[Tool]) -> None:
+        """More of the config's own tools (its MCP servers'), those the gate offers."""
+        self.tools.update({tool.name: tool for tool in tools if self.gate.offers(tool.name)})
+
     def instructions(self) -> str:
         """What the system prompt says about the tools: where the agent's files are (the workspace, what
         a relative path means, the roots one per line with their permission), then the features' guidance."""
@@ -104,6 +111,8 @@ class Toolbox:
         try:
             if tool is None:
                 raise ToolError(f"no tool named '{call.name}' (available: {', '.join(self.tools)})")
+            if refused := self.gate.refusal(call.name, dict(call.arguments)):
+                raise ToolError(refused)
             async with asyncio.timeout(self.call_timeout_s + tool.grace_s):
                 output = await tool.run(dict(call.arguments))
             done = output if isinstance(output, ToolOutput) else ToolOutput(output)
@@ -151,14 +160,19 @@ def build_toolbox(
     require_existing_paths("orchestrator.context_paths", orchestrator.context_paths)
     require_existing_paths(f"{where}.context_paths", backend.context_paths)
     context_paths = [*orchestrator.context_paths, *backend.context_paths]
-    roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder)
+    # With an isolating write_mode an agent with a workspace changes copies there, never the originals.
+    copies = orchestrator.coordination.isolates_writes and backend.cwd is not None
+    roots = agent_roots(backend.cwd, context_paths, sources.readable, sources.state_folder, copies=copies)
     tools: list[Tool] = file_tools(roots) if roots is not None else []
+    if backend.exclude_file_operation_mcps:  # MassGen keeps write_file and edit_file; commands do the rest
+        tools = [tool for tool in tools if tool.name in FILE_WRITERS]
+    timeout_s = orchestrator.tool_call_timeout_seconds
     if backend.enable_mcp_command_line:
-        timeout_s = orchestrator.tool_call_timeout_seconds
         tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
     tools += custom_tools(agent, roots, where)
-    timeout_s = orchestrator.tool_call_timeout_seconds
-    return Toolbox({tool.name: tool for tool in tools}, timeout_s, roots)
+    gate = ToolGate.of(backend)
+    offered = {tool.name: tool for tool in tools if gate.offers(tool.name)}
+    return Toolbox(offered, timeout_s, roots, gate=gate)
 
 
 def own_workspace(toolbox: Toolbox, agent: AgentConfig) -> Path | None:
@@ -183,10 +197,13 @@ def agent_roots(
     context_paths: Sequence[ContextPath],
     readable: Sequence[Path] = (),
     state_folder: Path | None = None,
+    *,
+    copies: bool = False,
 ) -> Roots | None:
-    """The workspace (created if missing), the context paths (written in the final presentation only)
-    and the ``readable`` folders (peers' snapshots, skills), with the state folder (and every other the
-    user has used) out of reach, or None without any of them."""
+    """The workspace (created if missing), the context paths (written in the final presentation only;
+    never with ``copies``, where the agent changes copies in its workspace) and the ``readable`` folders
+    (peers' snapshots, skills), with the state folder (and every other the user has used) out of reach,
+    or None without any of them."""
     if cwd is None and not context_paths and not readable:
         return None
     workspace = Path(cwd).expanduser() if cwd is not None else None
@@ -195,7 +212,12 @@ def agent_roots(
         workspace.chmod(0o777 & ~user_umask())  # the user's folder, not the process's private state
     roots = [Root.of(workspace, writable=True)] if workspace is not None else []
     roots += [
-        Root.of(entry.path, False, final_only=entry.permission == "write", protected=entry.protected_paths)
+        Root.of(
+            entry.path,
+            False,
+            final_only=entry.permission == "write" and not copies,
+            protected=entry.protected_paths,
+        )
         for entry in context_paths
     ]
     roots += [Root.of(folder, writable=False) for folder in readable]
@@ -209,9 +231,11 @@ def _command_tool(
 ) -> Tool:
     backend = agent.backend
     try:
-        policy = CommandPolicy.of(
-            backend.command_line_allowed_commands, backend.command_line_blocked_commands
-        )
+        blocked = [
+            *(backend.command_line_blocked_commands or ()),
+            *command_patterns(backend.disallowed_tools),
+        ]
+        policy = CommandPolicy.of(backend.command_line_allowed_commands, blocked)
     except Exception as error:  # re.error: an invalid pattern
         raise ConfigError(f"{where}: invalid command pattern: {error}") from None
     roots = roots or Roots(Path.cwd().resolve(), (Root.of(Path.cwd(), writable=True),))

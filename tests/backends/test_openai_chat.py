@@ -339,3 +339,21 @@ async def test_registry_builds_a_working_backend(fake_server):
         "fake-model",
         True,
     )
+
+
+def test_openrouter_is_told_by_its_type_or_its_address_and_an_own_web_plugin_is_kept():
+    from massgen_cli.backends.openai_chat import openrouter_web_search
+
+    pointed = BackendConfig(
+        type="chatcompletion", model="m", base_url="https://openrouter.ai/api/v1", enable_web_search=True
+    )
+    assert openrouter_web_search(pointed, None) == {"plugins": [{"id": "web"}]}
+    elsewhere = BackendConfig(
+        type="chatcompletion", model="m", base_url="http://x/v1", enable_web_search=True
+    )
+    assert openrouter_web_search(elsewhere, None) == {}
+    own = [{"id": "web", "engine": "native"}]
+    assert openrouter_web_search(pointed, own) == {}, "the config's own web plugin stays as it is"
+    assert openrouter_web_search(pointed, [{"id": "file-parser"}]) == {
+        "plugins": [{"id": "file-parser"}, {"id": "web"}]
+    }

@@ -53,6 +53,8 @@ def test_type_openai_at_openais_address_speaks_responses_and_other_servers_chat(
     )
     both = BackendConfig(type="azure_openai", model="gpt-5", api="responses")
     assert both.api_mode == "responses"
+    assert BackendConfig(type="grok", model="grok-4").api_mode == "responses", "xAI's tools live there"
+    assert BackendConfig(type="gemini", model="gemini-2.5-flash").api_mode == "chat_completions"
 
 
 async def test_text_reasoning_summary_state_and_usage(servers):

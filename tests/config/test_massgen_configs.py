@@ -44,7 +44,7 @@ def test_claude_code_runs_as_the_claude_api_with_file_and_command_tools(tmp_path
     backend = loaded.config.agents[0].backend
     assert (backend.type, backend.program, backend.cwd) == ("claude", "claude_code", "claude_code_workspace")
     assert any("agent program is not run here" in warning for warning in loaded.warnings)
-    assert any("'permission_mode' is ignored" in warning for warning in loaded.warnings)
+    assert not any("permission_mode" in warning for warning in loaded.warnings), "bypassPermissions: as is"
     assert any("'allowed_tools' is ignored" in warning for warning in loaded.warnings)
     assert loaded.notes == [
         "ui.display_type: 'textual_terminal': MassGen's Textual UI shows here as the Rich live view"
@@ -138,26 +138,42 @@ def test_validate_says_what_loading_finds_without_running(tmp_path):
 
 
 def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_path, monkeypatch):
+    """Gemini's search and code execution are on Gemini's own API only, not the OpenAI-compatible one
+    called here: said, not faked; X search is xAI's; OpenRouter's plugin options need OpenRouter."""
     monkeypatch.setenv("GEMINI_API_KEY", "x")
+    monkeypatch.setenv("XAI_API_KEY", "x")
     config = write_config(
         tmp_path,
         """
         agents:
           - id: g
-            backend: {type: gemini, model: gemini-2.5-flash, enable_web_search: true}
+            backend: {type: gemini, model: gemini-2.5-flash, enable_web_search: true,
+                      enable_code_execution: true}
           - id: local
             backend: {type: chatcompletion, model: m, base_url: "http://127.0.0.1:9/v1",
                       reasoning: {effort: low, summary: auto}}
           - id: o
-            backend: {type: openai, model: gpt-5, enable_web_search: true, reasoning: {summary: auto}}
+            backend: {type: openai, model: gpt-5, enable_web_search: true, reasoning: {summary: auto},
+                      enable_x_search: true, engine: exa}
+          - id: x
+            backend: {type: grok, model: grok-4, enable_x_search: true, text: {verbosity: low}}
         """,
     )
     warnings = load_config(config).warnings
     assert warnings == [
-        "agents[0].backend.enable_web_search: gemini offers its search (google_search) only through "
-        "Gemini's own API, which is not called here (its OpenAI-compatible API is); it is ignored",
+        "agents[0].backend.enable_web_search: gemini offers Google Search grounding (google_search) only "
+        "through Gemini's own API (generateContent), not through the OpenAI-compatible API this backend "
+        "calls; it is ignored",
+        "agents[0].backend.enable_code_execution: gemini offers code execution (code_execution) only "
+        "through Gemini's own API (generateContent), not through the OpenAI-compatible API this backend "
+        "calls; it is ignored",
         "agents[1].backend.reasoning.summary: chatcompletion gives no reasoning summary through Chat "
         "Completions: it needs the Responses API (api: responses, where the server offers it); it is ignored",
+        "agents[2].backend.engine: openai calls no OpenRouter web plugin, which this key sets (with "
+        "enable_web_search on type openrouter); it is ignored",
+        "agents[2].backend.enable_x_search: openai offers no X search (xAI's x_search tool, type grok); it "
+        "is ignored",
+        "agents[3].backend.text: grok has no verbosity setting (OpenAI's text.verbosity); it is ignored",
     ]
 
 
@@ -206,9 +222,11 @@ def test_what_a_run_goes_without_is_recorded_and_said_even_when_quiet(tmp_path):
     (summary,) = state_folder().rglob("summary.json")
     warnings = json.loads(summary.read_text())["warnings"]
     assert any("MCP server 'broken' failed to start" in warning for warning in warnings), warnings
-    assert any("'permission_mode' is ignored" in warning for warning in warnings), warnings
+    assert any("permission_mode: only agent programs" in warning for warning in warnings), warnings
     events = (summary.parent / "events.jsonl").read_text()
-    assert "MCP server 'broken' failed to start" in events and "'permission_mode' is ignored" in events
+    assert (
+        "MCP server 'broken' failed to start" in events and "permission_mode: only agent programs" in events
+    )
 
 
 def test_validate_lists_every_warning(tmp_path):
@@ -332,3 +350,59 @@ def test_massgens_shipped_tools_load_without_massgen_installed(tmp_path, monkeyp
     )
     with pytest.raises(Exception, match=r"massgen\.backend.*pip install massgen"):
         build_toolbox(load_config(refused).config.agents[0], 0, OrchestratorConfig())
+
+
+RELATIVE_TOOL = '''
+import os
+
+from .._result import ExecutionResult, TextContent
+
+
+async def read_file_content(target_path: str) -> ExecutionResult:
+    """Read a file."""
+    with open(target_path, encoding="utf-8") as file:
+        return ExecutionResult(output_blocks=[TextContent(data=file.read())])
+'''
+
+
+def test_a_massgen_tool_that_imports_its_types_relatively_loads_with_the_stand_in(tmp_path, monkeypatch):
+    """MassGen's tool_search_example.yaml names ``_file_handlers/_file_operations.py``, which imports the
+    result types as ``from .._result import …``: refused before ("attempted relative import beyond
+    top-level package"), now loaded as MassGen names it; a relative import of a module the stand-in does
+    not hold still says to install MassGen."""
+    import asyncio
+
+    from massgen_cli.config.massgen_keys import massgen_installed
+    from massgen_cli.config.orchestrator import OrchestratorConfig
+    from massgen_cli.events import ToolCall
+    from massgen_cli.tools.toolbox import build_toolbox
+
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(Path.cwd()))])
+    for name in [name for name in sys.modules if name == "massgen" or name.startswith("massgen.")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in STAND_IN_MODULES:
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
+    if massgen_installed():
+        pytest.skip("MassGen is installed here: its tools get MassGen itself")
+    handlers = tmp_path / "massgen" / "tool" / "_file_handlers"
+    handlers.mkdir(parents=True)
+    (handlers / "_file_operations.py").write_text(RELATIVE_TOOL)
+    (handlers / "_needs_a_sibling.py").write_text("from ._helpers import read\n")
+    (tmp_path / "notes.txt").write_text("kept notes")
+
+    def agent_with(path: str, function: str):  # type: ignore[no-untyped-def]
+        tool = f"{{name: [{function}], function: [{function}], path: {path}}}"
+        text = f"agent: {{id: a, backend: {{type: scripted, responses: [x], custom_tools: [{tool}]}}}}"
+        return load_config(write_config(tmp_path, text)).config.agents[0]
+
+    box = build_toolbox(
+        agent_with("massgen/tool/_file_handlers/_file_operations.py", "read_file_content"),
+        0,
+        OrchestratorConfig(),
+    )
+    call = ToolCall("c", "custom_tool__read_file_content", {"target_path": str(tmp_path / "notes.txt")})
+    assert asyncio.run(box.run(call)).text == "kept notes"
+    sibling = agent_with("massgen/tool/_file_handlers/_needs_a_sibling.py", "read")
+    with pytest.raises(Exception, match=r"massgen\.tool\._file_handlers.*pip install massgen"):
+        build_toolbox(sibling, 0, OrchestratorConfig())

@@ -10,7 +10,7 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -52,11 +52,13 @@ class RecordedRequest:
 
 
 class FakeProviderServer:
-    """A threaded HTTP server that answers each POST with the next scripted reply."""
+    """A threaded HTTP server that answers each POST with the next scripted reply, or, with none left,
+    with what ``responder`` makes of the request (a model that plays along)."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[RecordedRequest], Reply] | None = None) -> None:
         self.requests: list[RecordedRequest] = []
         self.stopping = threading.Event()
+        self.responder = responder
         self._replies: deque[Reply] = deque()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(POLL_SECONDS,), daemon=True)
@@ -70,9 +72,11 @@ class FakeProviderServer:
         """Queue replies, answered in order."""
         self._replies.extend(replies)
 
-    def next_reply(self) -> Reply:
+    def next_reply(self, request: RecordedRequest) -> Reply:
         if self._replies:
             return self._replies.popleft()
+        if self.responder is not None:
+            return self.responder(request)
         return Reply(status=500, body={"error": {"message": "the fake server has no scripted reply left"}})
 
     def start(self) -> FakeProviderServer:
@@ -104,8 +108,9 @@ def _handler_for(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             headers = {name.lower(): value for name, value in self.headers.items()}
-            server.requests.append(RecordedRequest(self.path, headers, body))
-            reply = server.next_reply()
+            recorded = RecordedRequest(self.path, headers, body)
+            server.requests.append(recorded)
+            reply = server.next_reply(recorded)
             if reply.delay and server.stopping.wait(reply.delay):
                 self.close_connection = True
                 return

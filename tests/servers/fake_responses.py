@@ -55,6 +55,7 @@ def responses_stream(
     calls: Sequence[tuple[str, str, str]] = (),
     searched: str = "",
     ran: tuple[str, str] | None = None,
+    provider_items: Sequence[dict[str, Any]] = (),
     usage: tuple[int, int] = (12, 7),
     cached: int = 0,
     reasoning_tokens: int = 0,
@@ -62,7 +63,8 @@ def responses_stream(
     error: tuple[str, str] | None = None,
 ) -> Reply:
     """A streamed response: a reasoning item (``summary`` streamed, ``encrypted`` content), a web search
-    (``searched``: its query), a code interpreter call (``ran``: code, logs), text, function ``calls``
+    (``searched``: its query), a code interpreter call (``ran``: code, logs), other items of the provider's
+    own tools (``provider_items``, as the provider sends them: xAI's x_search_call…), text, function ``calls``
     (call id, name, raw arguments), then completed with ``usage`` (or incomplete, or an ``error`` event:
     code, message)."""
     frames = _Frames()
@@ -92,6 +94,8 @@ def responses_stream(
                 "outputs": outputs,
             }
         )
+    for item in provider_items:
+        frames.item(item)
     if text:
         deltas = [
             ("response.output_text.delta", {"content_index": 0, "delta": p, "logprobs": []})

@@ -1,0 +1,122 @@
+"""A model behind ``FakeProviderServer`` that plays a coordinated turn on each wire format the fake
+servers speak (Chat Completions, Responses, Anthropic Messages), deciding from the request alone, as a
+model does: it calls the first of the config's own tools it is offered (a custom or MCP tool) once, then
+answers with ``new_answer`` while no answer is in view, votes for the first answer once one is, accepts
+the final answer when asked to evaluate it, and presents a final answer as text; presenting with a
+context path it may write, it first writes a note there. Several agents' requests may arrive at once."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from typing import Any
+
+from tests.servers.fake_providers import RecordedRequest, Reply, anthropic_stream, openai_stream
+from tests.servers.fake_responses import responses_stream
+
+NO_ANSWERS = "(no answers yet)"
+FINAL_TEXT = "The agents agree: this is the final answer."
+NOTE = "final_note.md"
+WRITABLE_ROOT = re.compile(r"- (/[^\n]*?) \(write in the final presentation\)")
+
+
+class PlayingModel:
+    """Callable as a ``FakeProviderServer`` responder."""
+
+    def __init__(self) -> None:
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        wire = _wire(request.path)
+        tools = _offered(wire, request.body)
+        text = "\n".join(_strings(request.body))
+        call = self._decide(tools, text, _has_tool_result(wire, request.body))
+        if call is None:
+            return _reply(wire, FINAL_TEXT, None)
+        return _reply(wire, "", call)
+
+    def _decide(
+        self, tools: dict[str, dict[str, Any]], text: str, used_a_tool: bool
+    ) -> tuple[str, str, dict[str, Any]] | None:
+        with self._lock:
+            number = next(self._numbers)
+        call_id = f"call_{number}"
+        own = [name for name in tools if name.startswith(("custom_tool__", "mcp__"))]
+        if "submit" in tools:
+            return call_id, "submit", {}
+        if own and not used_a_tool:
+            return call_id, own[0], _arguments(tools[own[0]])
+        if "vote" in tools and NO_ANSWERS not in text and "<agent1>" in text:
+            return call_id, "vote", {"agent_id": "agent1", "reason": "it answers the question"}
+        if "new_answer" in tools:
+            return call_id, "new_answer", {"content": f"Answer {number} of the playing model."}
+        root = WRITABLE_ROOT.search(text)
+        if root and "write_file" in tools and not used_a_tool:
+            return call_id, "write_file", {"path": f"{root.group(1)}/{NOTE}", "content": FINAL_TEXT}
+        return None
+
+
+def _strings(node: Any) -> list[str]:
+    """Every string in a request body (messages, instructions, tool results)."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [found for value in node.values() for found in _strings(value)]
+    if isinstance(node, list):
+        return [found for value in node for found in _strings(value)]
+    return []
+
+
+def _wire(path: str) -> str:
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/messages"):
+        return "messages"
+    return "chat"
+
+
+def _offered(wire: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The function tools offered: name → JSON schema of the arguments."""
+    found = {}
+    for tool in body.get("tools") or ():
+        if wire == "chat" and tool.get("type") == "function":
+            found[tool["function"]["name"]] = tool["function"].get("parameters") or {}
+        elif wire == "responses" and tool.get("type") == "function":
+            found[tool["name"]] = tool.get("parameters") or {}
+        elif wire == "messages" and "input_schema" in tool:
+            found[tool["name"]] = tool["input_schema"]
+    return found
+
+
+def _has_tool_result(wire: str, body: dict[str, Any]) -> bool:
+    if wire == "chat":
+        return any(message.get("role") == "tool" for message in body.get("messages", ()))
+    if wire == "responses":
+        return any(item.get("type") == "function_call_output" for item in body.get("input", ()))
+    return any(
+        isinstance(message.get("content"), list)
+        and any(block.get("type") == "tool_result" for block in message["content"])
+        for message in body.get("messages", ())
+    )
+
+
+def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """A value of each required property's type (what a model fills in)."""
+    samples = {"integer": 2, "number": 3, "string": "massgen", "boolean": True, "array": [], "object": {}}
+    properties = schema.get("properties") or {}
+    return {
+        name: samples.get(str((properties.get(name) or {}).get("type")), "massgen")
+        for name in schema.get("required") or ()
+    }
+
+
+def _reply(wire: str, text: str, call: tuple[str, str, dict[str, Any]] | None) -> Reply:
+    calls = [(call[0], call[1], json.dumps(call[2]))] if call else []
+    if wire == "responses":
+        return responses_stream(text, calls=calls)
+    if wire == "messages":
+        return anthropic_stream(text, tool_uses=calls)
+    return openai_stream(text, tool_calls=calls)
