@@ -1,0 +1,110 @@
+"""The live web view of `massgen serve`, in a real headless Chromium: a running turn's answers and votes
+appear as they happen, a message typed on the page reaches the agents' next step, the run ends on the
+page and joins the past runs; no secret reaches the page. ``MASSGEN_WEB_SCREENSHOT=FILE`` also keeps the
+screenshot there (how docs/web_view.png is made)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import httpx
+
+from massgen_cli.inbox import STEERING_HEADER
+from tests.cli.headless import Browser, chromium_or_fail
+from tests.conftest import wait_until
+from tests.serve.serving import FUNCTIONS, ServedInThread, write_configs
+
+TOKEN = "web-view-test-token-0123456789"
+SECRET = "codeword-notforthepage"
+STEER = "Answer in one word, please."
+
+
+def team(gate: Path) -> str:
+    """alpha answers and votes at once; beta waits for ``gate`` in a tool call, then answers, which
+    starts alpha again: alpha's third request is a step that begins after the gate opens."""
+    wait = {"name": "wait_for_file", "function": "wait_for_file", "path": FUNCTIONS}
+    alpha = [
+        {"tool": "new_answer", "args": {"content": f"Alpha: Paris ({SECRET})."}},
+        {"tool": "vote", "args": {"agent_id": "agent1", "reason": "the only answer so far"}},
+        {"tool": "vote", "args": {"agent_id": "agent2", "reason": "beta did as the user asked"}},
+    ]
+    beta = [
+        {"tool": "custom_tool__wait_for_file", "args": {"path": str(gate)}},
+        {"tool": "new_answer", "args": {"content": "Paris."}},
+        {"tool": "vote", "args": {"agent_id": "agent2", "reason": "one word"}},
+        "Paris.",
+    ]
+    agents = [
+        {"id": "alpha", "backend": {"type": "scripted", "responses": alpha}},
+        {"id": "beta", "backend": {"type": "scripted", "responses": beta, "custom_tools": [wait]}},
+    ]
+    return json.dumps({"agents": agents, "orchestrator": {"peer_updates": "defer"}})
+
+
+def requests_of(state: Path, agent: str) -> list[str]:
+    return [
+        path.read_text() for path in sorted(state.glob(f"massgen_logs/*/turn_1/attempt_1/requests/{agent}_*"))
+    ]
+
+
+def ask(root: str, answers: list[dict]) -> None:
+    """The question, by the API (the run the page watches); its answer kept in ``answers``."""
+    body = {"model": "massgen", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    answers.append(httpx.post(f"{root}/v1/chat/completions", json=body, headers=headers, timeout=120).json())
+
+
+def text_of(browser: Browser, selector: str) -> str:
+    return str(browser.evaluate(f"[...document.querySelectorAll({json.dumps(selector)})]"
+                                ".map(e => e.textContent).join('\\n')"))  # fmt: skip
+
+
+def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monkeypatch):
+    chromium_or_fail()
+    monkeypatch.setenv("WEB_VIEW_TEST_API_KEY", SECRET)
+    state, gate = Path(os.environ["MASSGEN_HOME"]), tmp_path / "gate"
+    server = ServedInThread(state, write_configs(tmp_path, {"team": team(gate)}), token=TOKEN)
+    assert httpx.get(f"{server.root}/runs", timeout=10).status_code == 401, "the page's data needs the token"
+    answers: list[dict] = []
+    asking = threading.Thread(target=ask, args=(server.root, answers))
+    browser = Browser(tmp_path / "browser")
+    try:
+        asking.start()
+        browser.visit(f"{server.root}/?token={TOKEN}")
+        assert browser.evaluate("location.search") == "", "the token left the address for a cookie"
+        browser.wait_for("!!document.querySelector('#timeline li.vote')")
+        assert "alpha answered: Alpha: Paris ([REDACTED])." in text_of(browser, "#timeline li.answer")
+        assert "alpha voted for alpha" in text_of(browser, "#timeline li.vote")
+        assert text_of(browser, "#run-status") == "running" and not gate.exists()
+
+        browser.evaluate(f"document.getElementById('steer-text').value = {json.dumps(STEER)}")
+        browser.click("#steer-send")
+        browser.wait_for("document.getElementById('steer-said').textContent.startsWith('sent')")
+        assert f"you said: {STEER}" in text_of(browser, "#timeline li.steer")
+        shot = tmp_path / "web_view.png"
+        browser.screenshot(shot)
+        assert all(STEERING_HEADER not in sent for sent in requests_of(state, "alpha")), "not sent before"
+
+        gate.write_text("open")
+        wait_until(lambda: len(requests_of(state, "alpha")) >= 3, within_s=60)
+        assert f"{STEERING_HEADER} {STEER}" in requests_of(state, "alpha")[2], "alpha's next step has it"
+        browser.wait_for("document.getElementById('run-status').textContent === 'answered'")
+        assert text_of(browser, "#final-text") == "Paris."
+        assert "winner: beta" in text_of(browser, "#run-verdict")
+        browser.wait_for("!!document.querySelector('#past-runs a')")
+        page_text = browser.evaluate("document.body.innerText")
+        assert SECRET not in page_text
+        assert browser.errors() == []
+        if target := os.environ.get("MASSGEN_WEB_SCREENSHOT"):
+            shutil.copyfile(shot, target)
+    finally:
+        gate.write_text("open")
+        browser.close()
+        asking.join(timeout=120)
+        server.stop()
+    assert answers and answers[0]["choices"][0]["message"]["content"] == "Paris."
+
