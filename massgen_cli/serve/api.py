@@ -148,9 +148,11 @@ class BearerCheck:
         await self.app(scope, receive, send)
 
     def _refused(self, scope: Scope) -> bool:
+        if not self.token or scope["type"] != "http":
+            return False
         path = scope["path"]
         web = path == "/" or path.startswith(WEB_PREFIXES)
-        if not self.token or scope["type"] != "http" or not (web or path.startswith(PROTECTED_PREFIX)):
+        if not (web or path.startswith(PROTECTED_PREFIX)):
             return False
         request = Request(scope)
         scheme, _, given = request.headers.get("authorization", "").partition(" ")

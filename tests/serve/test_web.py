@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import httpx
 
 from massgen_cli.inbox import STEERING_HEADER
+from massgen_cli.runlogs.reader import all_runs
 from tests.cli.headless import Browser, chromium_or_fail
+from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until
 from tests.serve.serving import FUNCTIONS, ServedInThread, write_configs
 
@@ -108,3 +111,41 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         server.stop()
     assert answers and answers[0]["choices"][0]["message"]["content"] == "Paris."
 
+
+def test_the_page_stops_a_run_and_refuses_an_empty_message(tmp_path: Path):
+    chromium_or_fail()
+    state, gate = Path(os.environ["MASSGEN_HOME"]), tmp_path / "gate"
+    server = ServedInThread(state, write_configs(tmp_path, {"team": team(gate)}))
+    answers: list[dict] = []
+    asking = threading.Thread(target=ask, args=(server.root, answers))
+    browser = Browser(tmp_path / "browser")
+    try:
+        asking.start()
+        browser.visit(f"{server.root}/")
+        run_id = browser.wait_for("document.getElementById('run').dataset.run")
+        refused = httpx.post(f"{server.root}/runs/{run_id}/steer", json={"message": "  "}, timeout=10)
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_message"
+        browser.wait_for("!!document.querySelector('#timeline li.vote')")
+        browser.click("#stop")
+        browser.wait_for("document.getElementById('run-status').textContent === 'cancelled'")
+        assert "the run cancelled" in text_of(browser, "#timeline li.end")
+        assert browser.errors() == []
+    finally:
+        gate.write_text("open")
+        browser.close()
+        asking.join(timeout=120)
+        server.stop()
+    assert answers[0]["error"]["code"] == "cancelled", "its client hears it was cancelled"
+    summaries = [json.loads(path.read_text()) for path in state.glob("massgen_logs/*/turn_1/*/summary.json")]
+    assert [summary["end_reason"].split()[0] for summary in summaries] == ["cancelled"]
+
+
+def test_massgen_web_serves_the_view_for_one_run_and_prints_its_answer():
+    result = massgen("--web", "-c", "@examples/scripted_three_agents", "What is the capital of France?")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "The capital of France is Paris, its largest city.\n"
+    assert re.search(r"massgen --web: watch and steer the run at http://127\.0\.0\.1:\d+/", result.stderr)
+    (run,) = all_runs(Path(os.environ["MASSGEN_HOME"]))
+    assert run.attempts[0].status == "answered"
+    no_question = massgen("--web")
+    assert no_question.exit_code == 2 and "--web runs one question" in no_question.stderr
