@@ -74,9 +74,11 @@ def _report_css() -> str:
 async def runs_index(request: Request) -> Response:
     """The running turns (newest first) and the state folder's past runs (newest first)."""
     runs: Runs = request.app.state.runs
-    live = sorted(runs.live.values(), key=lambda run: run.started, reverse=True)
+    live = [_live(run) for run in sorted(runs.live.values(), key=lambda run: run.started, reverse=True)]
     past = await asyncio.to_thread(_past_runs, request.app.state.settings.state_dir)
-    return JSONResponse(redact({"live": [_live(run) for run in live], "past": past}))
+    running = {run["session_id"] for run in live}
+    past = [run for run in past if run["session_id"] not in running]  # a running turn's log is shown live
+    return JSONResponse(redact({"live": live, "past": past}))
 
 
 def _live(run: LiveRun) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def text_of(browser: Browser, selector: str) -> str:
 def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monkeypatch):
     chromium_or_fail()
     monkeypatch.setenv("WEB_VIEW_TEST_API_KEY", SECRET)
-    state, gate = Path(os.environ["MASSGEN_HOME"]), tmp_path / "gate"
+    monkeypatch.chdir(tmp_path)  # the gate's path, as the page shows it, is relative
+    state, gate = Path(os.environ["MASSGEN_HOME"]), Path("gate")
     server = ServedInThread(state, write_configs(tmp_path, {"team": team(gate)}), token=TOKEN)
     assert httpx.get(f"{server.root}/runs", timeout=10).status_code == 401, "the page's data needs the token"
     answers: list[dict] = []

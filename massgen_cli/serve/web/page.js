@@ -83,6 +83,7 @@
     $("idle").hidden = true;
     $("run").hidden = false;
     $("run").dataset.run = run.id;
+    $("run").dataset.model = run.model;
     $("run-title").textContent = run.model + " · session " + (run.session_id || "(new)");
     $("run-question").textContent = run.question;
     setStatus("running");
@@ -136,7 +137,7 @@
   }
 
   var HEARD = {
-    Opened: function (e) { $("run-title").textContent += " · " + e.session_id; },
+    Opened: function (e) { $("run-title").textContent = $("run").dataset.model + " · session " + e.session_id; },
     AgentText: function (e) {
       var agent = agentRow(e.agent_id);
       agent.text = (agent.text + e.text).slice(-400);
