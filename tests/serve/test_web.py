@@ -99,7 +99,12 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         browser.wait_for("document.getElementById('run-status').textContent === 'answered'")
         assert text_of(browser, "#final-text") == "Paris."
         assert "winner: beta" in text_of(browser, "#run-verdict")
-        browser.wait_for("!!document.querySelector('#past-runs a')")
+        presented = requests_of(state, "beta")[-1]
+        assert '"final_answer"' in presented and f"{STEERING_HEADER} {STEER}" in presented, "the winner's too"
+        link = browser.wait_for("document.querySelector('#past-runs a')?.getAttribute('href')")
+        report = httpx.get(f"{server.root}{link}", cookies={"massgen_token": TOKEN}, timeout=30)
+        assert report.status_code == 200 and "Final answer · beta" in report.text, "its report"
+        assert SECRET not in report.text
         page_text = browser.evaluate("document.body.innerText")
         assert SECRET not in page_text
         assert browser.errors() == []
