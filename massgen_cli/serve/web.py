@@ -122,6 +122,13 @@ async def past_report(request: Request) -> Response:
     return HTMLResponse(redact(html))
 
 
+def _json_posted(request: Request) -> None:
+    """A page of another site may send a form or plain text here unasked, never JSON without the
+    browser asking this server first (which it does not allow): a steer or stop must be JSON."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise ApiError(415, "send JSON (content-type: application/json)", code="unsupported_media_type")
+
+
 def _running(request: Request) -> LiveRun:
     runs: Runs = request.app.state.runs
     run = runs.live.get(request.path_params["run_id"])
@@ -169,6 +176,7 @@ def item_dict(item: Item) -> dict[str, Any]:
 
 async def steer(request: Request) -> Response:
     """``{"message": TEXT}``: the agents read it at their next step."""
+    _json_posted(request)
     run = _running(request)
     try:
         body = json.loads(await request.body())
@@ -180,5 +188,6 @@ async def steer(request: Request) -> Response:
 
 async def stop(request: Request) -> Response:
     """Cancel the run, as a client that disconnects does."""
+    _json_posted(request)
     _running(request).cancel()
     return JSONResponse({"stopping": True})

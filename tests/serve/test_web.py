@@ -131,6 +131,8 @@ def test_the_page_stops_a_run_and_refuses_an_empty_message(tmp_path: Path):
         run_id = browser.wait_for("document.getElementById('run').dataset.run")
         refused = httpx.post(f"{server.root}/runs/{run_id}/steer", json={"message": "  "}, timeout=10)
         assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_message"
+        form = httpx.post(f"{server.root}/runs/{run_id}/stop", data={"a": "b"}, timeout=10)
+        assert form.status_code == 415, "what another site's page could send unasked is refused"
         browser.wait_for("!!document.querySelector('#timeline li.vote')")
         browser.click("#stop")
         browser.wait_for("document.getElementById('run-status').textContent === 'cancelled'")
