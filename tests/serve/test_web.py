@@ -125,6 +125,7 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         page_text = browser.evaluate("document.body.innerText")
         assert SECRET not in page_text
         assert browser.errors() == []
+        assert all(url.startswith(f"{server.root}/") for url in browser.requested_urls()), "nothing else"
         if target := os.environ.get("MASSGEN_WEB_SCREENSHOT"):
             shutil.copyfile(shot, target)
     finally:
