@@ -1,5 +1,6 @@
 """The live web view of `massgen serve`, in a real headless Chromium: a running turn's answers and votes
-appear as they happen, a message typed on the page reaches the agents' next step, the run ends on the
+appear as they happen (with what long-term memory retrieves and records), a message typed on the page
+reaches the agents' next step, the run ends on the
 page and joins the past runs; no secret reaches the page. ``MASSGEN_WEB_SCREENSHOT=FILE`` also keeps the
 screenshot there (how docs/web_view.png is made)."""
 
@@ -29,7 +30,7 @@ SECRET = "codeword-notforthepage"
 STEER = "Answer in one word, please."
 
 
-def team(gate: Path) -> str:
+def team(gate: Path, memory: bool = False) -> str:
     """alpha answers and votes at once; beta waits for ``gate`` in a tool call, then answers, which
     starts alpha again: alpha's third request is a step that begins after the gate opens."""
     wait = {"name": "wait_for_file", "function": "wait_for_file", "path": FUNCTIONS}
@@ -48,7 +49,10 @@ def team(gate: Path) -> str:
         {"id": "alpha", "backend": {"type": "scripted", "responses": alpha}},
         {"id": "beta", "backend": {"type": "scripted", "responses": beta, "custom_tools": [wait]}},
     ]
-    return json.dumps({"agents": agents, "orchestrator": {"peer_updates": "defer"}})
+    config = {"agents": agents, "orchestrator": {"peer_updates": "defer"}}
+    if memory:  # long-term memory (the offline embedder): what the run records shows on the page too
+        config["memory"] = {"enabled": True, "persistent_memory": {"enabled": True}}
+    return json.dumps(config)
 
 
 def requests_of(state: Path, agent: str) -> list[str]:
@@ -88,7 +92,7 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
     monkeypatch.setenv("WEB_VIEW_TEST_API_KEY", SECRET)
     monkeypatch.chdir(tmp_path)  # the gate's path, as the page shows it, is relative
     state, gate = Path(os.environ["MASSGEN_HOME"]), Path("gate")
-    server = ServedInThread(state, write_configs(tmp_path, {"team": team(gate)}), token=TOKEN)
+    server = ServedInThread(state, write_configs(tmp_path, {"team": team(gate, memory=True)}), token=TOKEN)
     assert httpx.get(f"{server.root}/runs", timeout=10).status_code == 401, "the page's data needs the token"
     answers: list[dict] = []
     asking = threading.Thread(target=ask, args=(server.root, answers))
@@ -116,6 +120,8 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         browser.wait_for("document.getElementById('run-status').textContent === 'answered'")
         assert text_of(browser, "#final-text") == "Paris."
         assert "winner: beta" in text_of(browser, "#run-verdict")
+        assert "alpha memory retrieved (after_restart)" in text_of(browser, "#timeline li.recall")
+        browser.wait_for("!!document.querySelector('#timeline li.record')")  # recorded as the turn commits
         presented = requests_of(state, "beta")[-1]
         assert '"final_answer"' in presented and f"{STEERING_HEADER} {STEER}" in presented, "the winner's too"
         link = browser.wait_for("document.querySelector('#past-runs a')?.getAttribute('href')")
