@@ -1,8 +1,8 @@
 """The live web view of `massgen serve`, in a real headless Chromium: a running turn's answers and votes
 appear as they happen (with what long-term memory retrieves and records), a message typed on the page
-reaches the agents' next step, the run ends on the
-page and joins the past runs; no secret reaches the page. ``MASSGEN_WEB_SCREENSHOT=FILE`` also keeps the
-screenshot there (how docs/web_view.png is made)."""
+reaches the agents' next step, the run ends on the page and joins the past runs; no secret reaches the
+page; the page stops a run; `massgen --web` serves one run. ``MASSGEN_WEB_SCREENSHOT=FILE`` also keeps
+the screenshot there (how docs/web_view.png is made)."""
 
 from __future__ import annotations
 
