@@ -20,6 +20,7 @@ from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.events import EventSink, Notice
+from massgen_cli.inbox import Inbox
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
@@ -42,7 +43,8 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 
 
 class MassGenApp:
-    """Agents, a session, logs and a view, ready to answer questions."""
+    """Agents, a session, logs and a view, ready to answer questions (``inbox``: where messages sent
+    during a turn come in, for the agents to read at their next step)."""
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class MassGenApp:
         state_dir: Path,
         session_id: str | None = None,
         interactive: bool = False,
+        inbox: Inbox | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view, False
@@ -94,7 +97,8 @@ class MassGenApp:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
         self._say_mirror_problem(mirror_problem)
         try:
-            place = Place(self.session, state_dir, state_dir if saved else None, self._private_paths())
+            kept_in = state_dir if saved else None
+            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox)
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

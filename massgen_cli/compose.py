@@ -25,6 +25,7 @@ from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.tally import alias_map
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.events import EventSink
+from massgen_cli.inbox import Inbox
 from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.session import Session, SessionMirror
@@ -84,6 +85,8 @@ class Place:
     state_folder: Path
     kept_in: Path | None
     private: tuple[Path, ...] = ()
+    inbox: Inbox | None = None
+    """Where messages sent during the run arrive (a served or ``--web`` run); None: not steerable."""
 
 
 @dataclass
@@ -166,6 +169,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     _memory_files(config, place, emit, features, snapshots)
     _memory_tools(features)
     _context_copies(config, place, emit, features)
+    _steering(place, features)
     order = {name: rank for rank, name in enumerate(_EXTENSION_ORDER)}
     features.extensions.sort(key=lambda extension: order[extension.name])
     order = {name: rank for rank, name in enumerate(_PART_ORDER)}
@@ -182,6 +186,7 @@ _EXTENSION_ORDER = (
     "memory files",
     "memory tools",
     "context copies",
+    "steering inbox",
 )
 _PART_ORDER = (
     "shared memory",
@@ -342,6 +347,15 @@ def _context_copies(config: MassGenConfig, place: Place, emit: EventSink, featur
     copies = ContextCopies(paths, skip, policy, emit)
     features.extensions.append(copies)
     features.parts.append(copies)
+
+
+def _steering(place: Place, features: Features) -> None:
+    """The run's inbox, read at every step, when someone can write to it."""
+    if place.inbox is None:
+        return
+    from massgen_cli.features.steering import SteeringInbox
+
+    features.extensions.append(SteeringInbox(place.inbox))
 
 
 def _workspaces(config: MassGenConfig) -> dict[str, Path]:

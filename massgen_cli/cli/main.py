@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -28,6 +29,7 @@ from massgen_cli.cli.run_flags import (
     SessionOption,
     StreamEventsOption,
     SystemMessageOption,
+    WebOption,
 )
 
 SUBCOMMANDS = ("sessions", "memory", "batch", "logs", "serve")
@@ -104,6 +106,7 @@ def run(
     output_file: OutputFileOption = None,
     automation: AutomationOption = False,
     stream_events: StreamEventsOption = False,
+    web: WebOption = False,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples, print_sessions
@@ -118,6 +121,9 @@ def run(
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
         return
+    if web:
+        _guarded(debug, lambda: _with_web_view(question, config, state_dir, session))
+        return
     quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
     outputs = Outputs(automation, stream_events, output_file)
     options = RunOptions(
@@ -131,6 +137,17 @@ def run(
             _guarded(debug, lambda: ask_or_chat(options))
         return
     _guarded(debug, lambda: ask_or_chat(options))
+
+
+def _with_web_view(
+    question: str | None, config: str | None, state_dir: Path | None, session: str | None
+) -> int:
+    from massgen_cli.errors import UsageError
+    from massgen_cli.serve.one_run import WebRun, run_with_web_view
+
+    if not question:
+        raise UsageError('--web runs one question: massgen --web "your question"')
+    return run_with_web_view(WebRun(question, config, state_dir, session))
 
 
 def route(args: list[str]) -> tuple[typer.Typer, list[str]]:

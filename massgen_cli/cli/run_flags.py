@@ -65,3 +65,11 @@ StreamEventsOption = Annotated[
         "implies --automation (its LOG_DIR and STATUS lines go to stderr).",
     ),
 ]
+WebOption = Annotated[
+    bool,
+    typer.Option(
+        "--web",
+        help="Watch and steer the run in the live web view, served on 127.0.0.1 while it runs (its "
+        "address on stderr); the answer goes to stdout and the view stops when the run ends.",
+    ),
+]

@@ -26,10 +26,12 @@ from massgen_cli import __version__
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.replies import TurnReply
 from massgen_cli.serve.runs import LiveRun, Runs
+from massgen_cli.serve.web import TOKEN_COOKIE, web_routes
 from massgen_cli.serve.wire import ApiError, bad_request, error_body, read_chat
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 PROTECTED_PREFIX = "/v1/"
+WEB_PREFIXES = ("/runs", "/web/")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ def create_app(settings: ServerSettings) -> Starlette:
         Route("/v1/models", list_models),
         Route("/v1/models/{model:path}", one_model),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        *web_routes(),
     ]
     app = Starlette(
         routes=routes,
@@ -126,7 +129,9 @@ async def _json_body(request: Request) -> Any:
 
 
 class BearerCheck:
-    """Every path under ``/v1/`` needs ``Authorization: Bearer <token>`` when the server has a token."""
+    """When the server has a token, every path under ``/v1/`` needs ``Authorization: Bearer <token>``;
+    the web view's paths (``/``, ``/runs``, ``/web/``) take it from that header or the page's cookie,
+    and ``/`` from ``?token=`` too (which the page keeps in the cookie)."""
 
     def __init__(self, app: ASGIApp, token: str | None):
         self.app, self.token = app, token
@@ -143,14 +148,22 @@ class BearerCheck:
         await self.app(scope, receive, send)
 
     def _refused(self, scope: Scope) -> bool:
-        if not self.token or scope["type"] != "http" or not scope["path"].startswith(PROTECTED_PREFIX):
+        if not self.token or scope["type"] != "http":
             return False
-        return not self._allowed(Request(scope).headers.get("authorization", ""))
+        path = scope["path"]
+        web = path == "/" or path.startswith(WEB_PREFIXES)
+        if not (web or path.startswith(PROTECTED_PREFIX)):
+            return False
+        request = Request(scope)
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and self._matches(given.strip()):
+            return False
+        if web and self._matches(request.cookies.get(TOKEN_COOKIE, "")):
+            return False
+        return not (path == "/" and self._matches(request.query_params.get("token", "")))
 
-    def _allowed(self, header: str) -> bool:
-        scheme, _, given = header.partition(" ")
-        expected = self.token or ""
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected.encode())
+    def _matches(self, given: str) -> bool:
+        return bool(given) and hmac.compare_digest(given.encode(), (self.token or "").encode())
 
 
 async def _api_error(request: Request, error: Exception) -> Response:

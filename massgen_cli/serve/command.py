@@ -183,5 +183,5 @@ def _announce(settings: ServerSettings, listener: socket.socket) -> None:
     console.print(
         f"massgen serve: http://{where}:{port}/v1 · models {escape(models)} · "
         f"{settings.max_concurrent} turns at once, {settings.max_waiting} more may wait · {access} · "
-        f"state {settings.state_dir}"
+        f"state {settings.state_dir} · live view http://{where}:{port}/"
     )

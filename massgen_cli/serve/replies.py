@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.redaction import redactor
-from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, log
+from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered, log
 from massgen_cli.serve.trace import Transcript
 from massgen_cli.serve.wire import SSE_DONE, SSE_KEEPALIVE, ApiError, Reply, sse
 
@@ -68,7 +68,7 @@ class TurnReply(Response):
         while not isinstance(item := await heard.get(), Ended):
             if isinstance(item, Opened):
                 session = item.session_id
-            else:
+            elif not isinstance(item, Steered):  # a message to the agents is the page's, not the reply's
                 transcript.hear(item)
         result = answered(item)
         content = result.final_answer or ""
@@ -84,7 +84,7 @@ class TurnReply(Response):
         await self._start_stream(first.session_id)
         transcript = Transcript()
         while not isinstance(item := await self._next(heard), Ended):
-            if isinstance(item, Opened):
+            if isinstance(item, Opened | Steered):
                 continue
             said = transcript.hear(item)
             for key, text in (("reasoning_content", said.reasoning), ("content", said.content)):

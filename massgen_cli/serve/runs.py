@@ -12,6 +12,7 @@ import contextlib
 import io
 import logging
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.events import RunEvent
+from massgen_cli.inbox import Inbox
 from massgen_cli.serve.models import ServedModel
 from massgen_cli.serve.wire import ApiError, ChatAsk
 from massgen_cli.worker_threads import DaemonThreadExecutor
@@ -48,27 +50,52 @@ class Ended:
     cancelled: bool = False
 
 
-Item = RunEvent | Opened | Ended
+@dataclass(frozen=True)
+class Steered:
+    """A message was sent to the run's inbox (the agents read it at their next step)."""
+
+    text: str
+
+
+Item = RunEvent | Opened | Ended | Steered
 
 
 class LiveRun:
     """One request's turn: ``run`` runs it to its end in a worker thread (its app closed), ``cancel``
-    stops it from any thread (the agents' streams are cancelled), ``subscribe`` hears it."""
+    stops it from any thread (the agents' streams are cancelled), ``subscribe`` hears it, ``steer``
+    sends its agents a message for their next step."""
 
     def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path):
         self.id = uuid.uuid4().hex
         self.ask, self.served, self.state_dir = ask, served, state_dir
         self.app: MassGenApp | None = None
+        self.started = time.time()
+        self.inbox = Inbox()
+        self.said: list[Item] = []
+        """Everything the run said so far, for a watcher who comes in late."""
         self._subscribers: list[asyncio.Queue[Item]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._cancelled = False
 
-    def subscribe(self) -> asyncio.Queue[Item]:
-        """A queue of everything the run says from now on, ending with ``Ended``."""
+    def subscribe(self, *, replay: bool = False) -> asyncio.Queue[Item]:
+        """A queue of everything the run says from now on (``replay``: and what it said before), ending
+        with ``Ended``; from the server's loop."""
         queue: asyncio.Queue[Item] = asyncio.Queue()
+        for item in self.said if replay else ():
+            queue.put_nowait(item)
         self._subscribers.append(queue)
         return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Item]) -> None:
+        if queue in self._subscribers:
+            self._subscribers.remove(queue)
+
+    def steer(self, text: str) -> str:
+        """Send the agents ``text`` (a ``ValueError`` when it is empty); from the server's loop."""
+        sent = self.inbox.post(text)
+        self._deliver(Steered(sent))
+        return sent
 
     async def run(self, executor: DaemonThreadExecutor) -> None:
         self._loop = asyncio.get_running_loop()
@@ -103,7 +130,7 @@ class LiveRun:
 
         loaded = self.served.loaded
         app = MassGenApp(loaded, quiet_view(loaded.config.agent_ids), state_dir=self.state_dir,
-                         session_id=self.ask.session_id)  # fmt: skip
+                         session_id=self.ask.session_id, inbox=self.inbox)  # fmt: skip
         app.events.subscribe(self._publish)
         with self._lock:
             self.app = app
@@ -121,6 +148,7 @@ class LiveRun:
             loop.call_soon_threadsafe(self._deliver, item)
 
     def _deliver(self, item: Item) -> None:
+        self.said.append(item)
         for queue in self._subscribers:
             queue.put_nowait(item)
 

@@ -1,7 +1,8 @@
 """Headless Chromium for the report's tests, driven over the DevTools protocol on a pipe (fds 3 and 4,
 ``--remote-debugging-pipe``) with the standard library only: no port is opened, and the page runs with
-the network off (offline emulation, no name resolution, a proxy that goes nowhere). Every wait is for
-a state, bounded by one deadline; past it, the browser's process group is killed."""
+the network off (offline emulation, no name resolution but 127.0.0.1's, a proxy that goes nowhere;
+``visit`` lets a test's own server on 127.0.0.1 be reached). Every wait is for a state, bounded by one
+deadline; past it, the browser's process group is killed."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # a test's own server only
     "--proxy-server=http://127.0.0.1:9",
     "--enable-logging=stderr",
     "--v=0",
@@ -146,11 +147,23 @@ class Browser:
             return self.messages.get(timeout=max(left, 0.001))
         except queue.Empty:
             self.kill()
-            raise AssertionError(f"the browser did not answer in time; its log: {self.log_tail()}") from None
+            seen = [e.get("method") for e in self.events][-20:]
+            raise AssertionError(
+                f"the browser did not answer in time (last events {seen}); its log: {self.log_tail()}"
+            ) from None
 
     def load(self, path: Path) -> None:
         """Open ``path`` and wait for its load event."""
         self.page("Page.navigate", url=path.resolve().as_uri())
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._next())
+
+    def visit(self, url: str) -> None:
+        """Open ``url`` (a server of the test's, on 127.0.0.1: the network is let on for it) and wait for
+        its load event."""
+        self.page("Network.emulateNetworkConditions", offline=False, latency=0, downloadThroughput=-1,
+                  uploadThroughput=-1)  # fmt: skip
+        self.page("Page.navigate", url=url)
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
             self.events.append(self._next())
 

@@ -119,11 +119,12 @@ class ServedProcess:
 class ServedInThread:
     """The app on uvicorn in a thread of the test (no signals), stopped by asking it to exit."""
 
-    def __init__(self, state: Path, configs: list[Path], **limits: int):
+    def __init__(self, state: Path, configs: list[Path], token: str | None = None, **limits: int):
         models = ServedModels.load([str(path) for path in configs])
-        self.app = create_app(ServerSettings(models, state, None, **limits))
+        self.app = create_app(ServerSettings(models, state, token, **limits))
         listener = listen("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        self.root = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        self.url = f"{self.root}/v1"
         config = uvicorn.Config(self.app, loop="asyncio", ws="none", log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [listener]}, daemon=True)

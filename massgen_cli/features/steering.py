@@ -1,0 +1,27 @@
+"""Steering: what a person sent to the run's inbox while it works reaches every agent at its next step,
+in its task ("[Message from the user during the run] ..."), and the winner when it presents."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from massgen_cli.coordination.extension import StepAt, StepExtension
+from massgen_cli.inbox import STEERING_HEADER, Inbox
+
+
+class SteeringInbox(StepExtension):
+    """The inbox's messages, each headed as the user's, in every step that begins after it came."""
+
+    name: ClassVar[str] = "steering inbox"
+
+    def __init__(self, inbox: Inbox):
+        self.inbox = inbox
+
+    async def task_note(self, at: StepAt) -> str:
+        return self._said()
+
+    def presentation_note(self, agent_id: str) -> str:
+        return self._said()
+
+    def _said(self) -> str:
+        return "\n\n".join(f"{STEERING_HEADER} {text}" for text in self.inbox.messages())

@@ -1,0 +1,34 @@
+"""The steering inbox of a run: messages a person sends while the agents work (MassGen's inbox idea).
+Whoever watches the run posts to it from any thread; the agents read it at their next step. It only
+holds messages: how they reach the agents is the steering extension's (``features/steering.py``)."""
+
+from __future__ import annotations
+
+import threading
+
+STEERING_HEADER = "[Message from the user during the run]"
+"""How a steering message is headed where an agent reads it."""
+MAX_MESSAGE_CHARS = 4000
+
+
+class Inbox:
+    """The messages sent to one run (a served turn, or ``--web``'s run), in order; thread-safe (posted
+    from the server's loop, read by the run's)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._messages: list[str] = []
+
+    def post(self, text: str) -> str:
+        """Keep ``text`` (stripped, at most ``MAX_MESSAGE_CHARS``); a ``ValueError`` when it is empty."""
+        text = text.strip()[:MAX_MESSAGE_CHARS]
+        if not text:
+            raise ValueError("a steering message needs some text")
+        with self._lock:
+            self._messages.append(text)
+        return text
+
+    def messages(self) -> list[str]:
+        """Every message sent so far, oldest first."""
+        with self._lock:
+            return list(self._messages)

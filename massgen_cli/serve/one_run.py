@@ -1,0 +1,76 @@
+"""``massgen --web "question"``: one run, watched and steered in the live web view, served on 127.0.0.1
+(its address on stderr) while the run goes. The answer goes to stdout as without the view; the server
+stops when the run ends (Ctrl-C or SIGTERM cancel the run, and it stops too)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from massgen_cli.serve.api import ServerSettings, create_app
+from massgen_cli.serve.command import StoppingServer, listen, stopping_server
+from massgen_cli.serve.models import ServedModels
+from massgen_cli.serve.runs import Ended, LiveRun, Runs
+from massgen_cli.serve.wire import ChatAsk
+from massgen_cli.state import resolve_state_dir
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class WebRun:
+    """What ``massgen --web`` was asked: the question, the config (None: the default), the state folder,
+    the session (None: a temporary one) and the port (0: a free one)."""
+
+    question: str
+    config: str | None = None
+    state_dir: Path | None = None
+    session: str | None = None
+    port: int = 0
+
+
+def run_with_web_view(options: WebRun) -> int:
+    """Serve the view, run the question, print its answer; the exit code: 0 answered, 1 no answer,
+    130 cancelled. A config or start problem is a ``ConfigError``/``UsageError`` before anything runs."""
+    models = ServedModels.load([options.config] if options.config else [])
+    settings = ServerSettings(models, resolve_state_dir(options.state_dir))
+    listener = listen(HOST, options.port)
+    app = create_app(settings)
+    runs: Runs = app.state.runs
+    server = stopping_server(app, runs, debug=False)
+    served = models.served[0]
+    ask = ChatAsk(served.id, options.question, [], options.session, stream=False, include_usage=False)
+    run = LiveRun(ask, served, settings.state_dir)
+    print(f"massgen --web: watch and steer the run at http://{HOST}:{listener.getsockname()[1]}/",
+          file=sys.stderr, flush=True)  # fmt: skip
+    asyncio.run(_serve_while_running(server, listener, runs, run))
+    return _said(next(item for item in reversed(run.said) if isinstance(item, Ended)))
+
+
+async def _serve_while_running(
+    server: StoppingServer, listener: socket.socket, runs: Runs, run: LiveRun
+) -> None:
+    serving = asyncio.create_task(server.serve(sockets=[listener]))
+    try:
+        async with runs.turn_for(run):
+            await run.run(runs.executor)
+    finally:
+        server.should_exit = True
+        await serving
+
+
+def _said(ended: Ended) -> int:
+    """The answer on stdout, or why there is none on stderr; the exit code."""
+    if ended.error is not None:
+        raise ended.error
+    if ended.cancelled or ended.result is None:
+        print("massgen --web: the run was cancelled", file=sys.stderr)
+        return 130
+    if ended.result.final_answer is None:
+        print(f"massgen --web: no answer: {ended.result.end_reason}", file=sys.stderr)
+        return 1
+    print(ended.result.final_answer)
+    return 0

@@ -1,0 +1,193 @@
+"""The live web view, served beside the API: ``/`` is the page (plain HTML, its script and style shipped
+in the package, the run report's look); ``/runs`` lists the running turns and the state folder's past
+runs; ``/runs/{id}/events`` streams a running turn's events by SSE (each in its ``events.jsonl`` form,
+secrets redacted); ``/runs/{id}/steer`` sends its agents a message for their next step and
+``/runs/{id}/stop`` cancels it; ``/runs/past/{name}`` is a past run's report.
+
+The token (when the server has one) is checked by the API's ``BearerCheck``: the page is opened once as
+``/?token=TOKEN``, which keeps it in an HTTP-only cookie (and leaves the address without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from massgen_cli.events_json import event_to_dict
+from massgen_cli.redaction import redact
+from massgen_cli.runlogs.reader import Run, all_runs, run_folder
+from massgen_cli.runlogs.report import report_html
+from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered
+from massgen_cli.serve.wire import ApiError, bad_request
+from massgen_cli.text import one_line
+
+TOKEN_COOKIE = "massgen_token"
+KEEPALIVE_S = 15.0
+PAST_RUNS_LISTED = 50
+ASSETS = {"page.js": "text/javascript", "page.css": "text/css"}
+
+
+def web_routes() -> list[Route]:
+    return [
+        Route("/", page),
+        Route("/web/{asset}", asset),
+        Route("/runs", runs_index),
+        Route("/runs/past/{name}", past_report),
+        Route("/runs/{run_id}/events", run_events),
+        Route("/runs/{run_id}/steer", steer, methods=["POST"]),
+        Route("/runs/{run_id}/stop", stop, methods=["POST"]),
+    ]
+
+
+async def page(request: Request) -> Response:
+    """The page; opened with ``?token=``, the token goes to a cookie and the address loses it."""
+    token = request.query_params.get("token")
+    if token:
+        redirect = RedirectResponse("/", 303)
+        redirect.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+        return redirect
+    html = _asset_text("page.html").replace("/*REPORT_CSS*/", _report_css())
+    return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+
+async def asset(request: Request) -> Response:
+    name = request.path_params["asset"]
+    if name not in ASSETS:
+        raise ApiError(404, f"no such file: /web/{name}", kind="not_found_error")
+    return Response(_asset_text(name), media_type=ASSETS[name])
+
+
+def _asset_text(name: str) -> str:
+    return resources.files("massgen_cli.serve").joinpath("web", name).read_text(encoding="utf-8")
+
+
+def _report_css() -> str:
+    return resources.files("massgen_cli.runlogs").joinpath("report.css").read_text(encoding="utf-8")
+
+
+async def runs_index(request: Request) -> Response:
+    """The running turns (newest first) and the state folder's past runs (newest first)."""
+    runs: Runs = request.app.state.runs
+    live = [_live(run) for run in sorted(runs.live.values(), key=lambda run: run.started, reverse=True)]
+    past = await asyncio.to_thread(_past_runs, request.app.state.settings.state_dir)
+    running = {run["session_id"] for run in live}
+    past = [run for run in past if run["session_id"] not in running]  # a running turn's log is shown live
+    return JSONResponse(redact({"live": live, "past": past}))
+
+
+def _live(run: LiveRun) -> dict[str, Any]:
+    opened = next((item for item in run.said if isinstance(item, Opened)), None)
+    return {
+        "id": run.id,
+        "model": run.ask.model,
+        "question": one_line(run.ask.question, 300),
+        "session_id": opened.session_id if opened else run.ask.session_id,
+        "started": run.started,
+        "agents": run.served.loaded.config.agent_ids,
+    }
+
+
+def _past_runs(state_dir: Any) -> list[dict[str, Any]]:
+    listed = sorted(all_runs(state_dir), key=lambda run: run.name, reverse=True)[:PAST_RUNS_LISTED]
+    return [_past(run) for run in listed]
+
+
+def _past(run: Run) -> dict[str, Any]:
+    attempts = run.attempts
+    last = attempts[-1] if attempts else None
+    started = run.started
+    return {
+        "name": run.name,
+        "session_id": run.session_id,
+        "started": started.isoformat(sep=" ", timespec="seconds") if started else None,
+        "turns": len(run.turns),
+        "question": one_line(last.question or "", 200) if last else "",
+        "status": last.status if last else "empty",
+    }
+
+
+async def past_report(request: Request) -> Response:
+    """A past run's report, as ``massgen logs report`` makes it."""
+    name = request.path_params["name"]
+    folder = run_folder(request.app.state.settings.state_dir, name)
+    if folder is None:
+        raise ApiError(404, f"no run is named {name!r}", kind="not_found_error")
+    html = await asyncio.to_thread(lambda: report_html([Run(folder)], name))
+    return HTMLResponse(redact(html))
+
+
+def _json_posted(request: Request) -> None:
+    """A page of another site may send a form or plain text here unasked, never JSON without the
+    browser asking this server first (which it does not allow): a steer or stop must be JSON."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise ApiError(415, "send JSON (content-type: application/json)", code="unsupported_media_type")
+
+
+def _running(request: Request) -> LiveRun:
+    runs: Runs = request.app.state.runs
+    run = runs.live.get(request.path_params["run_id"])
+    if run is None:
+        raise ApiError(404, "that run is not running (it ended, or never was)", kind="not_found_error")
+    return run
+
+
+async def run_events(request: Request) -> Response:
+    """The run's events so far, then as they happen, as server-sent events, until it ends."""
+    run = _running(request)
+    return StreamingResponse(
+        _event_stream(run), media_type="text/event-stream", headers={"cache-control": "no-store"}
+    )
+
+
+async def _event_stream(run: LiveRun) -> AsyncIterator[str]:
+    queue = run.subscribe(replay=True)
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+            except TimeoutError:
+                yield ": still running\n\n"
+                continue
+            yield f"data: {json.dumps(redact(item_dict(item)), ensure_ascii=False, default=str)}\n\n"
+            if isinstance(item, Ended):
+                return
+    finally:
+        run.unsubscribe(queue)
+
+
+def item_dict(item: Item) -> dict[str, Any]:
+    """An item of a run as the page reads it: a run event in its log form, or the run's own news."""
+    if isinstance(item, Opened):
+        return {"type": "Opened", "session_id": item.session_id}
+    if isinstance(item, Steered):
+        return {"type": "Steered", "text": item.text}
+    if isinstance(item, Ended):
+        status = "cancelled" if item.cancelled else "failed" if item.error is not None else "ended"
+        error = one_line(str(item.error), 400) if item.error is not None else ""
+        return {"type": "Ended", "status": status, "error": error}
+    return event_to_dict(item)
+
+
+async def steer(request: Request) -> Response:
+    """``{"message": TEXT}``: the agents read it at their next step."""
+    _json_posted(request)
+    run = _running(request)
+    try:
+        body = json.loads(await request.body())
+        text = run.steer(str(body["message"]))
+    except (ValueError, KeyError, TypeError):
+        raise bad_request('send {"message": "some text"}', code="invalid_message") from None
+    return JSONResponse({"sent": redact(text)})
+
+
+async def stop(request: Request) -> Response:
+    """Cancel the run, as a client that disconnects does."""
+    _json_posted(request)
+    _running(request).cancel()
+    return JSONResponse({"stopping": True})
