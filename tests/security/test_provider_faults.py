@@ -120,5 +120,6 @@ def test_every_agent_failing_is_one_error_line_and_exit_1(tmp_path: Path, provid
     result = run_cli("--config", "config.yaml", "Q?")
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert errors == ["error: no answer: no agent produced an answer"]
+    assert errors == ["error: no answer in turn 1"]
+    assert "Turn 1 ended: no agent produced an answer" in result.stderr, "the reason, said once"
     assert {status["status"] for status in summary()["agent_status"].values()} == {"failed"}
