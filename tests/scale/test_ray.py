@@ -90,11 +90,11 @@ def test_pgvector_shared_by_ray_tasks_loses_no_write(tmp_path: Path, ray_address
     pgvector = f"{{connection_string: '{pgvector_url}', collection_name: {collection}}}"
     store = f"{{enabled: true, vector_store: pgvector, pgvector: {pgvector}}}"
     write_config(tmp_path, ECHO_AGENT + f"memory: {{enabled: true, persistent_memory: {store}}}\n")
-    questions = write_questions(tmp_path, 8)
+    questions = write_questions(tmp_path, 4)  # all in flight at once (the default concurrency), one table
     run = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl", "--ray", ray_address)
     assert run.returncode == 0, run.stderr
     listing = massgen("memory", "list", "-c", "config.yaml", "--json")
     assert listing.exit_code == 0, listing.stderr
     stored = {record["text"] for record in map(json.loads, listing.stdout.splitlines())}
-    for n in range(8):
+    for n in range(4):
         assert f"What is {n} + {n}?" in stored and f"You asked: What is {n} + {n}?" in stored, n
