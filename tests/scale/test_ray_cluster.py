@@ -146,16 +146,18 @@ def test_tasks_on_another_node_share_memory_and_bring_their_logs_back(
     assert batch.returncode == 0, batch.stderr[-3000:]
     results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in results) == ["q0", "q1", "q2", "q3"]
-    found_by = {}
+    found_by, seen = {}, {}
     for result in results:
         folder = Path(result["log_folder"])
         assert folder.is_relative_to(driver) and folder.is_dir(), result
-        events = (folder / "turn_1" / "attempt_1" / "events.jsonl").read_text().splitlines()
-        retrieved = [
-            m for e in map(json.loads, events) if e["type"] == "MemoryRetrieved" for m in e["memories"]
-        ]
+        events = [json.loads(line) for line in (folder / "turn_1" / "attempt_1" / "events.jsonl").open()]
+        retrieved = [m for e in events if e["type"] == "MemoryRetrieved" for m in e["memories"]]
         found_by[result["id"]] = {m["session_id"] for m in retrieved if "locker 42" in m["text"]}
-    assert all(sessions == {"drv"} for sessions in found_by.values()), found_by
+        # what the task saw instead, should it miss: its lookups' hits and its notices
+        seen[result["id"]] = [(m["session_id"], m["score"], m["text"][:40]) for m in retrieved] + [
+            e["text"] for e in events if e["type"] == "Notice"
+        ]
+    assert all(sessions == {"drv"} for sessions in found_by.values()), (found_by, seen)
     listed = run_cli("sessions", "list", "--state-dir", str(driver))
     assert all(f"batch-q{n}" in listed.stdout for n in range(4)), listed.stdout
     shown = run_cli("logs", "show", "--state-dir", str(driver))
