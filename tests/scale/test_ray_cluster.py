@@ -155,7 +155,7 @@ def test_tasks_on_another_node_share_memory_and_bring_their_logs_back(
         found_by[result["id"]] = {m["session_id"] for m in retrieved if "locker 42" in m["text"]}
         # what the task saw instead, should it miss: its lookups' hits and its notices
         seen[result["id"]] = [(m["session_id"], m["score"], m["text"][:40]) for m in retrieved] + [
-            e["text"] for e in events if e["type"] == "Notice"
+            e["message"] for e in events if e["type"] == "Notice"
         ]
     assert all(sessions == {"drv"} for sessions in found_by.values()), (found_by, seen)
     listed = run_cli("sessions", "list", "--state-dir", str(driver))
