@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -19,6 +19,7 @@ from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
+    from massgen_cli.memory.longterm.retrieve.ranking import Method
     from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
 TEXT_CHARS = 100
@@ -80,8 +81,9 @@ def search(
     as_json: bool,
     method: str = "hybrid",
 ) -> int:
+    """Print the memories that best match ``query`` (``method`` is one that Typer checked)."""
     with open_store(config, state_dir) as store:
-        hits = store.search(query, limit=limit, scope=scope, method=method)
+        hits = store.search(query, limit=limit, scope=scope, method=cast("Method", method))
     for hit in hits:
         record = hit.to_json()
         if as_json:

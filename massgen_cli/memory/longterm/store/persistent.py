@@ -24,6 +24,7 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordOutcome,
 )
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding, check_embedder
 from massgen_cli.memory.longterm.store.housekeeping import Housekeeping
@@ -123,7 +124,7 @@ class PersistentMemory:
         *,
         limit: int,
         scope: SearchFilter | None = None,
-        method: str = "hybrid",
+        method: Method = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
     ) -> list[MemoryHit]:
