@@ -58,3 +58,54 @@ def test_the_first_results_are_the_same_whatever_the_limit(conversation):
         assert len(ten) == 10 and len(fifty) == 50 and len(beyond) == 120
         assert fifty[:10] == ten and beyond[:50] == fifty, question.text
         assert len({memory_id for memory_id, _ in beyond}) == 120
+
+
+PETS = """
+agents:
+  - id: walrus
+    backend:
+      type: scripted
+      responses:
+        - {{tool: new_answer, args: {{content: "{walrus}"}}}}
+        - {{tool: vote, args: {{agent_id: walrus, reason: "both told"}}}}
+  - id: marten
+    backend:
+      type: scripted
+      responses:
+        - {{tool: new_answer, args: {{content: "{marten}"}}}}
+        - {{tool: vote, args: {{agent_id: walrus, reason: "both told"}}}}
+orchestrator: {{final_presentation: reuse, peer_updates: none}}
+memory:
+  enabled: true
+  persistent_memory: {{enabled: true}}
+"""
+PUPPY = ("We brought home a puppy called Biscuit.", "walrus")
+
+
+def hits(config: str, query: str, *options: str) -> list[tuple[str, str]]:
+    found = massgen("memory", "search", query, "--config", config, "--json", *options)
+    assert found.exit_code == 0, found.stderr
+    return [(hit["text"], hit["metadata"]["agent_id"]) for hit in map(json.loads, found.stdout.splitlines())]
+
+
+def test_a_question_that_names_an_agent_finds_that_agents_memory_first(tmp_path):
+    """In session ``named`` the answers name their agents; in ``unnamed`` only who recorded them does,
+    and similarity alone prefers the other agent's look-alike."""
+    for session, walrus, marten in (
+        ("named", "Walrus adopted a puppy named Biscuit", "Marten adopted a rabbit"),
+        ("unnamed", PUPPY[0], "I adopted a rabbit."),
+    ):
+        config = str(write_config(tmp_path, PETS.format(walrus=walrus, marten=marten), f"{session}.yaml"))
+        answered = massgen("-c", config, "-q", "--session", session, "Which pets did you adopt?")
+        assert answered.exit_code == 0, answered.stderr
+    named = ("--session", "named")
+    assert hits(config, "What did Walrus adopt?", *named)[0] == (
+        "Walrus adopted a puppy named Biscuit",
+        "walrus",
+    )
+    assert hits(config, "What did Marten adopt?", *named)[0] == ("Marten adopted a rabbit", "marten")
+    unnamed = ("--session", "unnamed")
+    dense = hits(config, "What did Walrus adopt?", *unnamed, "--method", "dense")
+    assert dense.index(("I adopted a rabbit.", "marten")) < dense.index(PUPPY), "similarity alone"
+    assert hits(config, "What did Walrus adopt?", *unnamed)[0] == PUPPY
+    assert hits(config, "What did Marten adopt?", *unnamed)[0] == ("I adopted a rabbit.", "marten")

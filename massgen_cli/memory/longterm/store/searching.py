@@ -1,6 +1,6 @@
-"""Search: the stored vectors and BM25, each ranked inside the search's scope, fused over pools whose
-size does not depend on the limit, optionally reordered by learned values, and attributed to the
-source that makes each memory visible."""
+"""Search: the stored vectors, BM25 and the names the query gives, each ranked inside the search's
+scope, fused by reciprocal rank over pools whose size does not depend on the limit, optionally
+reordered by learned values, and attributed to the source that makes each memory visible."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT, Method, tiers
+from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
-DENSE_WEIGHTS = {"hybrid": DENSE_WEIGHT, "dense": 1.0, "lexical": 0.0}
 BACKFILL_BATCH = 256
 
 
@@ -36,18 +35,19 @@ class MemorySearch:
         value_goal: str | None = None,
         value_weight: float = 0.0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query``: similarity over the stored vectors and BM25, fused by
-        a convex combination of their normalised scores (``method`` picks ``dense`` or ``lexical``
-        alone). ``scope`` (a session, an agent, a domain, a task type, a turn-aware viewer) acts inside
-        each ranking, so what is out of scope never takes a candidate's place. The same query gives
-        the same first results whatever ``limit`` (``retrieve.ranking.tiers``)."""
+        """The memories that best match ``query``: similarity over the stored vectors, BM25, and
+        similarity among the memories the query names, fused by reciprocal rank (``method`` picks
+        ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a task type, a
+        turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
+        place. The same query gives the same first results whatever ``limit``
+        (``retrieve.ranking.tiers``)."""
         if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
         vector = self._query_vector(query) if method != "lexical" else None
         chosen: list[tuple[str, float]] = []
         for pool in tiers(limit):
-            ranked = self.index.ranked(query, vector, pool, scope, DENSE_WEIGHTS[method])
+            ranked = self.index.ranked(query, vector, pool, scope, method)
             if value_goal and value_weight > 0:
                 ranked = self.values.rank(ranked, segment(value_goal), value_weight)
             chosen += _new(ranked, chosen)[: pool - len(chosen)]

@@ -7,11 +7,13 @@ import warnings
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
     index_collection,
+    names_payload,
     point_id,
     records_collection,
 )
@@ -35,6 +37,8 @@ _INDEX_FIELDS = {
     "expires_at": "float",
     "sources[].session_id": "keyword",
     "sources[].agent_id": "keyword",
+    "speaker": "keyword",
+    "entities": "keyword",
 }
 
 
@@ -50,6 +54,8 @@ class QdrantBase:
         self.dimensions = dimensions
         require_version(self.client)
         self._create_collections()
+        if self.meta("names") is None:
+            self._fill_names()
 
     def _create_collections(self) -> None:
         from qdrant_client import models
@@ -66,6 +72,19 @@ class QdrantBase:
                 f"makes {self.dimensions}; use the embedder it was built with or another "
                 "persistent_memory.qdrant.collection_name"
             )
+
+    def _fill_names(self) -> None:
+        """Names (``record.names``) for the memories stored before the index kept them; another
+        process doing the same at once writes the same fields."""
+        from qdrant_client import models
+
+        missing = models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="speaker"))])
+        for point in self.every(self.memories, missing, ["memory_id", "indexed", "text", "speaker"]):
+            if "speaker" in point.payload:
+                continue
+            names = memory_names(point.payload.get("indexed") or point.payload["text"], point.payload["text"])
+            self.client.set_payload(self.memories, names_payload(names), points=[point.id], wait=True)
+        self.set_meta("names", "1")
 
     def _create(self, name: str, fields: dict[str, str], **config: Any) -> None:
         """The collection and its payload indexes; another process making it at the same moment wins."""
