@@ -123,7 +123,7 @@ def qdrant_kind(state: Path, server: Any) -> IndexKind:
     meta = models.Filter(
         must=[
             models.FieldCondition(key="kind", match=models.MatchValue(value="meta")),
-            models.FieldCondition(key="name", match=models.MatchValue(value="names")),
+            models.FieldCondition(key="name", match=models.MatchValue(value="index_form")),
         ]
     )
 

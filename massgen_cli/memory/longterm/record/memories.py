@@ -82,14 +82,31 @@ class RecordOutcome:
 
 
 @dataclass(frozen=True)
+class ContextTurn:
+    """A memory recorded next to a hit in the hit's session: ``offset`` places before it (negative) or
+    after it (positive), shown as the source recorded there."""
+
+    offset: int
+    id: str
+    text: str
+    source: Source
+
+    def to_json(self) -> dict[str, Any]:
+        where = {"agent_id": self.source.agent_id, "turn": self.source.turn}
+        return {"offset": self.offset, "id": self.id, "text": self.text, **self.source.extra, **where}
+
+
+@dataclass(frozen=True)
 class MemoryHit:
-    """A retrieved memory, attributed to the source that makes it visible."""
+    """A retrieved memory, attributed to the source that makes it visible, with the memories recorded
+    around that source in its session when the search asked for them (``context``)."""
 
     id: str
     text: str
     score: float
     memory: IndexedMemory
     source: Source
+    context: tuple[ContextTurn, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The hit as ``memory search --json`` prints it: the attributes are those of the source it is
@@ -107,7 +124,10 @@ class MemoryHit:
             "task_type": self.memory.task_type,
             "sources": sources,
         }
-        return {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
+        found = {"id": self.id, "text": self.text, "score": round(self.score, 4), "metadata": metadata}
+        if self.context:
+            found["context"] = [turn.to_json() for turn in self.context]
+        return found
 
 
 def speaker_of(role: str, agent_id: str, extra: dict[str, Any] | None = None) -> str:

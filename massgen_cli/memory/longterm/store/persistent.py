@@ -127,10 +127,18 @@ class PersistentMemory:
         method: Method = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
+        context: int = 0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query`` within ``scope`` (see ``MemorySearch.search``)."""
+        """The memories that best match ``query`` within ``scope``, each with up to ``context`` memories
+        recorded around it (see ``MemorySearch.search``)."""
         return self.searcher.search(
-            query, limit=limit, scope=scope, method=method, value_goal=value_goal, value_weight=value_weight
+            query,
+            limit=limit,
+            scope=scope,
+            method=method,
+            value_goal=value_goal,
+            value_weight=value_weight,
+            context=context,
         )
 
     def apply_value_updates(self, updates: list[ValueUpdate], goal: str, alpha: float) -> dict[str, float]:

@@ -5,9 +5,10 @@ reordered by learned values, and attributed to the source that makes each memory
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from massgen_cli.memory.longterm.record.keys import segment
-from massgen_cli.memory.longterm.record.memories import MemoryHit
+from massgen_cli.memory.longterm.record.memories import ContextTurn, MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
@@ -34,13 +35,15 @@ class MemorySearch:
         method: Method = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
+        context: int = 0,
     ) -> list[MemoryHit]:
         """The memories that best match ``query``: similarity over the stored vectors, BM25, and
         similarity among the memories the query names, fused by reciprocal rank (``method`` picks
         ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a task type, a
         turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
         place. The same query gives the same first results whatever ``limit``
-        (``retrieve.ranking.tiers``)."""
+        (``retrieve.ranking.tiers``). With ``context``, each hit comes with up to that many memories
+        recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
@@ -53,7 +56,8 @@ class MemorySearch:
             chosen += _new(ranked, chosen)[: pool - len(chosen)]
             if len(chosen) >= limit or len(ranked) < pool:  # enough, or the scope has no more
                 break
-        return self._hits(chosen[:limit], scope)
+        hits = self._hits(chosen[:limit], scope)
+        return self._with_context(hits, context, scope) if context > 0 else hits
 
     def _query_vector(self, query: str) -> Sequence[float]:
         self._index_missing_vectors()
@@ -68,6 +72,22 @@ class MemorySearch:
             MemoryHit(memory_id, memories[memory_id].text, score, memories[memory_id], sources[memory_id])
             for memory_id, score in chosen
             if memory_id in memories and memory_id in sources
+        ]
+
+    def _with_context(self, hits: list[MemoryHit], count: int, scope: SearchFilter) -> list[MemoryHit]:
+        """Each hit with the memories recorded around it in its session."""
+        placed = {hit.id: self.index.neighbours(hit.id, hit.source, count, scope) for hit in hits}
+        memories = self.index.get(memory_id for found in placed.values() for _, memory_id, _ in found)
+        return [
+            replace(
+                hit,
+                context=tuple(
+                    ContextTurn(offset, memory_id, memories[memory_id].text, source)
+                    for offset, memory_id, source in placed[hit.id]
+                    if memory_id in memories
+                ),
+            )
+            for hit in hits
         ]
 
     def _index_missing_vectors(self) -> None:

@@ -49,7 +49,8 @@ class KeptRecords(Protocol):
 
 
 class Ranking(Protocol):
-    """The one ranking every index computes alike, the vectors it reads, and attribution."""
+    """The one ranking every index computes alike, the context of a hit, the vectors it reads, and
+    attribution."""
 
     def ranked(
         self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
@@ -57,6 +58,12 @@ class Ranking(Protocol):
         """``(id, score)`` inside ``scope``, best first (equal scores in key order): for ``hybrid`` the
         ``pool`` best of each ranking, fused by reciprocal rank (``retrieve.ranking``); for ``dense``
         or ``lexical`` the ``pool`` best of that ranking alone, with its own scores."""
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of up to ``count`` memories on each side of ``source`` of
+        ``memory_id`` in its session, in session order (``retrieve.context``)."""
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]: ...
     def set_vectors(self, vectors: dict[str, Any]) -> None: ...

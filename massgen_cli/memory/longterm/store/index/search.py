@@ -9,10 +9,18 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition, query_names
 from massgen_cli.memory.longterm.retrieve.ranking import Method, reciprocal_rank_fusion
+from massgen_cli.memory.longterm.retrieve.sql import SQLITE
 from massgen_cli.memory.longterm.store.index.bm25 import ScopeStatistics, bm25
+from massgen_cli.memory.longterm.store.index.context import (
+    position_params,
+    side_params,
+    side_query,
+    source_position,
+)
 from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, source_of
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import fts_query, query_terms
@@ -100,6 +108,24 @@ class IndexSearch(IndexFile):
             ]
             top = self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
         return self.ties_by_key(top)[:limit]
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side."""
+        with self._lock:
+            found = self._db.execute(
+                source_position(SQLITE, "rowid"), position_params(memory_id, source)
+            ).fetchone()
+            if found is None:
+                return []
+            sides = []
+            for after in (False, True):
+                sql, params = side_query(scope, SQLITE, "memories", "rowid", after=after)
+                rows = self._db.execute(sql, side_params(memory_id, source, found[0], params, count))
+                sides.append([(row[0], source_of(row)) for row in rows.fetchall()])
+        return nearest(memory_id, sides[0], sides[1], count)
 
     def keys(self, ids: Iterable[str]) -> dict[str, str]:
         """The key of each memory (what orders equal scores the same in every store)."""

@@ -16,11 +16,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import SPREAD, context_scope, memory_scope, nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import query_names
 from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
 from massgen_cli.memory.longterm.store.index.terms import query_terms
-from massgen_cli.memory.longterm.store.qdrant.filters import counts, memory_filter, named_filter, one_of
+from massgen_cli.memory.longterm.store.qdrant.filters import (
+    counts,
+    equals,
+    memory_filter,
+    named_filter,
+    one_of,
+    records_of,
+)
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
@@ -29,6 +37,7 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
     source_of,
 )
 from massgen_cli.memory.longterm.store.qdrant.records import VECTORS_MISSING, QdrantRecords
+from massgen_cli.memory.longterm.store.qdrant.sources import won
 
 
 class QdrantSearch(QdrantRecords):
@@ -79,6 +88,62 @@ class QdrantSearch(QdrantRecords):
             named = models.Filter(must=[where, named_filter(names)])
             prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=named, limit=pool))
         return prefetches
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side: source
+        points in ``recorded_at`` order, read until ``SPREAD`` per neighbour wanted pass the scope, as
+        the other indexes read them."""
+        identity = point_id(
+            "source", memory_id, source.agent_id, source.session_id, source.turn, source.attempt
+        )
+        found = self.client.retrieve(self.records, [identity], with_payload=["recorded_at"])
+        if not found:
+            return []
+        at = str(found[0].payload["recorded_at"])
+        before, after = (
+            self._side(memory_id, source.session_id, at, count * SPREAD, scope, after=side)
+            for side in (False, True)
+        )
+        return nearest(memory_id, before, after, count)
+
+    def _side(
+        self, memory_id: str, session_id: str, at: str, wanted: int, scope: SearchFilter, *, after: bool
+    ) -> list[tuple[str, Source]]:
+        """Up to ``wanted`` records of one side of ``at`` in the session that ``scope`` lets a
+        neighbour come from, nearest first."""
+        from qdrant_client import models
+
+        direction = models.Direction.ASC if after else models.Direction.DESC
+        kept: list[tuple[str, Source]] = []
+        while len(kept) < wanted:
+            moment = models.DatetimeRange.model_validate({"gt" if after else "lt": at})
+            where = records_of("source", equals("session_id", session_id))
+            where.must += [models.FieldCondition(key="recorded_at", range=moment)]
+            where.must_not = [equals("memory_id", memory_id)]
+            order = models.OrderBy(key="recorded_at", direction=direction)
+            points, _ = self.client.scroll(
+                self.records, scroll_filter=where, limit=wanted, order_by=order, with_payload=True
+            )
+            kept += self._admitted([point.payload for point in points], scope)
+            if len(points) < wanted:
+                break
+            at = str(points[-1].payload["recorded_at"])
+        return kept[:wanted]
+
+    def _admitted(self, entries: list[dict[str, Any]], scope: SearchFilter) -> list[tuple[str, Source]]:
+        """The source points (in their order) that ``scope`` lets a neighbour come from."""
+        winners = self.winners((entry["session_id"], int(entry["turn"])) for entry in entries)
+        seen = context_scope(scope)
+        visible = [entry for entry in entries if counts(seen, {**entry, "won": won(entry, winners)})]
+        if not visible:
+            return []
+        where = memory_filter(memory_scope(scope), time.time())
+        where.must.append(one_of("memory_id", [entry["memory_id"] for entry in visible]))
+        alive = {point.payload["memory_id"] for point in self.every(self.memories, where, ["memory_id"])}
+        return [(entry["memory_id"], source_of(entry)) for entry in visible if entry["memory_id"] in alive]
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, text)`` of memories without a vector; only looked for while the index notes some."""

@@ -8,9 +8,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import query_names
 from massgen_cli.memory.longterm.retrieve.ranking import Method
+from massgen_cli.memory.longterm.store.index.context import (
+    position_params,
+    side_params,
+    side_query,
+    source_position,
+)
 from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 from massgen_cli.memory.longterm.store.server.ranking import (
@@ -57,6 +64,22 @@ class ServerSearch(ServerBase):
             add_alone(statement, method)
         sql, params = statement.select("SELECT id, score FROM fused ORDER BY score DESC, place, key")
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side."""
+        dialect = self.tables.dialect
+        found = self.server.one(source_position(dialect, "seq"), position_params(memory_id, source))
+        if found is None:
+            return []
+        sides = []
+        for after in (False, True):
+            sql, params = side_query(scope, dialect, self.tables.index, "seq", after=after)
+            rows = self.server.rows(sql, side_params(memory_id, source, found[0], params, count))
+            sides.append([(row[0], source_from_row(row)) for row in rows])
+        return nearest(memory_id, sides[0], sides[1], count)
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """The lexical half alone (what the local index's ``lexical`` returns)."""
