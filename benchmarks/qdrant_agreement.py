@@ -1,6 +1,6 @@
 """How far the Qdrant index's ranking (Query API: a dense and a sparse prefetch fused by the server)
-agrees with the local index's (scoped BM25 and cosine, convex fusion), side by side on the same
-memories, for each fusion Qdrant offers (RRF, DBSF).
+agrees with the local index's (scoped BM25 and cosine, the same reciprocal rank fusion), side by side
+on the same memories.
 
 The memories are the conformance test's: a synthetic conversation recorded by three agents taking
 turns (each turn won by one of them), its probes' facts again in a second session, every 17th memory
@@ -38,7 +38,6 @@ _SPEC.loader.exec_module(synthetic)
 
 AGENTS = ("agent_a", "agent_b", "agent_c")
 METHODS = ("hybrid", "lexical", "dense")
-FUSIONS = ("rrf", "dbsf")
 
 
 @dataclass(frozen=True)
@@ -153,18 +152,14 @@ def main() -> None:
         for store in (local, qdrant):
             load(store, conversation)
         print(f"{local.index.count()} memories, {len(conversation.probes)} probes")
-        print("fusion  method   scope                  overlap  same   recall local / qdrant")
-        for fusion in FUSIONS:
-            qdrant.index.fusion = fusion
-            for method in METHODS:
-                if method != "hybrid" and fusion != FUSIONS[0]:
-                    continue
-                for name, scope in scopes(len(conversation.messages)).items():
-                    a = agreement(local, qdrant, conversation, scope, method)
-                    print(
-                        f"{fusion if method == 'hybrid' else '-':7} {method:8} {name:22} {a.overlap:7.3f} "
-                        f"{a.identical:6.3f} {a.local_recall:6.3f} / {a.qdrant_recall:.3f}"
-                    )
+        print("method   scope                  overlap  same   recall local / qdrant")
+        for method in METHODS:
+            for name, scope in scopes(len(conversation.messages)).items():
+                a = agreement(local, qdrant, conversation, scope, method)
+                print(
+                    f"{method:8} {name:22} {a.overlap:7.3f} {a.identical:6.3f} "
+                    f"{a.local_recall:6.3f} / {a.qdrant_recall:.3f}"
+                )
         local.close()
         qdrant.close()
         close_clients()

@@ -40,6 +40,12 @@ def memory_search(
         SearchMethod,
         typer.Option("--method", help="hybrid (both rankings fused), dense (meaning) or lexical (words)."),
     ] = SearchMethod.hybrid,
+    context: Annotated[
+        int,
+        typer.Option(
+            "--context", min=0, help="Also show this many memories recorded before and after each result."
+        ),
+    ] = 0,
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -50,7 +56,14 @@ def memory_search(
     _guarded(
         debug,
         lambda: memory_commands.search(
-            query, config, state_dir, scope, limit=limit, as_json=as_json, method=method.value
+            query,
+            config,
+            state_dir,
+            scope,
+            limit=limit,
+            as_json=as_json,
+            method=method.value,
+            context=context,
         ),
     )
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -20,6 +20,7 @@ from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
+    from massgen_cli.memory.longterm.retrieve.ranking import Method
     from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
 TEXT_CHARS = 100
@@ -80,18 +81,24 @@ def search(
     limit: int,
     as_json: bool,
     method: str = "hybrid",
+    context: int = 0,
 ) -> int:
+    """Print the memories that best match ``query`` (``method`` is one that Typer checked), each with
+    up to ``context`` memories recorded on each side of it in its session."""
     with open_store(config, state_dir) as store:
-        hits = store.search(query, limit=limit, scope=scope, method=method)
+        hits = store.search(query, limit=limit, scope=scope, method=cast("Method", method), context=context)
     for hit in hits:
         record = hit.to_json()
         if as_json:
             print(json.dumps(record, ensure_ascii=False))
-        else:
-            meta = record["metadata"]
-            speaker = speaker_of(hit.memory.role, hit.source.agent_id, hit.source.extra)
-            where = f"{speaker} · {meta['session_id']} · turn {meta['turn']}"
-            print(printable(f"{hit.score:.3f}  [{where}]  {hit.text}"))  # no control character for a terminal
+            continue
+        meta = record["metadata"]
+        speaker = speaker_of(hit.memory.role, hit.source.agent_id, hit.source.extra)
+        where = f"{speaker} · {meta['session_id']} · turn {meta['turn']}"
+        print(printable(f"{hit.score:.3f}  [{where}]  {hit.text}"))  # no control character for a terminal
+        for turn in hit.context:
+            side = "before" if turn.offset < 0 else "after "
+            print(printable(f"       {side} [{turn.source.agent_id} · turn {turn.source.turn}]  {turn.text}"))
     if not hits:
         Console(stderr=True).print("no memories found")
     return 0

@@ -202,6 +202,13 @@ class RetrievalConfig(Section):
     token_budget: int = Field(
         default=1500, gt=0, description="Most tokens the retrieved memories may add to a request."
     )
+    context_turns: int = Field(
+        default=1,
+        ge=0,
+        description="Memories recorded just before and just after each retrieved memory in its session "
+        "(this many on each side) that come with it, and with each memory_search result; retrieval "
+        "leaves them out of a memory whose lines would not fit token_budget. 0 brings none.",
+    )
 
 
 class RecordingConfig(Section):

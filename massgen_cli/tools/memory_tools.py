@@ -32,8 +32,20 @@ GUIDANCE = (
 
 
 @dataclass(frozen=True)
+class NearbyMemory:
+    """A memory recorded next to a found one in its session: ``offset`` places before (negative) or
+    after it."""
+
+    offset: int
+    agent_id: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True)
 class FoundMemory:
-    """A memory a search found, shown as the source that makes it visible to the agent."""
+    """A memory a search found, shown as the source that makes it visible to the agent, with the
+    memories recorded around it (``nearby``)."""
 
     id: str
     text: str
@@ -42,6 +54,7 @@ class FoundMemory:
     session_id: str
     turn: int
     kind: str = ""
+    nearby: tuple[NearbyMemory, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,8 @@ def memory_tools(memory: AgentMemory, agent_id: str) -> list[Tool]:
             ToolSpec(
                 "memory_search",
                 f"Search the long-term memories you can see: yours and those of earlier turns' winners "
-                f"(at most {SEARCH_LIMIT}, best first, each with its id, score, who recorded it and when).",
+                f"(at most {SEARCH_LIMIT}, best first, each with its id, score, who recorded it and when, "
+                "and what was recorded just before and after it).",
                 schema(
                     {
                         "query": {"type": "string", "description": "What to look for."},
@@ -191,6 +205,11 @@ def _listing(found: list[FoundMemory], session_id: str) -> str:
         kind = f" ({hit.kind})" if hit.kind else ""
         lines.append(f"{number}. id {hit.id}  score {hit.score:.3f}  [{where}]{kind}")
         lines.append(f"   {one_line(hit.text, HIT_CHARS)}")
+        lines += [
+            f"   {'before' if near.offset < 0 else 'after'} [{near.agent_id}, turn {near.turn}]: "
+            f"{one_line(near.text, HIT_CHARS)}"
+            for near in hit.nearby
+        ]
     return "\n".join(lines)
 
 

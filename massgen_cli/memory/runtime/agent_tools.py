@@ -10,7 +10,7 @@ from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMes
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
 from massgen_cli.memory.runtime.recall import Recall
-from massgen_cli.tools.memory_tools import FoundMemory, SavedMemory, StaleNote
+from massgen_cli.tools.memory_tools import FoundMemory, NearbyMemory, SavedMemory, StaleNote
 
 
 class AgentMemoryTools:
@@ -30,8 +30,9 @@ class AgentMemoryTools:
     async def search_visible(
         self, agent_id: str, query: str, limit: int, *, all_sessions: bool
     ) -> list[FoundMemory]:
-        """What retrieval would bring ``agent_id`` now (turn-aware, not stale), best first;
-        ``all_sessions`` only where its config searches every session."""
+        """What retrieval would bring ``agent_id`` now (turn-aware, not stale), best first, each with
+        the memories recorded around it; ``all_sessions`` only where its config searches every
+        session."""
         viewer = self.recall.viewer(
             agent_id, all_sessions=all_sessions and self.all_sessions_allowed(agent_id)
         )
@@ -45,6 +46,10 @@ class AgentMemoryTools:
                 hit.source.session_id,
                 hit.source.turn,
                 str({**hit.memory.extra, **hit.source.extra}.get("kind") or ""),
+                tuple(
+                    NearbyMemory(turn.offset, turn.source.agent_id, turn.source.turn, turn.text)
+                    for turn in hit.context
+                ),
             )
             for hit in hits
         ]

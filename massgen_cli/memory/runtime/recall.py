@@ -43,7 +43,8 @@ class Recall:
 
     def search(self, agent_id: str, query: str, limit: int, viewer: Viewer) -> list[MemoryHit]:
         """What ``viewer`` may see that best matches ``query``, ranked as the agent's config says
-        (learned values mixed in when on); blocking, so it runs in a thread."""
+        (learned values mixed in when on), each with the memories recorded around it
+        (``retrieval.context_turns``); blocking, so it runs in a thread."""
         assert self.run.store is not None, "searched only with an open store"
         memory = self.run.settings[agent_id]
         learning = memory.value_learning
@@ -53,6 +54,7 @@ class Recall:
             scope=SearchFilter(viewer=viewer),
             value_goal=value_goal(memory),
             value_weight=learning.weight if learning.enabled else 0.0,
+            context=memory.retrieval.context_turns,
         )
 
     async def block(self, agent_id: str, question: str, history: list[Message]) -> Message | None:

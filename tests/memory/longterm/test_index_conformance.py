@@ -1,6 +1,6 @@
 """One ranking on every index: the same memories in the local index (SQLite in the state folder) and in
 a server's (PostgreSQL, ranked in SQL) give the same top 10 for the same queries, whatever the scope,
-the viewer or the method."""
+the viewer or the method, and the same memories around each hit."""
 
 from __future__ import annotations
 
@@ -91,3 +91,20 @@ def test_hits_are_attributed_to_the_same_source(stores):
         expected = [(h.memory.key, h.source) for h in local.search(probe.question, limit=10, scope=viewer)]
         found = [(h.memory.key, h.source) for h in server.search(probe.question, limit=10, scope=viewer)]
         assert found == expected
+
+
+def with_context(store: PersistentMemory, query: str, scope: SearchFilter) -> list:  # type: ignore[type-arg]
+    """Each hit's key with the memories around it: ``(offset, text, source)``."""
+    hits = store.search(query, limit=5, scope=scope, context=2)
+    return [(hit.memory.key, [(t.offset, t.text, t.source) for t in hit.context]) for hit in hits]
+
+
+def test_the_memories_around_each_hit_are_the_same(stores):
+    local, server, conversation = stores
+    compared = 0
+    for name, scope in scopes(len(conversation.messages)).items():
+        for probe in conversation.probes[:4]:
+            expected = with_context(local, probe.question, scope)
+            assert with_context(server, probe.question, scope) == expected, (name, probe.question)
+            compared += sum(bool(around) for _, around in expected)
+    assert compared > 40

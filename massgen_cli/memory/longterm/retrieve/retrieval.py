@@ -5,8 +5,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from massgen_cli.memory.longterm.record.memories import MemoryHit
+from massgen_cli.memory.longterm.record.memories import MemoryHit, Source
 from massgen_cli.messages import Message
 from massgen_cli.tokens import count_text_tokens
 
@@ -26,26 +27,46 @@ def build_query(question: str, history: Sequence[Message]) -> str:
 
 
 def within_budget(hits: Sequence[MemoryHit], token_budget: int) -> list[MemoryHit]:
-    """The best hits whose lines fit in ``token_budget`` tokens (one key, one line)."""
-    chosen, used, seen = [], count_text_tokens(HEADER), set()
+    """The best hits whose lines fit in ``token_budget`` tokens, each memory shown once: a hit with the
+    memories recorded around it when they fit too, else alone. A memory around a hit is left out when
+    it is a hit itself (it has its own line) or was shown already."""
+    chosen, used, shown = [], count_text_tokens(HEADER), set()
+    ranked = {hit.id for hit in hits}
     for hit in hits:
-        if hit.memory.key in seen:
+        if hit.id in shown:
             continue
-        cost = count_text_tokens(attribution_line(hit))
-        if used + cost > token_budget:
-            continue
-        chosen.append(hit)
-        used += cost
-        seen.add(hit.memory.key)
+        new = tuple(turn for turn in hit.context if turn.id not in shown and turn.id not in ranked)
+        for candidate in (replace(hit, context=new), replace(hit, context=())):
+            cost = count_text_tokens(hit_lines(candidate))
+            if used + cost <= token_budget:
+                chosen.append(candidate)
+                used += cost
+                shown.update([hit.id, *(turn.id for turn in candidate.context)])
+                break
     return chosen
 
 
 def attribution_line(hit: MemoryHit) -> str:
-    return f"[From {hit.source.agent_id} Turn {hit.source.turn}] {hit.text}"
+    return _attributed(hit.source, hit.text)
+
+
+def hit_lines(hit: MemoryHit) -> str:
+    """A hit's line, then a line for each memory recorded around it (before or after it, in order)."""
+    around = [
+        f"  {'before' if turn.offset < 0 else 'after'}: {_attributed(turn.source, turn.text)}"
+        for turn in hit.context
+    ]
+    return "\n".join([attribution_line(hit), *around])
+
+
+def _attributed(source: Source, text: str) -> str:
+    """``[From <agent> Turn <n>] text``, with an imported speaker before the text (``Caroline: ...``)."""
+    speaker = source.extra.get("speaker")
+    return f"[From {source.agent_id} Turn {source.turn}] {f'{speaker}: ' if speaker else ''}{text}"
 
 
 def memory_message(hits: Sequence[MemoryHit]) -> Message | None:
     """The one system message that carries retrieved memories, or None when there are none."""
     if not hits:
         return None
-    return {"role": "system", "content": "\n".join([HEADER, *(attribution_line(hit) for hit in hits)])}
+    return {"role": "system", "content": "\n".join([HEADER, *(hit_lines(hit) for hit in hits)])}

@@ -24,6 +24,7 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordOutcome,
 )
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding, check_embedder
 from massgen_cli.memory.longterm.store.housekeeping import Housekeeping
@@ -123,13 +124,21 @@ class PersistentMemory:
         *,
         limit: int,
         scope: SearchFilter | None = None,
-        method: str = "hybrid",
+        method: Method = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
+        context: int = 0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query`` within ``scope`` (see ``MemorySearch.search``)."""
+        """The memories that best match ``query`` within ``scope``, each with up to ``context`` memories
+        recorded around it (see ``MemorySearch.search``)."""
         return self.searcher.search(
-            query, limit=limit, scope=scope, method=method, value_goal=value_goal, value_weight=value_weight
+            query,
+            limit=limit,
+            scope=scope,
+            method=method,
+            value_goal=value_goal,
+            value_weight=value_weight,
+            context=context,
         )
 
     def apply_value_updates(self, updates: list[ValueUpdate], goal: str, alpha: float) -> dict[str, float]:

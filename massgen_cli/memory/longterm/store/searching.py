@@ -1,19 +1,20 @@
-"""Search: the stored vectors and BM25, each ranked inside the search's scope, fused, optionally
+"""Search: the stored vectors, BM25 and the names the query gives, each ranked inside the search's
+scope, fused by reciprocal rank over pools whose size does not depend on the limit, optionally
 reordered by learned values, and attributed to the source that makes each memory visible."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from massgen_cli.memory.longterm.record.keys import segment
-from massgen_cli.memory.longterm.record.memories import MemoryHit
+from massgen_cli.memory.longterm.record.memories import ContextTurn, MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import DENSE_WEIGHT
+from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
-CANDIDATES_PER_RESULT = 10
-MIN_CANDIDATES = 100
-DENSE_WEIGHTS = {"hybrid": DENSE_WEIGHT, "dense": 1.0, "lexical": 0.0}
 BACKFILL_BATCH = 256
 
 
@@ -31,30 +32,36 @@ class MemorySearch:
         *,
         limit: int,
         scope: SearchFilter | None = None,
-        method: str = "hybrid",
+        method: Method = "hybrid",
         value_goal: str | None = None,
         value_weight: float = 0.0,
+        context: int = 0,
     ) -> list[MemoryHit]:
-        """The memories that best match ``query``: similarity over the stored vectors and BM25, fused by
-        a convex combination of their normalised scores (``method`` picks ``dense`` or ``lexical``
-        alone). ``scope`` (a session, an agent, a domain, a task type, a turn-aware viewer) acts inside
-        each ranking, so what is out of scope never takes a candidate's place."""
+        """The memories that best match ``query``: similarity over the stored vectors, BM25, and
+        similarity among the memories the query names, fused by reciprocal rank (``method`` picks
+        ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a task type, a
+        turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
+        place. The same query gives the same first results whatever ``limit``
+        (``retrieve.ranking.tiers``). With ``context``, each hit comes with up to that many memories
+        recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
-        fused = self._fused(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), scope, method)
-        if value_goal and value_weight > 0:
-            fused = self.values.rank(fused, segment(value_goal), value_weight)
-        return self._hits(fused[:limit], scope)
+        vector = self._query_vector(query) if method != "lexical" else None
+        chosen: list[tuple[str, float]] = []
+        for pool in tiers(limit):
+            ranked = self.index.ranked(query, vector, pool, scope, method)
+            if value_goal and value_weight > 0:
+                ranked = self.values.rank(ranked, segment(value_goal), value_weight)
+            chosen += _new(ranked, chosen)[: pool - len(chosen)]
+            if len(chosen) >= limit or len(ranked) < pool:  # enough, or the scope has no more
+                break
+        hits = self._hits(chosen[:limit], scope)
+        return self._with_context(hits, context, scope) if context > 0 else hits
 
-    def _fused(self, query: str, pool: int, scope: SearchFilter, method: str) -> list[tuple[str, float]]:
-        """The ``pool`` best of each ranking that ``method`` asks for, fused; equal scores by key."""
-        weight = DENSE_WEIGHTS[method]
-        vector = None
-        if weight > 0:
-            self._index_missing_vectors()
-            vector = self.embedding.embed([query])[0]
-        return self.index.ranked(query, vector, pool, scope, weight)
+    def _query_vector(self, query: str) -> Sequence[float]:
+        self._index_missing_vectors()
+        return self.embedding.embed([query])[0]
 
     def _hits(self, chosen: list[tuple[str, float]], scope: SearchFilter) -> list[MemoryHit]:
         """The chosen memories, each shown as the source that makes it visible in ``scope``; a memory
@@ -67,6 +74,22 @@ class MemorySearch:
             if memory_id in memories and memory_id in sources
         ]
 
+    def _with_context(self, hits: list[MemoryHit], count: int, scope: SearchFilter) -> list[MemoryHit]:
+        """Each hit with the memories recorded around it in its session."""
+        placed = {hit.id: self.index.neighbours(hit.id, hit.source, count, scope) for hit in hits}
+        memories = self.index.get(memory_id for found in placed.values() for _, memory_id, _ in found)
+        return [
+            replace(
+                hit,
+                context=tuple(
+                    ContextTurn(offset, memory_id, memories[memory_id].text, source)
+                    for offset, memory_id, source in placed[hit.id]
+                    if memory_id in memories
+                ),
+            )
+            for hit in hits
+        ]
+
     def _index_missing_vectors(self) -> None:
         """Stores made before the index kept vectors get them once, from the text they indexed."""
         while batch := self.index.without_vectors(BACKFILL_BATCH):
@@ -74,3 +97,9 @@ class MemorySearch:
             self.index.set_vectors(
                 {memory_id: vector for (memory_id, _), vector in zip(batch, vectors, strict=True)}
             )
+
+
+def _new(ranked: list[tuple[str, float]], chosen: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """What ``ranked`` holds beyond the memories already ``chosen`` by a smaller tier."""
+    taken = {memory_id for memory_id, _ in chosen}
+    return [pair for pair in ranked if pair[0] not in taken]

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
 
@@ -48,13 +49,21 @@ class KeptRecords(Protocol):
 
 
 class Ranking(Protocol):
-    """The one ranking every index computes alike, the vectors it reads, and attribution."""
+    """The one ranking every index computes alike, the context of a hit, the vectors it reads, and
+    attribution."""
 
     def ranked(
-        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
+        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, fused score)`` of the ``pool`` best of each ranking inside ``scope``, fused, best first
-        (equal scores in key order); ``dense_weight`` 1 ranks by vectors alone, 0 by terms alone."""
+        """``(id, score)`` inside ``scope``, best first (equal scores in key order): for ``hybrid`` the
+        ``pool`` best of each ranking, fused by reciprocal rank (``retrieve.ranking``); for ``dense``
+        or ``lexical`` the ``pool`` best of that ranking alone, with its own scores."""
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of up to ``count`` memories on each side of ``source`` of
+        ``memory_id`` in its session, in session order (``retrieve.context``)."""
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]: ...
     def set_vectors(self, vectors: dict[str, Any]) -> None: ...

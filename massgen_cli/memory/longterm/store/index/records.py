@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import terms
@@ -32,8 +33,8 @@ class IndexRecords(IndexFile):
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
-        """A new memory, its first source, its vector and its lexical entry (the terms of
-        ``fields["indexed"]``, else of the text), in one transaction; ``KeyTaken`` when another
+        """A new memory, its first source, its vector, its lexical entry (the terms of
+        ``fields["indexed"]``, else of the text) and its names, in one transaction; ``KeyTaken`` when another
         process stored the same key first."""
         indexed = fields.get("indexed") or text
         lexical = terms(indexed)
@@ -57,6 +58,10 @@ class IndexRecords(IndexFile):
                 self._insert_memory(key, row)
                 self._insert_source(memory_id, source)
                 self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
+                self._db.executemany(
+                    "INSERT INTO names VALUES (?, ?, ?)",
+                    [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
+                )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")

@@ -16,6 +16,7 @@ from massgen_cli.memory.longterm.store.index.upgrade import (
     BUMP_GENERATION,
     LEXICAL_TABLE,
     TEXT_FORM,
+    fill_names,
     upgrade_text_form,
 )
 from massgen_cli.memory.longterm.store.vectors import VectorMatrix
@@ -65,6 +66,13 @@ CREATE TABLE IF NOT EXISTS winners (
     attempt INTEGER,
     PRIMARY KEY (session_id, turn)
 );
+CREATE TABLE IF NOT EXISTS names (
+    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (name, kind, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS names_by_memory ON names(memory_id);
 CREATE TABLE IF NOT EXISTS pending (
     token TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -126,6 +134,9 @@ class IndexFile:
                 if self.meta("text_form") != TEXT_FORM:
                     with self._lock:
                         upgrade_text_form(self._db)
+                if self.meta("names") is None:
+                    with self._lock:
+                        fill_names(self._db)
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() > deadline:

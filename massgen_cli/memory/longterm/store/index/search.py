@@ -1,7 +1,7 @@
-"""Both rankings of the index, with the search's filter inside each: BM25 over the memories the filter
-allows (FTS5 finds them, the scores use that scope's own statistics), and exact similarity over their
-vectors (kept in memory as one matrix, brought up to date with the file before each search); and the
-source each hit is shown as."""
+"""The index's rankings, with the search's filter inside each: BM25 over the memories the filter allows
+(FTS5 finds them, the scores use that scope's own statistics), exact similarity over their vectors
+(kept in memory as one matrix, brought up to date with the file before each search), and similarity
+among the memories the query names; and the source each hit is shown as."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import convex_fusion
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition, query_names
+from massgen_cli.memory.longterm.retrieve.ranking import Method, reciprocal_rank_fusion
+from massgen_cli.memory.longterm.retrieve.sql import SQLITE
 from massgen_cli.memory.longterm.store.index.bm25 import ScopeStatistics, bm25
+from massgen_cli.memory.longterm.store.index.context import (
+    position_params,
+    side_params,
+    side_query,
+    source_position,
+)
 from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, source_of
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import fts_query, query_terms
@@ -25,13 +34,19 @@ class IndexSearch(IndexFile):
     """Lexical and dense rankings under a filter, the vectors they use, and attribution."""
 
     def ranked(
-        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
+        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, fused score)`` of the ``pool`` best of each ranking inside ``scope``, fused, best first
-        (equal scores in key order); ``dense_weight`` 1 ranks by vectors alone, 0 by terms alone."""
-        dense = self.dense(vector, pool, scope) if dense_weight > 0 and vector is not None else []
-        lexical = self.lexical(query, pool, scope) if dense_weight < 1 else []
-        return self.ties_by_key(convex_fusion(dense, lexical, dense_weight))
+        """``(id, score)`` inside ``scope``, best first (equal scores in key order): for ``hybrid`` the
+        ``pool`` best of the dense, lexical and named rankings, fused by reciprocal rank; for
+        ``dense`` or ``lexical`` that ranking alone, with its own scores."""
+        dense = self.dense(vector, pool, scope) if method != "lexical" and vector is not None else []
+        lexical = self.lexical(query, pool, scope) if method != "dense" else []
+        if method != "hybrid":
+            return (dense or lexical)[:pool]
+        names = query_names(query)
+        named = self.dense(vector, pool, scope, names) if names and vector is not None else []
+        keys = self.keys(memory_id for ranking in (dense, lexical, named) for memory_id, _ in ranking)
+        return reciprocal_rank_fusion(dense, lexical, named, keys)
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """``(id, BM25 score)`` of the memories ``scope`` allows that best match ``query``'s terms, best
@@ -73,11 +88,18 @@ class IndexSearch(IndexFile):
         return [(memory_id, score / best) for memory_id, score in found]
 
     def dense(
-        self, query_vector: Any, limit: int, scope: SearchFilter | None = None
+        self,
+        query_vector: Any,
+        limit: int,
+        scope: SearchFilter | None = None,
+        names: QueryNames | None = None,
     ) -> list[tuple[str, float]]:
-        """``(id, cosine)`` of the memories ``scope`` allows whose vectors are most like ``query_vector``,
-        best first."""
+        """``(id, cosine)`` of the memories ``scope`` allows (and ``names`` names, when given) whose
+        vectors are most like ``query_vector``, best first."""
         condition, params = (scope or SearchFilter()).memory_condition()
+        if names is not None:
+            named, more = named_condition(names)
+            condition, params = f"{condition} AND {named}", [*params, *more]
         with self._lock:
             self._sync_vectors()
             allowed = [
@@ -86,6 +108,24 @@ class IndexSearch(IndexFile):
             ]
             top = self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
         return self.ties_by_key(top)[:limit]
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side."""
+        with self._lock:
+            found = self._db.execute(
+                source_position(SQLITE, "rowid"), position_params(memory_id, source)
+            ).fetchone()
+            if found is None:
+                return []
+            sides = []
+            for after in (False, True):
+                sql, params = side_query(scope, SQLITE, "memories", "rowid", after=after)
+                rows = self._db.execute(sql, side_params(memory_id, source, found[0], params, count))
+                sides.append([(row[0], source_of(row)) for row in rows.fetchall()])
+        return nearest(memory_id, sides[0], sides[1], count)
 
     def keys(self, ids: Iterable[str]) -> dict[str, str]:
         """The key of each memory (what orders equal scores the same in every store)."""

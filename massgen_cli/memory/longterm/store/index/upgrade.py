@@ -6,7 +6,9 @@ Today's lexical form is ``[<date>] <speaker>: <text>``, keyed with its speaker a
 in the lexical table and their count in ``length``; the embedder reads the text alone. Each memory's
 vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
 before it ranks). Indexes of the second form split words at underscores since: their terms are made
-again from the indexed text, which stays as it is (keys and vectors too)."""
+again from the indexed text, which stays as it is (keys and vectors too). Indexes made before the index
+kept names (a memory's speaker and the entities of its text, ``record.names``) get them from the
+indexed text, once."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sqlite3
 
 from massgen_cli.memory.longterm.record.keys import memory_key
 from massgen_cli.memory.longterm.record.memories import indexed_text
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.terms import terms
 
 TEXT_FORM = "3"
@@ -80,3 +83,27 @@ def _today_form(text: str, old_indexed: str) -> str:
     if header is None:
         return text
     return indexed_text(text, header["speaker"], header["date"])
+
+
+def fill_names(db: sqlite3.Connection) -> None:
+    """Names for every memory that has none, in one transaction, and the mark that says it was done."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("SELECT 1 FROM meta WHERE name = 'names'").fetchone() is None:
+            rows = db.execute(
+                "SELECT id, coalesce(indexed, text), text FROM memories "
+                "WHERE id NOT IN (SELECT memory_id FROM names)"
+            ).fetchall()
+            db.executemany(
+                "INSERT OR IGNORE INTO names VALUES (?, ?, ?)",
+                [
+                    (i, kind, name)
+                    for i, indexed, text in rows
+                    for kind, name in memory_names(indexed, text).rows()
+                ],
+            )
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('names', '1')")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise

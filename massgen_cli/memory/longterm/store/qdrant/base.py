@@ -7,16 +7,20 @@ import warnings
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
     index_collection,
+    names_payload,
     point_id,
     records_collection,
 )
 
 PAGE = 256
+INDEX_FORM = "2"
+"""Collections of an earlier form get what was added since when they are opened (``_upgrade``)."""
 LEAST_VERSION = (1, 17)
 """Qdrant 1.17 added ``insert_only`` writes, which decide between two writers of the same memory; an
 older server would take them as plain upserts and let the second writer overwrite the first."""
@@ -26,6 +30,7 @@ _RECORD_FIELDS = {
     "session_id": "keyword",
     "goal": "keyword",
     "turn": "integer",
+    "recorded_at": "datetime",
 }
 _INDEX_FIELDS = {
     "memory_id": "keyword",
@@ -35,6 +40,8 @@ _INDEX_FIELDS = {
     "expires_at": "float",
     "sources[].session_id": "keyword",
     "sources[].agent_id": "keyword",
+    "speaker": "keyword",
+    "entities": "keyword",
 }
 
 
@@ -50,6 +57,8 @@ class QdrantBase:
         self.dimensions = dimensions
         require_version(self.client)
         self._create_collections()
+        if self.meta("index_form") != INDEX_FORM:
+            self._upgrade()
 
     def _create_collections(self) -> None:
         from qdrant_client import models
@@ -67,9 +76,35 @@ class QdrantBase:
                 "persistent_memory.qdrant.collection_name"
             )
 
+    def _upgrade(self) -> None:
+        """What collections made by an earlier version lack: the payload indexes added since, and names
+        (``record.names``) for the memories stored before the index kept them. Another process doing
+        the same at once writes the same indexes and fields."""
+        from qdrant_client import models
+
+        for collection, fields in ((self.memories, _INDEX_FIELDS), (self.records, _RECORD_FIELDS)):
+            self._index_fields(collection, fields)
+        missing = models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="speaker"))])
+        for point in self.every(self.memories, missing, ["memory_id", "indexed", "text", "speaker"]):
+            if "speaker" in point.payload:
+                continue
+            names = memory_names(point.payload.get("indexed") or point.payload["text"], point.payload["text"])
+            self.client.set_payload(self.memories, names_payload(names), points=[point.id], wait=True)
+        self.set_meta("index_form", INDEX_FORM)
+
+    def _index_fields(self, collection: str, fields: dict[str, str]) -> None:
+        """The payload indexes of ``fields`` that ``collection`` does not have yet."""
+        from qdrant_client import models
+
+        present = self.client.get_collection(collection).payload_schema or {}
+        with warnings.catch_warnings():  # local mode says payload indexes do nothing there
+            warnings.simplefilter("ignore", UserWarning)
+            for field, schema in fields.items():
+                if field not in present:
+                    self.client.create_payload_index(collection, field, models.PayloadSchemaType(schema))
+
     def _create(self, name: str, fields: dict[str, str], **config: Any) -> None:
         """The collection and its payload indexes; another process making it at the same moment wins."""
-        from qdrant_client import models
 
         if self.client.collection_exists(name):
             return
@@ -79,10 +114,7 @@ class QdrantBase:
             if not self.client.collection_exists(name):
                 raise
             return
-        with warnings.catch_warnings():  # local mode says payload indexes do nothing there
-            warnings.simplefilter("ignore", UserWarning)
-            for field, schema in fields.items():
-                self.client.create_payload_index(name, field, models.PayloadSchemaType(schema))
+        self._index_fields(name, fields)
 
     def close(self) -> None:
         """Nothing to release: the client is shared and closed at exit."""

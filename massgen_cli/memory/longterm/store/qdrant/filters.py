@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import QueryNames
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 
 
@@ -50,6 +51,18 @@ def memory_filter(scope: SearchFilter, now: float) -> Any:
         must.append(models.NestedCondition(nested=nested))
     must_not = [] if scope.include_stale else [equals("stale", True)]
     return models.Filter(must=must, must_not=must_not)
+
+
+def named_filter(names: QueryNames) -> Any:
+    """``retrieve.names.named_condition`` on a memory point: a named speaker's, or naming an entity."""
+    from qdrant_client import models
+
+    should = [
+        one_of(field, list(wanted))
+        for field, wanted in (("speaker", names.speakers), ("entities", names.entities))
+        if wanted
+    ]
+    return models.Filter(should=should)
 
 
 def source_filter(scope: SearchFilter) -> Any:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.record.names import MemoryNames
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
 
 DENSE = "dense"
@@ -58,6 +59,12 @@ def query_terms_vector(wanted: Sequence[str]) -> Any:
 
     indices = list(dict.fromkeys(term_index(term) for term in wanted))
     return models.SparseVector(indices=indices, values=[1.0] * len(indices))
+
+
+def names_payload(names: MemoryNames) -> dict[str, Any]:
+    """A memory's names as payload fields that filters match: ``speaker`` (empty when none) and
+    ``entities``."""
+    return {"speaker": names.speaker, "entities": list(names.entities)}
 
 
 def source_payload(memory_id: str, source: Source, recorded_at: str, writer: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import terms
@@ -21,6 +22,7 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
     TERMS,
     document_terms,
     memory_of,
+    names_payload,
     point_id,
     source_of,
 )
@@ -71,6 +73,7 @@ class QdrantRecords(QdrantSources):
             "extra": json.dumps(fields.get("extra", {})),
             "indexed": indexed,
             "length": len(lexical),
+            **names_payload(memory_names(indexed, text)),
             "stale": False,
             "sources": [],
         }

@@ -1,11 +1,13 @@
-"""Searching the Qdrant index through its Query API: a dense and a sparse prefetch, each under the
-search's filter, fused by the server in one request; and the source each hit is shown as.
+"""Searching the Qdrant index through its Query API: a dense, a sparse and a named prefetch (dense
+among the memories the query names), each under the search's filter, fused by the server in one
+request with the other indexes' fusion (reciprocal rank, ``retrieve.ranking.RRF_K``); and the source
+each hit is shown as.
 
-Qdrant cannot compute the other indexes' ranking (BM25 with the scope's own statistics, then a convex
-fusion of min-max-scaled cosines and best-scaled BM25): its sparse scores take their IDF from the
-whole collection, and it fuses by rank (RRF) or by distribution (DBSF). The conformance test measures
-how far the top 10 agree with the local index's, and holds membership, attribution, values, marks,
-listing and clearing to exact equality. ``FUSION`` was chosen by that measurement (see the README)."""
+Qdrant cannot compute the other indexes' lexical ranking (BM25 with the scope's own statistics): its
+sparse scores take their IDF from the whole collection and the length of each memory against a fixed
+reference. The fusion is the same, so where the two lexical rankings agree the fused ones do. The
+conformance test measures how far the top 10 agree with the local index's, and holds membership,
+attribution, values, marks, listing and clearing to exact equality."""
 
 from __future__ import annotations
 
@@ -14,9 +16,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import SPREAD, context_scope, memory_scope, nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import query_names
+from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
 from massgen_cli.memory.longterm.store.index.terms import query_terms
-from massgen_cli.memory.longterm.store.qdrant.filters import counts, memory_filter, one_of
+from massgen_cli.memory.longterm.store.qdrant.filters import (
+    counts,
+    equals,
+    memory_filter,
+    named_filter,
+    one_of,
+    records_of,
+)
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
@@ -25,56 +37,113 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
     source_of,
 )
 from massgen_cli.memory.longterm.store.qdrant.records import VECTORS_MISSING, QdrantRecords
-
-FUSION = "dbsf"
-"""Server-side fusion of the two prefetches: ``rrf`` (reciprocal rank, k=2) or ``dbsf``."""
+from massgen_cli.memory.longterm.store.qdrant.sources import won
 
 
 class QdrantSearch(QdrantRecords):
     """Rankings computed by the server, under the search's filter."""
 
-    fusion = FUSION
-
     def ranked(
-        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
+        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, score)`` of the ``pool`` best of each ranking inside ``scope``, fused by the server,
-        best first (equal scores in key order); ``dense_weight`` 1 ranks by vectors alone, 0 by terms
-        alone, and anything between by both, fused with equal weight."""
+        """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
+        of each ranking ``method`` asks for (the dense, sparse and named ones for ``hybrid``, fused by
+        the server by reciprocal rank)."""
         from qdrant_client import models
 
-        where = memory_filter(scope, time.time())
-        wanted = query_terms(query)
-        prefetches = []
-        if dense_weight > 0 and vector is not None:
-            dense = [float(value) for value in vector]
-            prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=where, limit=pool))
-        if dense_weight < 1 and wanted:
-            sparse = query_terms_vector(wanted)
-            prefetches.append(models.Prefetch(query=sparse, using=TERMS, filter=where, limit=pool))
+        prefetches = self._prefetches(query, vector, pool, memory_filter(scope, time.time()), method)
         if not prefetches:
             return []
-        if len(prefetches) == 1:
+        fields = ["memory_id", "key"]
+        if method != "hybrid":
             [only] = prefetches
             found = self.client.query_points(
-                self.memories,
-                query=only.query,
-                using=only.using,
-                query_filter=where,
-                limit=pool,
-                with_payload=["memory_id", "key"],
-            )
+                self.memories, query=only.query, using=only.using, query_filter=only.filter, limit=pool,
+                with_payload=fields,
+            )  # fmt: skip
         else:
-            fusion = models.Fusion.DBSF if self.fusion == "dbsf" else models.Fusion.RRF
+            fusion = models.RrfQuery(rrf=models.Rrf(k=RRF_K))
             found = self.client.query_points(
-                self.memories,
-                prefetch=prefetches,
-                query=models.FusionQuery(fusion=fusion),
-                limit=2 * pool,
-                with_payload=["memory_id", "key"],
+                self.memories, prefetch=prefetches, query=fusion, limit=3 * pool, with_payload=fields
             )
         ranked = sorted(found.points, key=lambda point: (-point.score, point.payload["key"]))
         return [(point.payload["memory_id"], float(point.score)) for point in ranked]
+
+    def _prefetches(
+        self, query: str, vector: Sequence[float] | None, pool: int, where: Any, method: Method
+    ) -> list[Any]:
+        """The rankings ``method`` asks for, each under ``where``: dense, sparse, and for ``hybrid``
+        dense among the memories the query names."""
+        from qdrant_client import models
+
+        wanted, names = query_terms(query), query_names(query)
+        dense = [float(value) for value in vector] if vector is not None else None
+        prefetches = []
+        if method != "lexical" and dense is not None:
+            prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=where, limit=pool))
+        if method != "dense" and wanted:
+            sparse = query_terms_vector(wanted)
+            prefetches.append(models.Prefetch(query=sparse, using=TERMS, filter=where, limit=pool))
+        if method == "hybrid" and names and dense is not None:
+            named = models.Filter(must=[where, named_filter(names)])
+            prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=named, limit=pool))
+        return prefetches
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side: source
+        points in ``recorded_at`` order, read until ``SPREAD`` per neighbour wanted pass the scope, as
+        the other indexes read them."""
+        identity = point_id(
+            "source", memory_id, source.agent_id, source.session_id, source.turn, source.attempt
+        )
+        found = self.client.retrieve(self.records, [identity], with_payload=["recorded_at"])
+        if not found:
+            return []
+        at = str(found[0].payload["recorded_at"])
+        before, after = (
+            self._side(memory_id, source.session_id, at, count * SPREAD, scope, after=side)
+            for side in (False, True)
+        )
+        return nearest(memory_id, before, after, count)
+
+    def _side(
+        self, memory_id: str, session_id: str, at: str, wanted: int, scope: SearchFilter, *, after: bool
+    ) -> list[tuple[str, Source]]:
+        """Up to ``wanted`` records of one side of ``at`` in the session that ``scope`` lets a
+        neighbour come from, nearest first."""
+        from qdrant_client import models
+
+        direction = models.Direction.ASC if after else models.Direction.DESC
+        kept: list[tuple[str, Source]] = []
+        while len(kept) < wanted:
+            moment = models.DatetimeRange.model_validate({"gt" if after else "lt": at})
+            where = records_of("source", equals("session_id", session_id))
+            where.must += [models.FieldCondition(key="recorded_at", range=moment)]
+            where.must_not = [equals("memory_id", memory_id)]
+            order = models.OrderBy(key="recorded_at", direction=direction)
+            points, _ = self.client.scroll(
+                self.records, scroll_filter=where, limit=wanted, order_by=order, with_payload=True
+            )
+            kept += self._admitted([point.payload for point in points], scope)
+            if len(points) < wanted:
+                break
+            at = str(points[-1].payload["recorded_at"])
+        return kept[:wanted]
+
+    def _admitted(self, entries: list[dict[str, Any]], scope: SearchFilter) -> list[tuple[str, Source]]:
+        """The source points (in their order) that ``scope`` lets a neighbour come from."""
+        winners = self.winners((entry["session_id"], int(entry["turn"])) for entry in entries)
+        seen = context_scope(scope)
+        visible = [entry for entry in entries if counts(seen, {**entry, "won": won(entry, winners)})]
+        if not visible:
+            return []
+        where = memory_filter(memory_scope(scope), time.time())
+        where.must.append(one_of("memory_id", [entry["memory_id"] for entry in visible]))
+        alive = {point.payload["memory_id"] for point in self.every(self.memories, where, ["memory_id"])}
+        return [(entry["memory_id"], source_of(entry)) for entry in visible if entry["memory_id"] in alive]
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, text)`` of memories without a vector; only looked for while the index notes some."""

@@ -1,11 +1,13 @@
 """The index's ranking as PostgreSQL: the same BM25 (the scope's own statistics; the store's, scored as
-FTS5 scores, for a search of the whole store), exact cosine over the vectors, the convex fusion of the
-two and the key order of equal scores that the local index computes, in one statement, with the scope
-and turn-aware visibility inside each ranking.
+FTS5 scores, for a search of the whole store), exact cosine over the vectors, similarity among the
+memories the query names, the reciprocal rank fusion of the three and the key order of equal scores
+that the local index computes, in one statement, with the scope and turn-aware visibility inside each
+ranking.
 
-Each part is a common table expression: ``lexical(id, key, score)`` and ``dense(id, key, score)`` are
-what the local index's ``lexical`` and ``dense`` return, ``fused(id, key, score)`` what its ``ranked``
-returns. The constants are the ones ``index.bm25`` and ``retrieve.ranking`` use."""
+Each part is a common table expression: ``lexical(id, key, score)``, ``dense(id, key, score)`` and
+``named(id, key, score)`` are what the local index's ``lexical`` and ``dense`` return,
+``fused(id, key, score)`` what its ``ranked`` returns. The constants are the ones ``index.bm25`` and
+``retrieve.ranking`` use."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition
+from massgen_cli.memory.longterm.retrieve.ranking import RRF_K
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
 from massgen_cli.memory.longterm.store.server.base import vector_text
 from massgen_cli.memory.longterm.store.server.schema import ServerTables
@@ -135,22 +139,41 @@ def add_empty(statement: Statement, name: str) -> None:
     )
 
 
-def add_fusion(statement: Statement, dense_weight: float) -> None:
-    """``fused``: cosines scaled between their lowest and highest, BM25 divided by its best, mixed by
-    ``dense_weight`` (a memory missing from one ranking scores 0 there)."""
+def add_named(statement: Statement, tables: ServerTables, names: QueryNames, pool: int) -> None:
+    """``named``: exact cosine of the ``pool`` memories of ``scope`` that ``names`` names whose vectors
+    are most like the query's (``add_dense`` first)."""
+    condition, params = named_condition(names, tables.dialect)
     statement.add(
-        "dense_scaled AS (SELECT id, key, CASE WHEN max(score) OVER () > min(score) OVER () "
-        "THEN (score - min(score) OVER ()) / (max(score) OVER () - min(score) OVER ()) ELSE 1.0 END AS score "
-        "FROM dense)"
+        f"named AS (SELECT m.id, m.key, 1 - (x.vector <=> (SELECT v FROM query_vector)) AS score "
+        f"FROM scope m JOIN {tables.vectors} x ON x.id = m.id WHERE {condition} "
+        "ORDER BY score DESC, m.key LIMIT %s)",
+        *params,
+        pool,
     )
+
+
+RANKINGS = ("dense", "lexical", "named")
+
+
+def add_fusion(statement: Statement) -> None:
+    """``fused``: each memory's reciprocal-rank score, ``1 / (RRF_K + position)`` in each ranking that
+    holds it (positions from 0 in score then key order), added in the order ``retrieve.ranking`` adds
+    them: the same floating-point sums as the local index; with its place in the lexical ranking
+    (``place``), which orders equal scores."""
+    for name in RANKINGS:
+        statement.add(
+            f"{name}_ranked AS (SELECT id, key, row_number() OVER (ORDER BY score DESC, key) - 1 AS place "
+            f"FROM {name})"
+        )
+    score = " + ".join(f"coalesce(1::float8 / ({RRF_K} + {r}.place), 0)" for r in ("d", "l", "n"))
     statement.add(
-        "lexical_scaled AS (SELECT id, key, CASE WHEN max(score) OVER () > 0 "
-        "THEN greatest(score, 0) / max(score) OVER () ELSE 0 END AS score FROM lexical)"
+        f"fused AS (SELECT coalesce(d.id, l.id, n.id) AS id, coalesce(d.key, l.key, n.key) AS key, "
+        f"{score} AS score, l.place AS place "
+        "FROM dense_ranked d FULL JOIN lexical_ranked l ON l.id = d.id "
+        "FULL JOIN named_ranked n ON n.id = coalesce(d.id, l.id))"
     )
-    statement.add(
-        "fused AS (SELECT coalesce(d.id, l.id) AS id, coalesce(d.key, l.key) AS key, "
-        "%s * coalesce(d.score, 0) + (1 - %s::float8) * coalesce(l.score, 0) AS score "
-        "FROM dense_scaled d FULL JOIN lexical_scaled l ON l.id = d.id)",
-        dense_weight,
-        dense_weight,
-    )
+
+
+def add_alone(statement: Statement, name: str) -> None:
+    """``fused``: one ranking alone, with its own scores."""
+    statement.add(f"fused AS (SELECT id, key, score, NULL::bigint AS place FROM {name})")

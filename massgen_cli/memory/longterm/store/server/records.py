@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import terms
@@ -34,7 +35,7 @@ class ServerRecords(ServerBase):
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
-        """A new memory with its first source, vector and terms, in one transaction; ``KeyTaken`` when
+        """A new memory with its first source, vector, terms and names, in one transaction; ``KeyTaken`` when
         a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
         indexed = fields.get("indexed") or text
         lexical = terms(indexed)
@@ -55,6 +56,10 @@ class ServerRecords(ServerBase):
             self.server.many(
                 f"INSERT INTO {self.tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
                 [(memory_id, term, count) for term, count in Counter(lexical).items()],
+            )
+            self.server.many(
+                f"INSERT INTO {self.tables.names} VALUES (%s, %s, %s)",
+                [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
             )
 
     def _keep_vector(self, memory_id: str, vector: Any) -> None:

@@ -8,13 +8,17 @@ import re
 from dataclasses import dataclass, field
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
 
-_PARTS = ("meta", "index", "vectors", "terms", "sources", "values", "winners", "stale", "pending", "sessions")
+_PARTS = (
+    "meta", "index", "vectors", "terms", "names", "sources", "values", "winners", "stale", "pending",
+    "sessions",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class ServerTables:
     index: str = field(init=False)
     vectors: str = field(init=False)
     terms: str = field(init=False)
+    names: str = field(init=False)
     sources: str = field(init=False)
     values: str = field(init=False)
     winners: str = field(init=False)
@@ -44,7 +49,9 @@ class ServerTables:
 
     @property
     def dialect(self) -> SqlDialect:
-        return SqlDialect(mark="%s", sources=self.sources, winners=self.winners, stale=self.stale)
+        return SqlDialect(
+            mark="%s", sources=self.sources, winners=self.winners, stale=self.stale, names=self.names
+        )
 
     def ddl(self) -> str:
         return f"""
@@ -74,6 +81,13 @@ CREATE TABLE IF NOT EXISTS {self.terms} (
     PRIMARY KEY (term, memory_id)
 );
 CREATE INDEX IF NOT EXISTS "{self.collection}_terms_by_memory" ON {self.terms}(memory_id);
+CREATE TABLE IF NOT EXISTS {self.names} (
+    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    name text NOT NULL,
+    PRIMARY KEY (name, kind, memory_id)
+);
+CREATE INDEX IF NOT EXISTS "{self.collection}_names_by_memory" ON {self.names}(memory_id);
 CREATE TABLE IF NOT EXISTS {self.sources} (
     seq bigserial PRIMARY KEY,
     memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
@@ -126,8 +140,24 @@ CREATE TABLE IF NOT EXISTS {self.sessions} (
 
 
 def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
-    """Every table of the index, once; the vector extension must be installed in the database."""
+    """Every table of the index, once, and the names of memories stored before the index kept them;
+    the vector extension must be installed in the database."""
     with connection.transaction():
         connection.run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"massgen:{tables.collection}",))
         for statement in filter(str.strip, tables.ddl().split(";")):
             connection.run(statement)
+        if connection.one(f"SELECT 1 FROM {tables.meta} WHERE name = 'names'") is None:
+            _fill_names(connection, tables)
+
+
+def _fill_names(connection: ServerConnection, tables: ServerTables) -> None:
+    """Names (``record.names``) for every memory that has none, from what the index holds of it."""
+    rows = connection.rows(
+        f"SELECT m.id, coalesce(m.indexed, m.text), m.text FROM {tables.index} m "
+        f"WHERE NOT EXISTS (SELECT 1 FROM {tables.names} n WHERE n.memory_id = m.id)"
+    )
+    connection.many(
+        f"INSERT INTO {tables.names} VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+        [(i, kind, name) for i, indexed, text in rows for kind, name in memory_names(indexed, text).rows()],
+    )
+    connection.run(f"INSERT INTO {tables.meta} VALUES ('names', '1') ON CONFLICT (name) DO NOTHING")

@@ -8,15 +8,26 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import Source
+from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import query_names
+from massgen_cli.memory.longterm.retrieve.ranking import Method
+from massgen_cli.memory.longterm.store.index.context import (
+    position_params,
+    side_params,
+    side_query,
+    source_position,
+)
 from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 from massgen_cli.memory.longterm.store.server.ranking import (
     Statement,
+    add_alone,
     add_dense,
     add_empty,
     add_fusion,
     add_lexical,
+    add_named,
     add_scope,
 )
 from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, VECTORS_MISSING, source_from_row
@@ -26,24 +37,49 @@ class ServerSearch(ServerBase):
     """Rankings computed by the server, under the search's filter."""
 
     def ranked(
-        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, dense_weight: float
+        self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, fused score)`` of the ``pool`` best of each ranking inside ``scope``, fused, best first
-        (equal scores in key order): one statement, one round trip."""
+        """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
+        of each ranking ``method`` asks for (the dense, lexical and named ones for ``hybrid``, fused by
+        reciprocal rank); one statement, one round trip."""
         statement = Statement()
         wanted = query_terms(query)
         add_scope(statement, self.tables, scope, time.time())
-        if dense_weight > 0 and vector is not None:
+        if method != "lexical" and vector is not None:
             add_dense(statement, self.tables, vector, pool)
         else:
             add_empty(statement, "dense")
-        if dense_weight < 1 and wanted:
+        if method != "dense" and wanted:
             add_lexical(statement, self.tables, scope, wanted, pool)
         else:
             add_empty(statement, "lexical")
-        add_fusion(statement, dense_weight)
-        sql, params = statement.select("SELECT id, score FROM fused ORDER BY score DESC, key")
+        names = query_names(query)
+        if method == "hybrid" and names and vector is not None:
+            add_named(statement, self.tables, names, pool)
+        else:
+            add_empty(statement, "named")
+        if method == "hybrid":
+            add_fusion(statement)
+        else:
+            add_alone(statement, method)
+        sql, params = statement.select("SELECT id, score FROM fused ORDER BY score DESC, place, key")
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
+
+    def neighbours(
+        self, memory_id: str, source: Source, count: int, scope: SearchFilter
+    ) -> list[tuple[int, str, Source]]:
+        """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
+        ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side."""
+        dialect = self.tables.dialect
+        found = self.server.one(source_position(dialect, "seq"), position_params(memory_id, source))
+        if found is None:
+            return []
+        sides = []
+        for after in (False, True):
+            sql, params = side_query(scope, dialect, self.tables.index, "seq", after=after)
+            rows = self.server.rows(sql, side_params(memory_id, source, found[0], params, count))
+            sides.append([(row[0], source_from_row(row)) for row in rows])
+        return nearest(memory_id, sides[0], sides[1], count)
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """The lexical half alone (what the local index's ``lexical`` returns)."""

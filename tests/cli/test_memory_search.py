@@ -1,0 +1,111 @@
+"""`massgen memory search` ranks the way retrieval does: a result keeps its place whatever the limit."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.in_process_cli import massgen
+from tests.conftest import write_config
+
+_SPEC = importlib.util.spec_from_file_location(
+    "long_dialogues", Path(__file__).resolve().parents[2] / "benchmarks" / "long_dialogues.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+dialogues = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = dialogues
+_SPEC.loader.exec_module(dialogues)
+
+CONFIG = """
+agent:
+  backend: {type: scripted, responses: [x]}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+"""
+
+
+@pytest.fixture
+def conversation(tmp_path):  # type: ignore[no-untyped-def]
+    """A long dialogue (two people, seven dated sessions) imported through the CLI, and its config."""
+    dialogue = dialogues.build_dialogue(7, sessions=7)
+    data = tmp_path / "talk.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in dialogues.import_records(dialogue)))
+    config = str(write_config(tmp_path, CONFIG))
+    imported = massgen("memory", "import", str(data), "--config", config, "--session", "talk")
+    assert imported.exit_code == 0, imported.stderr
+    return dialogue, config
+
+
+def search(config: str, query: str, *options: str) -> list[tuple[str, float]]:
+    found = massgen("memory", "search", query, "--config", config, "--json", *options)
+    assert found.exit_code == 0, found.stderr
+    return [(record["id"], record["score"]) for record in map(json.loads, found.stdout.splitlines())]
+
+
+def test_the_first_results_are_the_same_whatever_the_limit(conversation):
+    dialogue, config = conversation
+    memories = len(massgen("memory", "list", "--config", config, "--json").stdout.splitlines())
+    assert memories > 120, "enough memories for a limit beyond one pool"
+    for question in dialogue.questions[:6]:
+        ten = search(config, question.text, "--limit", "10")
+        fifty = search(config, question.text, "--limit", "50")
+        beyond = search(config, question.text, "--limit", "120")
+        assert len(ten) == 10 and len(fifty) == 50 and len(beyond) == 120
+        assert fifty[:10] == ten and beyond[:50] == fifty, question.text
+        assert len({memory_id for memory_id, _ in beyond}) == 120
+
+
+PETS = """
+agents:
+  - id: walrus
+    backend:
+      type: scripted
+      responses:
+        - {{tool: new_answer, args: {{content: "{walrus}"}}}}
+        - {{tool: vote, args: {{agent_id: walrus, reason: "both told"}}}}
+  - id: marten
+    backend:
+      type: scripted
+      responses:
+        - {{tool: new_answer, args: {{content: "{marten}"}}}}
+        - {{tool: vote, args: {{agent_id: walrus, reason: "both told"}}}}
+orchestrator: {{final_presentation: reuse, peer_updates: none}}
+memory:
+  enabled: true
+  persistent_memory: {{enabled: true}}
+"""
+PUPPY = ("We brought home a puppy called Biscuit.", "walrus")
+
+
+def hits(config: str, query: str, *options: str) -> list[tuple[str, str]]:
+    found = massgen("memory", "search", query, "--config", config, "--json", *options)
+    assert found.exit_code == 0, found.stderr
+    return [(hit["text"], hit["metadata"]["agent_id"]) for hit in map(json.loads, found.stdout.splitlines())]
+
+
+def test_a_question_that_names_an_agent_finds_that_agents_memory_first(tmp_path):
+    """In session ``named`` the answers name their agents; in ``unnamed`` only who recorded them does,
+    and similarity alone prefers the other agent's look-alike."""
+    for session, walrus, marten in (
+        ("named", "Walrus adopted a puppy named Biscuit", "Marten adopted a rabbit"),
+        ("unnamed", PUPPY[0], "I adopted a rabbit."),
+    ):
+        config = str(write_config(tmp_path, PETS.format(walrus=walrus, marten=marten), f"{session}.yaml"))
+        answered = massgen("-c", config, "-q", "--session", session, "Which pets did you adopt?")
+        assert answered.exit_code == 0, answered.stderr
+    named = ("--session", "named")
+    assert hits(config, "What did Walrus adopt?", *named)[0] == (
+        "Walrus adopted a puppy named Biscuit",
+        "walrus",
+    )
+    assert hits(config, "What did Marten adopt?", *named)[0] == ("Marten adopted a rabbit", "marten")
+    unnamed = ("--session", "unnamed")
+    dense = hits(config, "What did Walrus adopt?", *unnamed, "--method", "dense")
+    assert dense.index(("I adopted a rabbit.", "marten")) < dense.index(PUPPY), "similarity alone"
+    assert hits(config, "What did Walrus adopt?", *unnamed)[0] == PUPPY
+    assert hits(config, "What did Marten adopt?", *unnamed)[0] == ("I adopted a rabbit.", "marten")

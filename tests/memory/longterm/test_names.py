@@ -1,0 +1,181 @@
+"""Names in the ranking: a query that names a speaker or an entity ranks their memories ahead of
+look-alikes, in every index, also for memories stored before the index kept names."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.record.names import memory_names
+from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, query_names
+from massgen_cli.memory.longterm.retrieve.ranking import Method
+from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.vector_stores import close_clients, share_server_client
+from tests.servers.qdrant import in_process_server
+
+MEMORIES = (
+    ("walrus", "named", "Walrus adopted a puppy named Biscuit"),
+    ("marten", "named", "Marten adopted a rabbit"),
+    ("walrus", "unnamed", "We brought home a puppy called Biscuit."),
+    ("marten", "unnamed", "I adopted a rabbit."),
+)
+"""Two agents' memories in two sessions: in ``named`` their texts name them, in ``unnamed`` only who
+recorded them does."""
+PUPPY = "We brought home a puppy called Biscuit."
+
+
+def test_a_memory_names_its_speaker_and_the_capitalised_words_of_its_text():
+    names = memory_names("[8 May 2023] Dr. Smith: We met Ana in Lisbon.", "We met Ana in Lisbon.")
+    assert (names.speaker, names.entities) == ("dr smith", ("ana", "lisbon"))
+    assert memory_names("bare text, no header", "bare text, no header").speaker == ""
+
+
+def test_a_query_names_speakers_in_any_case_and_entities_inside_a_sentence():
+    found = query_names("What did agent_b tell Nora's sister? Ask walrus.")
+    assert {"agent_b", "nora", "walrus", "agent_b tell"} <= set(found.speakers)
+    assert "what" not in found.speakers and "what did" not in found.speakers, "common words name no one"
+    assert found.entities == ("nora",), "'What' and 'Ask' start their sentences"
+    assert not query_names("what is it?") and query_names("what is it?") == QueryNames()
+
+
+def record_agents(store: PersistentMemory) -> None:
+    for turn, (agent, session, text) in enumerate(MEMORIES, start=1):
+        store.record([{"role": "assistant", "content": text}], RecordContext(agent, session, turn))
+
+
+def first_answer(store: PersistentMemory, question: str, session: str, method: Method = "hybrid") -> str:
+    return store.search(question, limit=1, scope=SearchFilter(session_id=session), method=method)[0].text
+
+
+@dataclass(frozen=True)
+class IndexKind:
+    """How to open a store of one index kind, take its names away (as an index made before names were
+    kept) and count the names it holds."""
+
+    open: Callable[[], PersistentMemory]
+    forget: Callable[[], None]
+    names: Callable[[], int]
+
+
+def local_kind(state: Path) -> IndexKind:
+    settings = PersistentMemoryConfig(enabled=True)
+
+    def run(sql: str) -> int:
+        db = sqlite3.connect(state / "memory" / "index.db")
+        with db:
+            found = db.execute(sql).fetchall()
+        db.close()
+        return len(found)
+
+    def forget() -> None:
+        run("DELETE FROM names")
+        run("DELETE FROM meta WHERE name = 'names'")
+
+    return IndexKind(
+        lambda: PersistentMemory(settings, state, domain="d", task_type="t"),
+        forget,
+        lambda: run("SELECT * FROM names"),
+    )
+
+
+def pgvector_kind(state: Path, url: str) -> IndexKind:
+    collection = f"names_{uuid.uuid4().hex[:10]}"
+    settings = PersistentMemoryConfig.model_validate(
+        {"enabled": True, "vector_store": "pgvector",
+         "pgvector": {"connection_string": url, "collection_name": collection}}
+    )  # fmt: skip
+
+    def run(sql: str) -> int:
+        with psycopg.connect(url, autocommit=True) as connection:
+            cursor = connection.execute(sql)
+            return len(cursor.fetchall()) if cursor.description else 0
+
+    def forget() -> None:
+        run(f'DELETE FROM "{collection}_names"')
+        run(f"DELETE FROM \"{collection}_meta\" WHERE name = 'names'")
+
+    return IndexKind(
+        lambda: PersistentMemory(settings, state, domain="d", task_type="t"),
+        forget,
+        lambda: run(f'SELECT * FROM "{collection}_names"'),
+    )
+
+
+def qdrant_kind(state: Path, server: Any) -> IndexKind:
+    from qdrant_client import models
+
+    collection = f"names_{uuid.uuid4().hex[:10]}"
+    settings = PersistentMemoryConfig.model_validate(
+        {"enabled": True, "vector_store": "qdrant",
+         "qdrant": {"mode": "server", "url": "http://qdrant.invalid:6333", "collection_name": collection}}
+    )  # fmt: skip
+    every = models.Filter(must=[])
+    meta = models.Filter(
+        must=[
+            models.FieldCondition(key="kind", match=models.MatchValue(value="meta")),
+            models.FieldCondition(key="name", match=models.MatchValue(value="index_form")),
+        ]
+    )
+
+    def open_store() -> PersistentMemory:
+        share_server_client(settings, server)
+        return PersistentMemory(settings, state, domain="d", task_type="t")
+
+    def forget() -> None:
+        server.delete_payload(f"{collection}_index", ["speaker", "entities"], points=every)
+        server.delete(f"{collection}_records", meta)
+
+    def names() -> int:
+        points, _ = server.scroll(f"{collection}_index", limit=100, with_payload=["speaker", "entities"])
+        return sum(bool(p.payload.get("speaker")) + len(p.payload.get("entities", [])) for p in points)
+
+    return IndexKind(open_store, forget, names)
+
+
+@pytest.fixture(params=["local", "pgvector", "qdrant"])
+def index_kind(request, tmp_path) -> Iterator[IndexKind]:  # type: ignore[no-untyped-def]
+    if request.param == "local":
+        yield local_kind(tmp_path)
+    elif request.param == "pgvector":
+        yield pgvector_kind(tmp_path, request.getfixturevalue("pgvector_url"))
+    else:
+        server = in_process_server()
+        yield qdrant_kind(tmp_path, server)
+        close_clients()
+        server.close()
+
+
+def test_a_named_agent_comes_first_and_an_old_index_learns_names_when_opened(index_kind):
+    store = index_kind.open()
+    try:
+        record_agents(store)
+        dense = first_answer(store, "What did Walrus adopt?", "unnamed", "dense")
+        assert dense == "I adopted a rabbit.", "similarity alone picks the other agent's look-alike"
+        assert first_answer(store, "What did Walrus adopt?", "unnamed") == PUPPY
+        assert first_answer(store, "what did marten adopt", "unnamed") == "I adopted a rabbit."
+        named = first_answer(store, "What did Walrus adopt?", "named")
+        assert named == "Walrus adopted a puppy named Biscuit"
+    finally:
+        store.close()
+        close_clients()
+    kept = index_kind.names()
+    assert kept == 4 + 4, "each memory's speaker; the entities Walrus, Biscuit, Marten, Biscuit"
+    index_kind.forget()
+    assert index_kind.names() == 0
+    store = index_kind.open()
+    try:
+        assert index_kind.names() == kept
+        assert first_answer(store, "What did Walrus adopt?", "unnamed") == PUPPY
+    finally:
+        store.close()
+        close_clients()
