@@ -36,13 +36,16 @@ def recall_at_5(people: int, crowd: int) -> dict[str, float]:
 
 def dialogue_fusion(conversations: int) -> dict[str, float]:
     """On the long-dialogue set, each conversation alone and among the others: hybrid any@k over the
-    better of dense and lexical (the least over k = 1, 5, 10 and both stores), and how many questions'
-    top-10 lists, of any method, differ between alone and crowded."""
+    better of dense and lexical (the least over k = 1, 5, 10 and both stores), how many questions'
+    top-10 lists, of any method, differ between alone and crowded, and how many hybrid top 10s differ
+    between limits 10 and 100."""
     figures = dialogue_figures(conversations, [1, 5, 10])
     return {
         "dialogue_hybrid_over_better_half": round(figures.worst_fusion_ratio(), 3),
         "dialogue_lists_changed_by_crowd": sum(figures.changed.values()),
+        "dialogue_lists_changed_by_limit": figures.limit_changed,
         "dialogue_hybrid_any_at_5": round(figures.crowded["hybrid"][1], 3),
+        "dialogue_hybrid_context_any_at_5": round(figures.crowded["hybrid+context"][1], 3),
     }
 
 

@@ -238,10 +238,17 @@ def load_dialogue(store: Any, dialogue: Dialogue, session: str) -> None:
         store.record([message], context)
 
 
-def ranked_evidence(store: Any, question: Question, session: str, method: str, k: int) -> list[str]:
+def ranked_evidence(
+    store: Any, question: Question, session: str, method: str, k: int, context: int = 0, limit: int = 0
+) -> list[tuple[str, set[str]]]:
     """The ``dia_id`` of each of the top ``k`` hits of a search scoped to ``session`` (as each hit's
-    own source in that session tells it)."""
+    own source in that session tells it), with the ``dia_id`` of the turns recorded around it when
+    ``context`` asks for them; ``limit`` (at least ``k``) is how many results the search asks for."""
     from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 
-    hits = store.search(question.text, limit=k, method=method, scope=SearchFilter(session_id=session))
-    return [str(hit.source.extra.get("dia_id")) for hit in hits]
+    scope = SearchFilter(session_id=session)
+    hits = store.search(question.text, limit=max(k, limit), method=method, scope=scope, context=context)
+    return [
+        (str(hit.source.extra.get("dia_id")), {str(turn.source.extra.get("dia_id")) for turn in hit.context})
+        for hit in hits[:k]
+    ]

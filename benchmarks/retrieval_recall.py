@@ -7,11 +7,14 @@ Builds fresh stores in a temporary folder with the offline embedder.
 
 Dialogues (the long-conversation set of long_dialogues.py, imported as ``massgen memory import`` does):
 any@k, the share of questions whose evidence turn is among the top k of a search scoped to its own
-conversation, for each method, with each conversation alone in a store and with all ``--dialogues`` in
-one; and how many questions' top-10 lists differ between the two (a session's results should not depend
-on other sessions). The ranking's choices (the fusion, the text each half indexes) were made on other
-conversations of the set (seeds 100 to 109) before these (seeds 300 and up) were measured. Then the
-forms of indexed text, embedded alone (dense any@k within each conversation).
+conversation, for dense, lexical and hybrid, and for hybrid with the turns recorded just before and
+after each hit (``hybrid+context``), with each conversation alone in a store and with all
+``--dialogues`` in one; how many questions' top-10 lists differ between the two (a session's results
+should not depend on other sessions), and how many hybrid top 10s differ between ``--limit 10`` and
+``--limit 100`` (a result should not depend on the limit). The ranking's choices (the fusion, the text
+each half indexes, the names) were made on other conversations of the set (seeds 100 to 109) before
+these (seeds 300 and up) were measured. Then the forms of indexed text, embedded alone (dense any@k
+within each conversation).
 
 Synthetic facts: the synthetic set's facts
 are planted among chatter (imported turns with a speaker and a date) and each question is asked of its
@@ -87,15 +90,25 @@ def recall_tables(
     return alone, crowded
 
 
+WITH_CONTEXT = "hybrid+context"
+"""Hybrid, each hit counted with the turns recorded just before and after it (``CONTEXT_TURNS``)."""
+CONTEXT_TURNS = 1
+ROWS = (*METHODS, WITH_CONTEXT)
+LIMIT_CHECKED = 100
+"""Each question's hybrid top 10 is also asked for with this limit: the lists must be the same."""
+
+
 @dataclass
 class DialogueFigures:
-    """any@k per method, alone and crowded, and per method how many questions' top 10 changed."""
+    """any@k per row (``ROWS``), alone and crowded; per method how many questions' top 10 changed
+    between alone and crowded; how many hybrid top 10s changed with the limit."""
 
     ks: list[int]
     questions: int = 0
     alone: dict[str, list[float]] = field(default_factory=dict)
     crowded: dict[str, list[float]] = field(default_factory=dict)
     changed: dict[str, int] = field(default_factory=dict)
+    limit_changed: int = 0
 
     def worst_fusion_ratio(self) -> float:
         """The least, over k and both stores, of hybrid over the better of dense and lexical."""
@@ -111,7 +124,7 @@ def dialogue_figures(conversations: int, ks: list[int], first_seed: int = REPORT
     """Each of ``conversations`` dialogues asked alone in its own store and among all in a shared one."""
     dialogues = [build_dialogue(seed) for seed in range(first_seed, first_seed + conversations)]
     figures = DialogueFigures(ks)
-    hits = {store: {m: [0] * len(ks) for m in METHODS} for store in ("alone", "crowded")}
+    hits = {store: {row: [0] * len(ks) for row in ROWS} for store in ("alone", "crowded")}
     figures.changed = dict.fromkeys(METHODS, 0)
     with tempfile.TemporaryDirectory() as folder:
         shared = open_store(str(Path(folder) / "shared"))
@@ -126,42 +139,61 @@ def dialogue_figures(conversations: int, ks: list[int], first_seed: int = REPORT
         close_clients()
     figures.questions = sum(len(d.questions) for d in dialogues)
     for store, table in hits.items():
-        rates = {m: [found / figures.questions for found in counts] for m, counts in table.items()}
+        rates = {row: [found / figures.questions for found in counts] for row, counts in table.items()}
         setattr(figures, store, rates)
     return figures
 
 
 def _ask(dialogue: Dialogue, session: str, stores: dict, hits: dict, figures: DialogueFigures) -> None:  # type: ignore[type-arg]
-    """Every question of ``dialogue`` of both stores, by every method."""
+    """Every question of ``dialogue`` of both stores, by every method (hybrid with the turns around
+    each hit), and the crowded hybrid top 10 again with a larger limit."""
+    k = max(figures.ks)
     for question in dialogue.questions:
         for method in METHODS:
+            context = CONTEXT_TURNS if method == "hybrid" else 0
             ranked = {
-                name: ranked_evidence(store, question, session, method, max(figures.ks))
+                name: ranked_evidence(store, question, session, method, k, context)
                 for name, store in stores.items()
             }
-            figures.changed[method] += ranked["alone"] != ranked["crowded"]
+            figures.changed[method] += [e for e, _ in ranked["alone"]] != [e for e, _ in ranked["crowded"]]
             for name, evidence in ranked.items():
-                for i, k in enumerate(figures.ks):
-                    hits[name][method][i] += question.evidence in evidence[:k]
+                _count(hits[name], method, question.evidence, evidence, figures.ks)
+        top = [e for e, _ in ranked_evidence(stores["crowded"], question, session, "hybrid", 10)]
+        larger = ranked_evidence(stores["crowded"], question, session, "hybrid", 10, limit=LIMIT_CHECKED)
+        figures.limit_changed += top != [e for e, _ in larger]
+
+
+def _count(table: dict, method: str, wanted: str, evidence: list, ks: list[int]) -> None:  # type: ignore[type-arg]
+    """Add a question's finds at each k to ``table`` (hybrid also with the turns around each hit)."""
+    for i, cut in enumerate(ks):
+        shown = evidence[:cut]
+        table[method][i] += wanted in {e for e, _ in shown}
+        if method == "hybrid":
+            table[WITH_CONTEXT][i] += wanted in {e for e, near in shown for e in (e, *near)}
 
 
 def print_dialogue_figures(figures: DialogueFigures) -> None:
     ks = figures.ks
     print(f"\nlong dialogues: {figures.questions} questions, any@k of a search scoped to the conversation")
-    print(f"{'method':<8}" + "".join(f"  alone@{k:<3}" for k in ks) + "".join(f"  crowd@{k:<3}" for k in ks)
+    print(f"{'method':<15}" + "".join(f"  alone@{k:<3}" for k in ks) + "".join(f"  crowd@{k:<3}" for k in ks)
           + "  top-10 changed")  # fmt: skip
-    for method in METHODS:
-        row = [*figures.alone[method], *figures.crowded[method]]
-        changed = figures.changed[method]
-        print(f"{method:<8}" + "".join(f"  {value:>9.3f}" for value in row) + f"  {changed:>14}")
+    for row in ROWS:
+        values = [*figures.alone[row], *figures.crowded[row]]
+        changed = f"{figures.changed[row]:>14}" if row in figures.changed else ""
+        print(f"{row:<15}" + "".join(f"  {value:>9.3f}" for value in values) + f"  {changed}")
     worst = figures.worst_fusion_ratio()
     print(f"hybrid / better of dense and lexical, worst over k and stores: {worst:.3f}")
+    print(f"hybrid top 10 of --limit 10 and --limit {LIMIT_CHECKED} differing: {figures.limit_changed}")
 
 
 FORMS = {
     "date · turn 0 · speaker: text": lambda t: f"{t['timestamp']} · turn 0 · {t['speaker']}: {t['content']}",
     "[date] speaker: text": lambda t: f"[{t['timestamp']}] {t['speaker']}: {t['content']}",
     "speaker: text": lambda t: f"{t['speaker']}: {t['content']}",
+    'speaker: "text"': lambda t: f'{t["speaker"]}: "{t["content"]}"',
+    "speaker said: text": lambda t: f"{t['speaker']} said: {t['content']}",
+    "text (speaker)": lambda t: f"{t['content']} ({t['speaker']})",
+    "text — speaker": lambda t: f"{t['content']} — {t['speaker']}",
     "text": lambda t: t["content"],
 }
 

@@ -109,3 +109,23 @@ def test_a_question_that_names_an_agent_finds_that_agents_memory_first(tmp_path)
     assert dense.index(("I adopted a rabbit.", "marten")) < dense.index(PUPPY), "similarity alone"
     assert hits(config, "What did Walrus adopt?", *unnamed)[0] == PUPPY
     assert hits(config, "What did Marten adopt?", *unnamed)[0] == ("I adopted a rabbit.", "marten")
+
+
+def test_a_relative_date_is_found_by_the_day_it_names_and_shown_as_said(tmp_path):
+    said = "I went to a pottery class last month."
+    lines = [
+        {"content": said, "speaker": "Caroline", "timestamp": "1:56 pm on 8 June, 2023"},
+        {"content": said, "speaker": "Melanie", "timestamp": "3 August 2023"},
+        *({"content": f"I went to a meeting about item {n}.", "speaker": "Melanie"} for n in range(20)),
+    ]
+    data = tmp_path / "talk.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = str(write_config(tmp_path, CONFIG))
+    assert massgen("memory", "import", str(data), "--config", config, "--session", "talk").exit_code == 0
+    for query, speaker in (
+        ("Who went to a pottery class in May 2023?", "Caroline"),
+        ("Who went to a pottery class in July 2023?", "Melanie"),
+    ):
+        found = massgen("memory", "search", query, "--config", config, "--json", "--limit", "1")
+        top = json.loads(found.stdout)
+        assert (top["text"], top["metadata"]["speaker"]) == (said, speaker), query

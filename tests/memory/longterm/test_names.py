@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,9 @@ from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import QueryNames, query_names
 from massgen_cli.memory.longterm.retrieve.ranking import Method
+from massgen_cli.memory.longterm.store.index.terms import stem, terms
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+from massgen_cli.memory.longterm.store.qdrant.points import document_terms, term_index
 from massgen_cli.memory.longterm.store.vector_stores import close_clients, share_server_client
 from tests.servers.qdrant import in_process_server
 
@@ -28,9 +32,10 @@ MEMORIES = (
     ("marten", "named", "Marten adopted a rabbit"),
     ("walrus", "unnamed", "We brought home a puppy called Biscuit."),
     ("marten", "unnamed", "I adopted a rabbit."),
+    ("marten", "dated", "I adopted a rabbit yesterday."),
 )
-"""Two agents' memories in two sessions: in ``named`` their texts name them, in ``unnamed`` only who
-recorded them does."""
+"""Two agents' memories in three sessions: in ``named`` their texts name them, in ``unnamed`` only who
+recorded them does; ``dated`` says when, relative to the day it is recorded."""
 PUPPY = "We brought home a puppy called Biscuit."
 
 
@@ -59,32 +64,36 @@ def first_answer(store: PersistentMemory, question: str, session: str, method: M
 
 @dataclass(frozen=True)
 class IndexKind:
-    """How to open a store of one index kind, take its names away (as an index made before names were
-    kept) and count the names it holds."""
+    """How to open a store of one index kind, take its names and dated terms away (as an index made
+    before they were kept), count the names it holds, and count the memories whose terms hold a term."""
 
     open: Callable[[], PersistentMemory]
     forget: Callable[[], None]
     names: Callable[[], int]
+    holding: Callable[[str], int]
 
 
 def local_kind(state: Path) -> IndexKind:
     settings = PersistentMemoryConfig(enabled=True)
 
-    def run(sql: str) -> int:
+    def run(sql: str, *params: Any) -> list[Any]:
         db = sqlite3.connect(state / "memory" / "index.db")
         with db:
-            found = db.execute(sql).fetchall()
+            found = db.execute(sql, params).fetchall()
         db.close()
-        return len(found)
+        return found
 
     def forget() -> None:
         run("DELETE FROM names")
-        run("DELETE FROM meta WHERE name = 'names'")
+        run("DELETE FROM meta WHERE name = 'index_form'")
+        for memory_id, indexed in run("SELECT id, indexed FROM memories"):
+            run("UPDATE memories_fts SET body = ? WHERE id = ?", " ".join(terms(indexed)), memory_id)
 
     return IndexKind(
         lambda: PersistentMemory(settings, state, domain="d", task_type="t"),
         forget,
-        lambda: run("SELECT * FROM names"),
+        lambda: len(run("SELECT * FROM names")),
+        lambda term: len(run("SELECT id FROM memories_fts WHERE memories_fts MATCH ?", f'"{term}"')),
     )
 
 
@@ -95,19 +104,24 @@ def pgvector_kind(state: Path, url: str) -> IndexKind:
          "pgvector": {"connection_string": url, "collection_name": collection}}
     )  # fmt: skip
 
-    def run(sql: str) -> int:
+    def run(sql: str, *params: Any) -> list[Any]:
         with psycopg.connect(url, autocommit=True) as connection:
-            cursor = connection.execute(sql)
-            return len(cursor.fetchall()) if cursor.description else 0
+            cursor = connection.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
 
     def forget() -> None:
         run(f'DELETE FROM "{collection}_names"')
-        run(f"DELETE FROM \"{collection}_meta\" WHERE name = 'names'")
+        run(f"DELETE FROM \"{collection}_meta\" WHERE name = 'index_form'")
+        for memory_id, indexed in run(f'SELECT id, indexed FROM "{collection}_index"'):
+            run(f'DELETE FROM "{collection}_terms" WHERE memory_id = %s', memory_id)
+            for term, count in Counter(terms(indexed)).items():
+                run(f'INSERT INTO "{collection}_terms" VALUES (%s, %s, %s)', memory_id, term, count)
 
     return IndexKind(
         lambda: PersistentMemory(settings, state, domain="d", task_type="t"),
         forget,
-        lambda: run(f'SELECT * FROM "{collection}_names"'),
+        lambda: len(run(f'SELECT * FROM "{collection}_names"')),
+        lambda term: len(run(f'SELECT memory_id FROM "{collection}_terms" WHERE term = %s', term)),
     )
 
 
@@ -134,12 +148,20 @@ def qdrant_kind(state: Path, server: Any) -> IndexKind:
     def forget() -> None:
         server.delete_payload(f"{collection}_index", ["speaker", "entities"], points=every)
         server.delete(f"{collection}_records", meta)
+        points, _ = server.scroll(f"{collection}_index", limit=100, with_payload=["indexed"])
+        plain = [models.PointVectors(id=p.id, vector={"terms": document_terms(terms(p.payload["indexed"]))})
+                 for p in points]  # fmt: skip
+        server.update_vectors(f"{collection}_index", plain)
 
     def names() -> int:
         points, _ = server.scroll(f"{collection}_index", limit=100, with_payload=["speaker", "entities"])
         return sum(bool(p.payload.get("speaker")) + len(p.payload.get("entities", [])) for p in points)
 
-    return IndexKind(open_store, forget, names)
+    def holding(term: str) -> int:
+        points, _ = server.scroll(f"{collection}_index", limit=100, with_vectors=["terms"])
+        return sum(term_index(term) in p.vector["terms"].indices for p in points)
+
+    return IndexKind(open_store, forget, names, holding)
 
 
 @pytest.fixture(params=["local", "pgvector", "qdrant"])
@@ -155,7 +177,10 @@ def index_kind(request, tmp_path) -> Iterator[IndexKind]:  # type: ignore[no-unt
         server.close()
 
 
-def test_a_named_agent_comes_first_and_an_old_index_learns_names_when_opened(index_kind):
+def test_a_named_agent_comes_first_and_an_old_index_learns_names_and_dates_when_opened(index_kind):
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)  # records are dated in UTC
+    day_words = f"{yesterday.day} {yesterday:%B}"
+    month_term = stem(f"{yesterday:%B}".lower())
     store = index_kind.open()
     try:
         record_agents(store)
@@ -165,17 +190,20 @@ def test_a_named_agent_comes_first_and_an_old_index_learns_names_when_opened(ind
         assert first_answer(store, "what did marten adopt", "unnamed") == "I adopted a rabbit."
         named = first_answer(store, "What did Walrus adopt?", "named")
         assert named == "Walrus adopted a puppy named Biscuit"
+        assert first_answer(store, day_words, "dated", "lexical") == "I adopted a rabbit yesterday."
     finally:
         store.close()
         close_clients()
     kept = index_kind.names()
-    assert kept == 4 + 4, "each memory's speaker; the entities Walrus, Biscuit, Marten, Biscuit"
+    assert kept == 5 + 4, "each memory's speaker; the entities Walrus, Biscuit, Marten, Biscuit"
+    assert index_kind.holding(month_term) == 1, "the dated memory holds the month it names"
     index_kind.forget()
-    assert index_kind.names() == 0
+    assert index_kind.names() == 0 and index_kind.holding(month_term) == 0
     store = index_kind.open()
     try:
-        assert index_kind.names() == kept
+        assert index_kind.names() == kept and index_kind.holding(month_term) == 1
         assert first_answer(store, "What did Walrus adopt?", "unnamed") == PUPPY
+        assert first_answer(store, day_words, "dated", "lexical") == "I adopted a rabbit yesterday."
     finally:
         store.close()
         close_clients()

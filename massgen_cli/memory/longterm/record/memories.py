@@ -152,6 +152,15 @@ def indexed_text(text: str, speaker: str, date: str) -> str:
     return f"[{date}] {speaker}: {text}"
 
 
+def header_of(indexed: str, text: str) -> tuple[str, str] | None:
+    """The date and speaker that ``indexed`` (``indexed_text``) gives ``text``; None when it is the text
+    alone."""
+    if not indexed.startswith("[") or not indexed.endswith(f": {text}"):
+        return None
+    date, found, speaker = indexed[1 : len(indexed) - len(text) - 2].partition("] ")
+    return (date, speaker) if found else None
+
+
 def contextual_text(text: str, role: str, context: RecordContext, extra: dict[str, Any] | None = None) -> str:
     """The indexed text of ``text`` recorded by ``context`` with a record's own fields ``extra``."""
     return indexed_text(text, speaker_of(role, context.agent_id, extra), date_of(extra))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from massgen_cli.memory.longterm.record.memories import header_of
+
 _NAME_WORD = re.compile(r"\w+(?:-\w+)*")
 COMMON_WORDS = frozenset(
     (
@@ -66,11 +68,8 @@ def entities_of(text: str) -> tuple[str, ...]:
 def speaker_in(indexed: str, text: str) -> str:
     """The speaker that ``indexed`` (``[<date>] <speaker>: <text>``) names for ``text``; empty when it
     is the text alone."""
-    if not indexed.startswith("[") or not indexed.endswith(f": {text}"):
-        return ""
-    header = indexed[: len(indexed) - len(text) - 2]
-    _, found, speaker = header.partition("] ")
-    return as_name(speaker) if found else ""
+    header = header_of(indexed, text)
+    return as_name(header[1]) if header else ""
 
 
 def memory_names(indexed: str, text: str) -> MemoryNames:

@@ -14,7 +14,7 @@ from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
-from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
 
 _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
 _STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length"
@@ -37,7 +37,7 @@ class IndexRecords(IndexFile):
         ``fields["indexed"]``, else of the text) and its names, in one transaction; ``KeyTaken`` when another
         process stored the same key first."""
         indexed = fields.get("indexed") or text
-        lexical = terms(indexed)
+        lexical = memory_terms(indexed, text)
         row = (
             memory_id,
             key,

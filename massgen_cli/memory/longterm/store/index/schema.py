@@ -14,9 +14,10 @@ from typing import Any
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.index.upgrade import (
     BUMP_GENERATION,
+    INDEX_FORM,
     LEXICAL_TABLE,
     TEXT_FORM,
-    fill_names,
+    upgrade_index,
     upgrade_text_form,
 )
 from massgen_cli.memory.longterm.store.vectors import VectorMatrix
@@ -134,9 +135,9 @@ class IndexFile:
                 if self.meta("text_form") != TEXT_FORM:
                     with self._lock:
                         upgrade_text_form(self._db)
-                if self.meta("names") is None:
+                if self.meta("index_form") != INDEX_FORM:
                     with self._lock:
-                        fill_names(self._db)
+                        upgrade_index(self._db)
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() > deadline:

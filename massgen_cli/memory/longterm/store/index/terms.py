@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from massgen_cli.memory.longterm.record.dates import dates_of
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 """Runs of letters and digits: an underscore splits words, as it splits FTS5's tokens (``agent_a`` is
 two terms), so a memory's length in terms is the same for FTS5 and for every index that counts them."""
@@ -33,6 +35,12 @@ def stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Every word of ``text``, lower case and stemmed, in order (what a memory is indexed as)."""
     return [term for word in _WORD.findall(text.lower()) if (term := stem(word))]
+
+
+def memory_terms(indexed: str, text: str) -> list[str]:
+    """What a memory is indexed as: the terms of its indexed text, then those of the dates its relative
+    dates name (``record.dates``), so a question about the day finds what was said about it."""
+    return terms(indexed) + terms(" ".join(dates_of(indexed, text)))
 
 
 def query_terms(text: str) -> list[str]:

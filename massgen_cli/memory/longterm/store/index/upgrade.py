@@ -7,18 +7,19 @@ in the lexical table and their count in ``length``; the embedder reads the text 
 vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
 before it ranks). Indexes of the second form split words at underscores since: their terms are made
 again from the indexed text, which stays as it is (keys and vectors too). Indexes made before the index
-kept names (a memory's speaker and the entities of its text, ``record.names``) get them from the
-indexed text, once."""
+kept names (a memory's speaker and the entities of its text, ``record.names``) and the dates a
+memory's relative dates name (``record.dates``) get them from the indexed text, once."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
 
+from massgen_cli.memory.longterm.record.dates import dates_of
 from massgen_cli.memory.longterm.record.keys import memory_key
 from massgen_cli.memory.longterm.record.memories import indexed_text
 from massgen_cli.memory.longterm.record.names import memory_names
-from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
 
 TEXT_FORM = "3"
 _OLD_HEADER = re.compile(r"^(?P<date>.*?) · turn -?\d+ · (?P<speaker>[^\n]*?): ", re.DOTALL)
@@ -57,7 +58,7 @@ def _rewrite(db: sqlite3.Connection) -> None:
     db.execute(f"CREATE VIRTUAL TABLE {LEXICAL_TABLE}")
     for memory_id, text, domain, task_type, old_body in rows:
         indexed = _today_form(text, old_body or text)
-        lexical = terms(indexed)
+        lexical = memory_terms(indexed, text)
         db.execute(
             "UPDATE memories SET indexed = ?, length = ?, key = ?, vector = NULL WHERE id = ?",
             (indexed, len(lexical), memory_key(indexed, domain, task_type), memory_id),
@@ -69,10 +70,10 @@ def _rewrite(db: sqlite3.Connection) -> None:
 
 def _split_terms(db: sqlite3.Connection) -> None:
     """Each memory's terms made again from its indexed text (words now split at underscores)."""
-    rows = db.execute("SELECT id, coalesce(indexed, text) FROM memories").fetchall()
+    rows = db.execute("SELECT id, coalesce(indexed, text), text FROM memories").fetchall()
     db.execute("DELETE FROM memories_fts")
-    for memory_id, indexed in rows:
-        lexical = terms(indexed)
+    for memory_id, indexed, text in rows:
+        lexical = memory_terms(indexed, text)
         db.execute("UPDATE memories SET length = ? WHERE id = ?", (len(lexical), memory_id))
         db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
 
@@ -85,25 +86,41 @@ def _today_form(text: str, old_indexed: str) -> str:
     return indexed_text(text, header["speaker"], header["date"])
 
 
-def fill_names(db: sqlite3.Connection) -> None:
-    """Names for every memory that has none, in one transaction, and the mark that says it was done."""
+INDEX_FORM = "2"
+"""The index keeps names and the dates relative dates name (``upgrade_index``); kept apart from the text
+form, which an earlier version that meets a newer one rewrites."""
+
+
+def upgrade_index(db: sqlite3.Connection) -> None:
+    """What an index of an earlier form lacks, in one transaction: names for every memory that has none,
+    and terms made again for the memories that say a relative date; then the mark that it was done."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        if db.execute("SELECT 1 FROM meta WHERE name = 'names'").fetchone() is None:
-            rows = db.execute(
-                "SELECT id, coalesce(indexed, text), text FROM memories "
-                "WHERE id NOT IN (SELECT memory_id FROM names)"
-            ).fetchall()
-            db.executemany(
-                "INSERT OR IGNORE INTO names VALUES (?, ?, ?)",
-                [
-                    (i, kind, name)
-                    for i, indexed, text in rows
-                    for kind, name in memory_names(indexed, text).rows()
-                ],
-            )
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('names', '1')")
+        if db.execute("SELECT 1 FROM meta WHERE name = 'index_form' AND value = ?", (INDEX_FORM,)).fetchone():
+            db.execute("COMMIT")
+            return
+        rows = db.execute("SELECT id, coalesce(indexed, text), text FROM memories").fetchall()
+        named = {row[0] for row in db.execute("SELECT DISTINCT memory_id FROM names")}
+        db.executemany(
+            "INSERT OR IGNORE INTO names VALUES (?, ?, ?)",
+            [
+                (i, kind, name)
+                for i, indexed, text in rows
+                if i not in named
+                for kind, name in memory_names(indexed, text).rows()
+            ],
+        )
+        for memory_id, indexed, text in rows:
+            if dates_of(indexed, text):
+                _term_again(db, memory_id, memory_terms(indexed, text))
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('index_form', ?)", (INDEX_FORM,))
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _term_again(db: sqlite3.Connection, memory_id: str, lexical: list[str]) -> None:
+    db.execute("UPDATE memories SET length = ? WHERE id = ?", (len(lexical), memory_id))
+    db.execute("DELETE FROM memories_fts WHERE id = ?", (memory_id,))
+    db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))

@@ -7,11 +7,14 @@ import warnings
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.dates import dates_of
 from massgen_cli.memory.longterm.record.names import memory_names
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
+    document_terms,
     index_collection,
     names_payload,
     point_id,
@@ -77,20 +80,27 @@ class QdrantBase:
             )
 
     def _upgrade(self) -> None:
-        """What collections made by an earlier version lack: the payload indexes added since, and names
-        (``record.names``) for the memories stored before the index kept them. Another process doing
-        the same at once writes the same indexes and fields."""
-        from qdrant_client import models
-
+        """What collections made by an earlier version lack: the payload indexes added since, names
+        (``record.names``) for the memories stored before the index kept them, and terms made again
+        for the memories that say a relative date (``record.dates``). Another process doing the same
+        at once writes the same indexes, fields and vectors."""
         for collection, fields in ((self.memories, _INDEX_FIELDS), (self.records, _RECORD_FIELDS)):
             self._index_fields(collection, fields)
-        missing = models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="speaker"))])
-        for point in self.every(self.memories, missing, ["memory_id", "indexed", "text", "speaker"]):
-            if "speaker" in point.payload:
-                continue
-            names = memory_names(point.payload.get("indexed") or point.payload["text"], point.payload["text"])
-            self.client.set_payload(self.memories, names_payload(names), points=[point.id], wait=True)
+        for point in self.every(self.memories, None, ["indexed", "text", "speaker"]):
+            indexed, text = point.payload.get("indexed") or point.payload["text"], point.payload["text"]
+            if "speaker" not in point.payload:
+                names = names_payload(memory_names(indexed, text))
+                self.client.set_payload(self.memories, names, points=[point.id], wait=True)
+            if dates_of(indexed, text):
+                self._term_again(point.id, memory_terms(indexed, text))
         self.set_meta("index_form", INDEX_FORM)
+
+    def _term_again(self, point: str, lexical: list[str]) -> None:
+        from qdrant_client import models
+
+        vector = models.PointVectors(id=point, vector={TERMS: document_terms(lexical)})
+        self.client.update_vectors(self.memories, [vector], wait=True)
+        self.client.set_payload(self.memories, {"length": len(lexical)}, points=[point], wait=True)
 
     def _index_fields(self, collection: str, fields: dict[str, str]) -> None:
         """The payload indexes of ``fields`` that ``collection`` does not have yet."""

@@ -15,7 +15,7 @@ from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
-from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.qdrant.filters import equals, one_of, records_of
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
@@ -60,7 +60,7 @@ class QdrantRecords(QdrantSources):
         from qdrant_client import models
 
         indexed = fields.get("indexed") or text
-        lexical = terms(indexed)
+        lexical = memory_terms(indexed, text)
         payload = {
             "memory_id": memory_id,
             "key": key,

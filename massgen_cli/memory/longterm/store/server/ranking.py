@@ -11,13 +11,15 @@ Each part is a common table expression: ``lexical(id, key, score)``, ``dense(id,
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition
-from massgen_cli.memory.longterm.retrieve.ranking import RRF_K
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition, query_names
+from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
+from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.base import vector_text
 from massgen_cli.memory.longterm.store.server.schema import ServerTables
 
@@ -177,3 +179,29 @@ def add_fusion(statement: Statement) -> None:
 def add_alone(statement: Statement, name: str) -> None:
     """``fused``: one ranking alone, with its own scores."""
     statement.add(f"fused AS (SELECT id, key, score, NULL::bigint AS place FROM {name})")
+
+
+def ranking_statement(
+    tables: ServerTables, query: str, vector: Any, pool: int, scope: SearchFilter, method: Method
+) -> Statement:
+    """The common table expressions up to ``fused``: the rankings ``method`` asks for (the dense,
+    lexical and named ones, fused, for ``hybrid``), each of its ``pool`` best inside ``scope``."""
+    statement, wanted, names = Statement(), query_terms(query), query_names(query)
+    add_scope(statement, tables, scope, time.time())
+    if method != "lexical" and vector is not None:
+        add_dense(statement, tables, vector, pool)
+    else:
+        add_empty(statement, "dense")
+    if method != "dense" and wanted:
+        add_lexical(statement, tables, scope, wanted, pool)
+    else:
+        add_empty(statement, "lexical")
+    if method == "hybrid" and names and vector is not None:
+        add_named(statement, tables, names, pool)
+    else:
+        add_empty(statement, "named")
+    if method == "hybrid":
+        add_fusion(statement)
+    else:
+        add_alone(statement, method)
+    return statement

@@ -15,7 +15,7 @@ from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
-from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 
 VECTORS_MISSING = "vectors_missing"
@@ -38,7 +38,7 @@ class ServerRecords(ServerBase):
         """A new memory with its first source, vector, terms and names, in one transaction; ``KeyTaken`` when
         a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
         indexed = fields.get("indexed") or text
-        lexical = terms(indexed)
+        lexical = memory_terms(indexed, text)
         extra = json.dumps(fields.get("extra", {}))
         row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], now_iso(),
                fields.get("expires_at"), extra, indexed, len(lexical))  # fmt: skip

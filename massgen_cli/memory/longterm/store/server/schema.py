@@ -5,11 +5,15 @@ first (under an advisory lock, so processes starting together do not race in the
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.dates import dates_of
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
+from massgen_cli.memory.longterm.store.index.terms import memory_terms
+from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
@@ -140,24 +144,44 @@ CREATE TABLE IF NOT EXISTS {self.sessions} (
 
 
 def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
-    """Every table of the index, once, and the names of memories stored before the index kept them;
-    the vector extension must be installed in the database."""
+    """Every table of the index, once, and what tables of an earlier form lack (``_upgrade``); the
+    vector extension must be installed in the database."""
     with connection.transaction():
         connection.run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"massgen:{tables.collection}",))
         for statement in filter(str.strip, tables.ddl().split(";")):
             connection.run(statement)
-        if connection.one(f"SELECT 1 FROM {tables.meta} WHERE name = 'names'") is None:
-            _fill_names(connection, tables)
+        found = connection.one(f"SELECT value FROM {tables.meta} WHERE name = 'index_form'")
+        if found is None or found[0] != INDEX_FORM:
+            _upgrade(connection, tables)
 
 
-def _fill_names(connection: ServerConnection, tables: ServerTables) -> None:
-    """Names (``record.names``) for every memory that has none, from what the index holds of it."""
+def _upgrade(connection: ServerConnection, tables: ServerTables) -> None:
+    """What tables of an earlier form lack: names (``record.names``) for every memory that has none,
+    and terms made again for the memories that say a relative date (``record.dates``)."""
     rows = connection.rows(
-        f"SELECT m.id, coalesce(m.indexed, m.text), m.text FROM {tables.index} m "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {tables.names} n WHERE n.memory_id = m.id)"
+        f"SELECT m.id, coalesce(m.indexed, m.text), m.text, EXISTS (SELECT 1 FROM {tables.names} n "
+        f"WHERE n.memory_id = m.id) FROM {tables.index} m"
     )
     connection.many(
         f"INSERT INTO {tables.names} VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-        [(i, kind, name) for i, indexed, text in rows for kind, name in memory_names(indexed, text).rows()],
+        [
+            (i, kind, name)
+            for i, indexed, text, named in rows
+            if not named
+            for kind, name in memory_names(indexed, text).rows()
+        ],
     )
-    connection.run(f"INSERT INTO {tables.meta} VALUES ('names', '1') ON CONFLICT (name) DO NOTHING")
+    for memory_id, indexed, text, _ in rows:
+        if dates_of(indexed, text):
+            lexical = memory_terms(indexed, text)
+            connection.run(f"DELETE FROM {tables.terms} WHERE memory_id = %s", (memory_id,))
+            connection.many(
+                f"INSERT INTO {tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
+                [(memory_id, term, count) for term, count in Counter(lexical).items()],
+            )
+            connection.run(f"UPDATE {tables.index} SET length = %s WHERE id = %s", (len(lexical), memory_id))
+    connection.run(
+        f"INSERT INTO {tables.meta} VALUES ('index_form', %s) ON CONFLICT (name) DO UPDATE "
+        "SET value = excluded.value",
+        (INDEX_FORM,),
+    )

@@ -10,7 +10,6 @@ from typing import Any
 from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.names import query_names
 from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.store.index.context import (
     position_params,
@@ -22,13 +21,10 @@ from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 from massgen_cli.memory.longterm.store.server.ranking import (
     Statement,
-    add_alone,
     add_dense,
-    add_empty,
-    add_fusion,
     add_lexical,
-    add_named,
     add_scope,
+    ranking_statement,
 )
 from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, VECTORS_MISSING, source_from_row
 
@@ -42,26 +38,7 @@ class ServerSearch(ServerBase):
         """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
         of each ranking ``method`` asks for (the dense, lexical and named ones for ``hybrid``, fused by
         reciprocal rank); one statement, one round trip."""
-        statement = Statement()
-        wanted = query_terms(query)
-        add_scope(statement, self.tables, scope, time.time())
-        if method != "lexical" and vector is not None:
-            add_dense(statement, self.tables, vector, pool)
-        else:
-            add_empty(statement, "dense")
-        if method != "dense" and wanted:
-            add_lexical(statement, self.tables, scope, wanted, pool)
-        else:
-            add_empty(statement, "lexical")
-        names = query_names(query)
-        if method == "hybrid" and names and vector is not None:
-            add_named(statement, self.tables, names, pool)
-        else:
-            add_empty(statement, "named")
-        if method == "hybrid":
-            add_fusion(statement)
-        else:
-            add_alone(statement, method)
+        statement = ranking_statement(self.tables, query, vector, pool, scope, method)
         sql, params = statement.select("SELECT id, score FROM fused ORDER BY score DESC, place, key")
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
