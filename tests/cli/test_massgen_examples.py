@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.in_process_cli import massgen
-from tests.config.massgen_release import CACHE, DOWNLOAD, WHEEL
+from tests.config.massgen_release import opened_release
 from tests.conftest import state_folder
 from tests.servers.fake_providers import FakeProviderServer
 from tests.servers.playing_model import FINAL_TEXT, NOTE, PlayingModel
@@ -29,12 +29,7 @@ TWO_NUM = "custom_tool__two_num_tool"
 
 @pytest.fixture(scope="module")
 def release() -> Iterator[zipfile.ZipFile]:
-    if not WHEEL.is_file():
-        if os.environ.get("MASSGEN_RELEASE_REQUIRED"):
-            pytest.fail(f"MassGen's release wheel is missing from {CACHE}; .ci/run gets it with: {DOWNLOAD}")
-        pytest.skip(f"MassGen's release wheel is not in {CACHE}; get it with: {DOWNLOAD}")
-    with zipfile.ZipFile(WHEEL) as opened:
-        yield opened
+    yield from opened_release()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
 from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
 from massgen_cli.config.walk import accepted_names
 from massgen_cli.errors import ConfigError
-from tests.config.massgen_release import CACHE, DOWNLOAD, WHEEL, example_configs, release_key_sets
+from tests.config.massgen_release import example_configs, opened_release, release_key_sets
 from tests.scripted import answer, vote
 
 SECTIONS: dict[str, type[Section]] = {
@@ -47,12 +47,7 @@ NOT_RUN_CONFIGS = ["massgen/configs/rate_limits/rate_limits.yaml"]
 
 @pytest.fixture(scope="module")
 def wheel() -> Iterator[zipfile.ZipFile]:
-    if not WHEEL.is_file():
-        if os.environ.get("MASSGEN_RELEASE_REQUIRED"):
-            pytest.fail(f"MassGen's release wheel is missing from {CACHE}; .ci/run gets it with: {DOWNLOAD}")
-        pytest.skip(f"MassGen's release wheel is not in {CACHE}; get it with: {DOWNLOAD}")
-    with zipfile.ZipFile(WHEEL) as opened:
-        yield opened
+    yield from opened_release()
 
 
 def test_the_key_table_agrees_with_the_models():
