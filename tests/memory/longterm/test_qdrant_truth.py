@@ -31,29 +31,17 @@ from massgen_cli.memory.longterm.store.vector_stores import close_clients, share
 from massgen_cli.session import Exchange, open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
+from tests.memory.longterm.test_server_truth import FALCON_RUN
 from tests.servers.postgres import free_port
 from tests.servers.qdrant import in_process_server
 
 SERVER = "http://qdrant.invalid:6333"
-CONFIG = """
-agents:
-  - id: agent_a
-    backend:
-      type: scripted
-      responses:
-        - {{tool: new_answer, args: {{content: "The launch code for project Falcon is 7781."}}}}
-        - {{tool: vote, args: {{agent_id: agent1, reason: "it states the code"}}}}
-orchestrator:
-  final_presentation: reuse
-memory:
-  enabled: true
-  persistent_memory:
-    enabled: true
-    llm: {{provider: local}}
-    embedding: {{provider: local}}
-    vector_store: qdrant
+CONFIG = (
+    FALCON_RUN
+    + """    vector_store: qdrant
     qdrant: {{mode: server, url: "{url}", collection_name: {collection}}}
 """
+)
 
 
 def settings(collection: str, url: str = SERVER) -> PersistentMemoryConfig:

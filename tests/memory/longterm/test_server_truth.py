@@ -25,7 +25,7 @@ from tests.servers.postgres import free_port
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """
+FALCON_RUN = """
 agents:
   - id: agent_a
     backend:
@@ -41,9 +41,14 @@ memory:
     enabled: true
     llm: {{provider: local}}
     embedding: {{provider: local}}
-    vector_store: pgvector
+"""
+"""One agent that records the Falcon code, with offline memory; a server store's lines complete it."""
+CONFIG = (
+    FALCON_RUN
+    + """    vector_store: pgvector
     pgvector: {{connection_string: "{url}", collection_name: {collection}}}
 """
+)
 
 
 @pytest.fixture
