@@ -103,7 +103,9 @@ def _cost(chat: ChatCommands, argument: str) -> bool:
     chat.console.print(table)
     chat.say(f"Total: {Usage.total(spent).describe()}" if spent else "no costs recorded for these turns")
     if chat.latest is not None and chat.latest.usage:
-        split = "; ".join(f"{agent} {used.describe()}" for agent, used in chat.latest.usage.items())
+        usage = chat.latest.usage
+        in_config_order = [agent.id for agent in chat.app.agents if agent.id in usage]
+        split = "; ".join(f"{agent} {usage[agent].describe()}" for agent in in_config_order)
         chat.say(f"[dim]turn {chat.latest.turn} by agent: {escape(split)}[/]")
     return False
 
