@@ -87,8 +87,9 @@ def _today_form(text: str, old_indexed: str) -> str:
 
 
 INDEX_FORM = "2"
-"""The index keeps names and the dates relative dates name (``upgrade_index``); kept apart from the text
-form, which an earlier version that meets a newer one rewrites."""
+"""Every index (local, PostgreSQL, Qdrant) of this form keeps names and the dates relative dates name;
+one of an earlier form gets them when it is opened. Kept apart from the text form, which an earlier
+version that meets a newer one rewrites."""
 
 
 def upgrade_index(db: sqlite3.Connection) -> None:

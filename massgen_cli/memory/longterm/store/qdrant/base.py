@@ -10,6 +10,7 @@ from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.record.dates import dates_of
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
+from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
@@ -22,8 +23,6 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
 )
 
 PAGE = 256
-INDEX_FORM = "2"
-"""Collections of an earlier form get what was added since when they are opened (``_upgrade``)."""
 LEAST_VERSION = (1, 17)
 """Qdrant 1.17 added ``insert_only`` writes, which decide between two writers of the same memory; an
 older server would take them as plain upserts and let the second writer overwrite the first."""
