@@ -142,8 +142,8 @@ class Finale:
         timeout = self.policy.timing.step_s
         try:
             with presenting(winner):
-                step = await asyncio.wait_for(
-                    run_with_tools(
+                async with asyncio.timeout(timeout):
+                    step = await run_with_tools(
                         winner if with_tools else replace(winner, toolbox=Toolbox()),
                         request,
                         self.scope.emit,
@@ -151,9 +151,7 @@ class Finale:
                         limit=self.policy.tool_calls_per_step,
                         decide_now=prompts.ANSWER_NOW,
                         gate=self.scope.spending,
-                    ),
-                    timeout,
-                )
+                    )
         except SpendingCapReached as error:  # spent during the presentation's own tool calls
             _stopped(result, str(error))
             return ""
@@ -177,9 +175,8 @@ class Finale:
     async def restart_asked(self, winner: Agent, question: str, final_answer: str) -> Verdict:
         """Post-evaluation by the winner; a failure (or a timeout) keeps the answer."""
         try:
-            return await asyncio.wait_for(
-                self._evaluate(winner, question, final_answer), self.policy.timing.step_s
-            )
+            async with asyncio.timeout(self.policy.timing.step_s):
+                return await self._evaluate(winner, question, final_answer)
         except (BackendError, TimeoutError) as error:
             problem = str(error) or "it timed out"
             self.scope.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))

@@ -80,8 +80,8 @@ async def own_answer(
     request = Request(messages, response_schema=schema, purpose=purpose)
     write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
     try:
-        done = await asyncio.wait_for(
-            run_with_tools(
+        async with asyncio.timeout(step.timeout_s):  # not wait_for: it can swallow a cancel at the step's end
+            done = await run_with_tools(
                 agent,
                 request,
                 step.emit,
@@ -91,9 +91,7 @@ async def own_answer(
                 on_compressed=write_back,
                 recall=partial(context.recalled, at),
                 gate=step.scope.spending,
-            ),
-            step.timeout_s,
-        )
+            )
     except SpendingCapReached as error:
         step.emit(AgentStatus(agent.id, "done", str(error)))
         return OwnAnswer(agent.id, failure=str(error), capped=str(error))

@@ -103,8 +103,8 @@ class WorkflowStep:
         write_back = self.context.thread_writer(agent.id, system_prompts=1) if first else None
         watch = CoordinationWatch(self.board, agent.id, self.policy)
         try:
-            return await asyncio.wait_for(
-                run_with_tools(
+            async with asyncio.timeout(self.policy.timing.step_s):
+                return await run_with_tools(
                     agent,
                     self._request(agent, messages),
                     self.scope.emit,
@@ -115,9 +115,7 @@ class WorkflowStep:
                     recall=partial(self.context.recalled, self.scope.step_at(agent, self.task.question)),
                     watch=watch,
                     gate=self.scope.spending,
-                ),
-                self.policy.timing.step_s,
-            )
+                )
         except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
             self.board.steps[agent.id] -= 1
             raise
