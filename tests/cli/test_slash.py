@@ -66,7 +66,8 @@ def test_after_a_turn_the_commands_tell_its_cost_answers_context_config_and_log(
     total = re.search(r"^Total: (.+)$", shown.stdout, re.M)
     assert total is not None and f"Total: {total.group(1)}" in said, "the figures of sessions show"
     one_line = " ".join(said.split())  # however the console wrapped it
-    assert re.search(r"turn 1 by agent: writer [\d,]+ tokens · free; checker [\d,]+ tokens · free", one_line)
+    used = r"[\d,]+ tokens( \(estimated\))? · free"  # estimated: a step cut by a peer's answer, under load
+    assert re.search(rf"turn 1 by agent: writer {used}; checker {used}", one_line)
 
     assert "writer (winner):\nParis is the capital of France." in said
     assert "vote writer → writer: it is right" in said and "vote checker → writer: agreed" in said
