@@ -70,10 +70,8 @@ class OwnTool:
 
 def own_tool(path: str, function: str) -> OwnTool | None:
     """Ours for MassGen's ``function`` in the file ``path`` of its tree, or None."""
-    tools = {"understand_image": UNDERSTAND_IMAGE, "understand_file": UNDERSTAND_FILE}
-    tools["understand_video"] = UNDERSTAND_VIDEO
     module = massgen_module_name(PurePath(path))
-    return tools.get(function) if module == f"{MULTIMODAL}.{function}" else None
+    return OWN_TOOLS.get(function) if module == f"{MULTIMODAL}.{function}" else None
 
 
 def own_massgen_tool(
@@ -101,6 +99,12 @@ def own_massgen_tool(
     return Tool(ToolSpec(PREFIX + name, description or own.description, schema(shown, required)), run)
 
 
+def optional(arguments: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    """``arguments[name]`` checked against ``kind``, or ``default`` when it is absent or null (as models
+    send an optional argument they leave out)."""
+    return default if arguments.get(name) is None else argument(arguments, name, kind)
+
+
 def text_property(description: str) -> dict[str, str]:
     return {"type": "string", "description": description}
 
@@ -114,9 +118,9 @@ def result(operation: str, reach: Reach, prompt: str, response: str, **fields: A
 async def understand_image(reach: Reach, arguments: dict[str, Any]) -> dict[str, Any]:
     """One image (``image_path``) or several together (``images``: name → path), looked at by the agent's
     model with ``prompt``."""
-    single = argument(arguments, "image_path", str, "")
-    named = argument(arguments, "images", dict, {})
-    prompt = argument(arguments, "prompt", str, IMAGE_PROMPT)
+    single = optional(arguments, "image_path", str, "")
+    named = optional(arguments, "images", dict, {})
+    prompt = optional(arguments, "prompt", str, IMAGE_PROMPT)
     if bool(single) == bool(named):
         raise ToolError("give either 'image_path' (one image) or 'images' (name → path), not both or neither")
     if single:
@@ -155,8 +159,8 @@ async def understand_file(reach: Reach, arguments: dict[str, Any]) -> dict[str, 
     """A text file (its first ``max_chars`` characters) or a PDF, read by the agent's model with
     ``prompt``."""
     raw = argument(arguments, "file_path", str)
-    prompt = argument(arguments, "prompt", str, FILE_PROMPT)
-    max_chars = argument(arguments, "max_chars", int, 50_000)
+    prompt = optional(arguments, "prompt", str, FILE_PROMPT)
+    max_chars = optional(arguments, "max_chars", int, 50_000)
     if max_chars < 1:
         raise ToolError("'max_chars' must be at least 1")
     path = reach.roots.confine(raw)
@@ -211,8 +215,8 @@ UNDERSTAND_FILE = OwnTool(
 async def understand_video(reach: Reach, arguments: dict[str, Any]) -> dict[str, Any]:
     """``num_frames`` frames taken evenly over a video, looked at together by the agent's model."""
     raw = argument(arguments, "video_path", str)
-    prompt = argument(arguments, "prompt", str, VIDEO_PROMPT)
-    count = argument(arguments, "num_frames", int, 8)
+    prompt = optional(arguments, "prompt", str, VIDEO_PROMPT)
+    count = optional(arguments, "num_frames", int, 8)
     if not 1 <= count <= MAX_FRAMES:
         raise ToolError(f"'num_frames' must be 1 to {MAX_FRAMES}")
     path = reach.roots.confine(raw)
@@ -285,3 +289,10 @@ UNDERSTAND_VIDEO = OwnTool(
     understand_video,
     needs=("cv2", "opencv-python-headless"),
 )
+
+OWN_TOOLS = {
+    "understand_image": UNDERSTAND_IMAGE,
+    "understand_file": UNDERSTAND_FILE,
+    "understand_video": UNDERSTAND_VIDEO,
+}
+"""MassGen's multimodal tools that are ours, by function (each in the file of its name)."""

@@ -157,7 +157,12 @@ def test_a_path_outside_the_agent_s_folders_is_refused_before_any_look(
 
 def test_a_model_that_reads_text_only_is_never_sent_the_image(server: FakeProviderServer):
     write_png(Path("workspace/shot.png"))
-    run(server, "understand_image", call("understand_image", image_path="shot.png"), model="deepseek-chat")
+    run(
+        server,
+        "understand_image",
+        call("understand_image", image_path="shot.png", prompt=None),
+        model="deepseek-chat",
+    )
     assert all("tools" in request.body for request in server.requests), "no look was sent"
     done = finished("understand_image")
     assert not done["ok"] and "reads text only: it cannot look at images" in done["summary"]
