@@ -164,7 +164,7 @@ def _instructed(wire: str, body: dict[str, Any]) -> bool:
 
 def _user_messages(wire: str, body: dict[str, Any]) -> list[Any]:
     messages = body.get("input", ()) if wire == "responses" else body.get("messages", ())
-    return [message for message in messages if message.get("role") == "user"]
+    return [message for message in messages if isinstance(message, dict) and message.get("role") == "user"]
 
 
 def _reply(wire: str, text: str, call: tuple[str, str, dict[str, Any]] | None) -> Reply:
