@@ -81,7 +81,10 @@ class CustomToolConfig(Section):
         default=None,
         description="Python file defining the functions (relative to the current directory, else to the "
         "config's folder). Null, or a module name without '.py': MassGen's own tools, taken from the "
-        "massgen package as MassGen does (when it is installed; otherwise the agent runs without them).",
+        "massgen package as MassGen does (when it is installed; otherwise the agent runs without them). "
+        "Without MassGen installed, the files of its understand_image, understand_file and understand_video "
+        "(massgen/tool/_multimodal_tools/...) are tools of ours that ask the agent's own model; they need "
+        "no checkout.",
     )
     description: list[str] | None = Field(
         default=None,

@@ -44,6 +44,7 @@ from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.messages import Message, ToolCallPart, recordable
 from massgen_cli.runlogs.writer import AttemptLog
 from massgen_cli.tokens import estimate_message_tokens, estimate_text_tokens
+from massgen_cli.tools.agent_model import Ask
 from massgen_cli.tools.attachments import AgentMedia, question_roots
 from massgen_cli.tools.toolbox import Toolbox, build_toolbox
 from massgen_cli.tools.uploads import agent_media
@@ -124,10 +125,22 @@ def build_agents(
         summarizer = _summarizer(agent_config, backend, summary, _summary_usage(agent_id, emit))
         guard = _guard(agent_config, backend, DropHandling(summarizer, given.keeper), emit)
         media = _media(config, index, backend, given, emit)
-        agents.append(
-            Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox, media=media)
-        )
+        agent = Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox, media=media)
+        given.toolbox.model.bind(backend, _asked_aside(agent, emit))
+        agents.append(agent)
     return agents
+
+
+def _asked_aside(agent: Agent, emit: Emit) -> Ask:
+    """How the agent's tools ask its model something (to look at an image): the call is not shown, and
+    what it spends is the agent's, as a step's is."""
+
+    async def gather(request: Request, result: Completion) -> None:
+        async with contextlib.aclosing(agent.backend.stream(request)) as events:
+            async for event in events:
+                result.add(event)
+
+    return lambda request: _accounted(agent, request, emit, gather)
 
 
 def _media(config: MassGenConfig, index: int, backend: Backend, given: AgentParts, emit: Emit) -> AgentMedia:
@@ -229,9 +242,17 @@ async def run_step(
 async def _stream(agent: Agent, request: Request, emit: Emit, log: AttemptLog | None) -> Completion:
     if log is not None:
         log.request(agent.id, _request_record(agent, request))
+    return await _accounted(agent, request, emit, lambda sent, result: _consume(agent, sent, result, emit))
+
+
+async def _accounted(
+    agent: Agent, request: Request, emit: Emit, consume: Callable[[Request, Completion], Awaitable[None]]
+) -> Completion:
+    """``request``'s completion, as ``consume`` gathers it from the agent's backend; what it spent is
+    emitted as the agent's usage, whether it completed, failed or was cancelled."""
     result = Completion()
     try:
-        await _consume(agent, request, result, emit)
+        await consume(request, result)
     except Exception:  # a failed call spent what came back; one that got no response at all spent nothing
         if result.received:
             _account(agent, _reported_or_estimated(agent, request, result), emit)

@@ -15,7 +15,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -42,7 +42,7 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
         stand_in = _massgen_stand_in_for(file)
         # A file of MassGen's tree is named as MassGen names it, so its relative imports of MassGen's tool
         # types (``from .._result import …``) reach the stand-in; it is kept under our own name.
-        spec_name = (_massgen_module_name(file) if stand_in else None) or module_name
+        spec_name = (massgen_module_name(file.resolve()) if stand_in else None) or module_name
         spec = importlib.util.spec_from_file_location(spec_name, file)
         if spec is None or spec.loader is None:
             raise CustomToolLoadError(f"{path} is not a Python file")
@@ -69,13 +69,16 @@ def _massgen_stand_in_for(file: Path) -> bool:
         imports_massgen = "massgen" in file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    in_its_tree = _massgen_module_name(file) is not None  # its imports may be relative (from .._result)
+    in_its_tree = (
+        massgen_module_name(file.resolve()) is not None
+    )  # its imports may be relative (from .._result)
     return (imports_massgen or in_its_tree) and massgen_compat.provide()
 
 
-def _massgen_module_name(file: Path) -> str | None:
-    """``massgen.tool.<…>.<stem>`` for a file under a ``massgen/tool/`` folder of MassGen's tree."""
-    parts = file.resolve().with_suffix("").parts
+def massgen_module_name(path: PurePath) -> str | None:
+    """``massgen.tool.<…>.<stem>`` for a file under a ``massgen/tool/`` folder of MassGen's tree, as its
+    path reads."""
+    parts = path.with_suffix("").parts
     starts = [i for i in range(len(parts) - 2) if parts[i : i + 2] == ("massgen", "tool")]
     return ".".join(parts[starts[-1] :]) if starts else None
 

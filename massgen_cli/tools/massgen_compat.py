@@ -2,7 +2,8 @@
 ``massgen`` package is not installed: the tool result types (``ExecutionResult`` and its text, image and
 audio blocks), its logger, the ``context_params`` decorator and the tool exceptions. With it, the configs
 that name ``massgen/tool/...`` files (from a MassGen checkout) load and run those tools here; a tool that
-imports any other part of MassGen still fails to load, and the error says to install MassGen.
+imports any other part of MassGen still fails to load, and the error says to install MassGen, except
+MassGen's multimodal tools that ``massgen_media.py`` implements as ours.
 
 The stand-in is registered under MassGen's module names only while MassGen itself cannot be imported; an
 installed MassGen is always what its tools get."""
@@ -92,8 +93,6 @@ def _module(name: str, **members: Any) -> types.ModuleType:
         module.__path__ = []  # a package: its other submodules are not found, and say which
     module.__dict__.update(members)
     return module
-
-
 
 
 def _stand_ins() -> list[types.ModuleType]:

@@ -8,17 +8,20 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
-from massgen_cli.config.tools import ContextPath
+from massgen_cli.config.tools import ContextPath, CustomToolConfig
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.redaction import redact
 from massgen_cli.state import known_state_folders, user_umask
 from massgen_cli.text import one_line
+from massgen_cli.tools.agent_model import AgentModel
+from massgen_cli.tools.attachments import question_roots
 from massgen_cli.tools.base import RESULT_CHARS, CommandOutcome, Tool, ToolError, ToolOutput, bounded
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.commands import (
@@ -36,6 +39,7 @@ from massgen_cli.tools.custom import (
     load_massgen_function,
 )
 from massgen_cli.tools.files import file_tools
+from massgen_cli.tools.massgen_media import Reach, own_massgen_tool, own_tool
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.permissions import FILE_WRITERS, ToolGate, command_patterns
 from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
@@ -75,6 +79,8 @@ class Toolbox:
     guidance: tuple[str, ...] = ()
     gate: ToolGate = field(default_factory=ToolGate)
     """Which of the config's tools are offered, and which of their calls may run."""
+    model: AgentModel = field(default_factory=AgentModel)
+    """How its tools ask the agent's own model (bound once the agent's backend exists)."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -169,10 +175,11 @@ def build_toolbox(
     timeout_s = orchestrator.tool_call_timeout_seconds
     if backend.enable_mcp_command_line:
         tools.append(_command_tool(agent, roots, where, timeout_s, sources.private))
-    tools += custom_tools(agent, roots, where)
+    model = AgentModel(backend.protocol)
+    tools += custom_tools(agent, roots, where, model)
     gate = ToolGate.of(backend)
     offered = {tool.name: tool for tool in tools if gate.offers(tool.name)}
-    return Toolbox(offered, timeout_s, roots, gate=gate)
+    return Toolbox(offered, timeout_s, roots, gate=gate, model=model)
 
 
 def own_workspace(toolbox: Toolbox, agent: AgentConfig) -> Path | None:
@@ -258,19 +265,38 @@ def command_sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -
     return SandboxSettings(private, backend.command_network, backend.command_line_limits)
 
 
-def custom_tools(agent: AgentConfig, roots: Roots | None, where: str) -> Iterable[Tool]:
+def custom_tools(
+    agent: AgentConfig, roots: Roots | None, where: str, model: AgentModel | None = None
+) -> Iterable[Tool]:
+    """The config's custom tools; MassGen's multimodal tool files are ours while MassGen is not installed
+    (they read inside ``roots``, else the current folder, and ask the agent's ``model``)."""
     workspace = roots.base if roots is not None and agent.backend.cwd is not None else None
+    reach = Reach(roots or question_roots(None), model or AgentModel(agent.backend.protocol))
     for number, entry in enumerate(agent.backend.custom_tools):
         if entry.from_massgen and not massgen_installed():
             continue  # said when the config loaded
         try:
-            for name, function_name, description, preset in entry.functions():
-                if entry.from_massgen:
-                    function = load_massgen_function(entry.path, function_name)
-                else:
-                    function = load_function(str(entry.path), function_name)
-                yield custom_tool(name, function, description, preset, workspace)
+            for function in entry.functions():
+                yield _custom_tool(entry, function, workspace, reach)
         except (CustomToolLoadError, ValueError) as error:
             raise ConfigError(f"{where}.custom_tools[{number}]: {error}") from None
         except Exception as error:  # MassGen's own tools, from an installed MassGen that cannot import
             raise ConfigError(f"{where}.custom_tools[{number}]: {type(error).__name__}: {error}") from None
+
+
+def _custom_tool(
+    entry: CustomToolConfig,
+    function: tuple[str, str, str | None, dict[str, Any]],
+    workspace: Path | None,
+    reach: Reach,
+) -> Tool:
+    """One function of ``entry``: ``(tool name, function name, description, preset arguments)``."""
+    name, function_name, description, preset = function
+    own = None if entry.from_massgen or massgen_installed() else own_tool(str(entry.path), function_name)
+    if own is not None:
+        return own_massgen_tool(own, name, description, preset, reach)
+    if entry.from_massgen:
+        found = load_massgen_function(entry.path, function_name)
+    else:
+        found = load_function(str(entry.path), function_name)
+    return custom_tool(name, found, description, preset, workspace)

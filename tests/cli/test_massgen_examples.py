@@ -20,8 +20,9 @@ import pytest
 from tests.cli.in_process_cli import massgen
 from tests.config.massgen_release import opened_release
 from tests.conftest import state_folder
+from tests.media import write_png
 from tests.servers.fake_providers import FakeProviderServer
-from tests.servers.playing_model import FINAL_TEXT, NOTE, PlayingModel
+from tests.servers.playing_model import FINAL_TEXT, NOTE, PlayingModel, images_in, looked_at
 
 MCP_SERVER = "massgen/tests/mcp_test_server.py"
 TWO_NUM = "custom_tool__two_num_tool"
@@ -126,3 +127,32 @@ def test_a_massgen_example_config_answers(checkout: FakeProviderServer, name: st
         assert any(e["name"].startswith(expected["tool"]) and e["ok"] for e in finished), finished
     if expected.get("note"):
         assert (Path.cwd() / NOTE).read_text() == FINAL_TEXT, "the final presentation wrote the context path"
+
+
+LOOKING = {
+    "tools/custom_tools/computer_use_example.yaml": RESPONSES,
+    "tools/custom_tools/claude_computer_use_browser_example.yaml": MESSAGES,
+}
+"""MassGen's computer-use configs as shipped, whose ``understand_image`` (a file of MassGen's multimodal
+tools, which needs MassGen's backends) is ours: the agent's own model looks at the image."""
+
+
+@pytest.mark.parametrize("name", list(LOOKING))
+def test_a_massgen_config_looks_at_an_image_with_understand_image(checkout: FakeProviderServer, name: str):
+    image = write_png(Path.cwd() / "shot.png", seed=5, side=16)
+    question = "Check shot.png with understand_image: does the page look right?"
+    result = massgen("--config", f"massgen/configs/{name}", question)
+    assert result.exit_code == 0, result.stderr
+    wire = LOOKING[name]
+    looks = [r.body for r in checkout.requests if r.path.endswith(wire) and not r.body.get("tools")]
+    looks = [body for body in looks if images_in(body)]
+    assert [images_in(body) for body in looks] == [[("image/png", len(image))]], "one look, at the image"
+    events = [
+        json.loads(line) for line in next(state_folder().rglob("events.jsonl")).read_text().splitlines()
+    ]
+    [finished] = [
+        e for e in events if e["type"] == "ToolFinished" and e["name"] == "custom_tool__understand_image"
+    ]
+    assert finished["ok"], finished
+    later = [json.dumps(r.body) for r in checkout.requests if r.path.endswith(wire) and r.body.get("tools")]
+    assert any(looked_at(images_in(looks[0])) in text for text in later), "the model read what was seen"

@@ -1,12 +1,16 @@
 """A model behind ``FakeProviderServer`` that plays a coordinated turn on each wire format the fake
 servers speak (Chat Completions, Responses, Anthropic Messages), deciding from the request alone, as a
-model does: it calls the first of the config's own tools it is offered (a custom or MCP tool) once, then
-answers with ``new_answer`` while no answer is in view, votes for the first answer once one is, accepts
-the final answer when asked to evaluate it, and presents a final answer as text; presenting with a
-context path it may write, it first writes a note there. Several agents' requests may arrive at once."""
+model does: it calls once the config's own tool (a custom or MCP tool) that the user's question names,
+else the first it is offered, a path argument filled with the file the question names (else the first
+file among the places it may read), then answers with ``new_answer`` while no answer is in view, votes
+for the first answer once one is, accepts the final answer when asked to evaluate it, and presents a
+final answer as text; presenting with a context path it may write, it first writes a note there. Asked
+about images with no instructions and no tools (a tool asking it to look), it says what it was sent.
+Several agents' requests may arrive at once."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
@@ -32,23 +36,27 @@ class PlayingModel:
     def __call__(self, request: RecordedRequest) -> Reply:
         wire = _wire(request.path)
         tools = _offered(wire, request.body)
+        if not tools and not _instructed(wire, request.body) and (images := images_in(request.body)):
+            return _reply(wire, looked_at(images), None)
         text = "\n".join(_strings(request.body))
-        call = self._decide(tools, text, _has_tool_result(wire, request.body))
+        question = "\n".join(_strings(_user_messages(wire, request.body)))
+        call = self._decide(tools, text, question, _has_tool_result(wire, request.body))
         if call is None:
             return _reply(wire, FINAL_TEXT, None)
         return _reply(wire, "", call)
 
     def _decide(
-        self, tools: dict[str, dict[str, Any]], text: str, used_a_tool: bool
+        self, tools: dict[str, dict[str, Any]], text: str, question: str, used_a_tool: bool
     ) -> tuple[str, str, dict[str, Any]] | None:
         with self._lock:
             number = next(self._numbers)
         call_id = f"call_{number}"
         own = [name for name in tools if name.startswith(("custom_tool__", "mcp__"))]
+        own.sort(key=lambda name: name.removeprefix("custom_tool__") not in question)  # named ones first
         if "submit" in tools:
             return call_id, "submit", {}
         if own and not used_a_tool:
-            return call_id, own[0], _arguments(tools[own[0]])
+            return call_id, own[0], _arguments(tools[own[0]], question, text)
         if "vote" in tools and NO_ANSWERS not in text and "<agent1>" in text:
             return call_id, "vote", {"agent_id": "agent1", "reason": "it answers the question"}
         if "new_answer" in tools:
@@ -103,14 +111,60 @@ def _has_tool_result(wire: str, body: dict[str, Any]) -> bool:
     )
 
 
-def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """A value of each required property's type (what a model fills in)."""
+def _arguments(schema: dict[str, Any], question: str, text: str) -> dict[str, Any]:
+    """A value of each required property's type (what a model fills in), and each path property the file
+    the question names (else the first file among the places it may read)."""
     samples = {"integer": 2, "number": 3, "string": "massgen", "boolean": True, "array": [], "object": {}}
     properties = schema.get("properties") or {}
-    return {
+    filled = {
         name: samples.get(str((properties.get(name) or {}).get("type")), "massgen")
         for name in schema.get("required") or ()
     }
+    file = FILE_NAMED.search(question) or READABLE_FILE.search(text)
+    paths = [name for name in properties if name.endswith("_path")]
+    return filled | ({name: file.group(1) for name in paths} if file else {})
+
+
+FILE_NAMED = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:png|jpe?g|gif|webp|pdf|mp4|txt|md))\b")
+READABLE_FILE = re.compile(r"- (/[^\n]*?\.\w{2,4}) \(read\)")
+LOOKED_AT = "Looked at"
+
+
+def looked_at(images: list[tuple[str, int]]) -> str:
+    """What the model says it was sent: each image's media type and size in bytes."""
+    return f"{LOOKED_AT} {len(images)} image(s): " + "; ".join(
+        f"{kind}, {size} bytes" for kind, size in images
+    )
+
+
+def images_in(node: Any) -> list[tuple[str, int]]:
+    """The images in a request body (data URLs, or Anthropic's base64 sources): media type and size."""
+    if isinstance(node, str):
+        url = DATA_URL.match(node)
+        return [(url.group(1), len(base64.b64decode(url.group(2))))] if url else []
+    if isinstance(node, dict) and str(node.get("media_type", "")).startswith("image/") and "data" in node:
+        return [(node["media_type"], len(base64.b64decode(node["data"])))]
+    values = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    return [image for value in values for image in images_in(value)]
+
+
+DATA_URL = re.compile(r"data:(image/[\w.+-]+);base64,([A-Za-z0-9+/=]+)$")
+
+
+def _instructed(wire: str, body: dict[str, Any]) -> bool:
+    """Whether the request has a system prompt (every step of a turn has)."""
+    if wire == "chat":
+        return any(message.get("role") == "system" for message in body.get("messages", ()))
+    if wire == "responses":
+        return bool(body.get("instructions")) or any(
+            item.get("role") in ("system", "developer") for item in body.get("input", ())
+        )
+    return bool(body.get("system"))
+
+
+def _user_messages(wire: str, body: dict[str, Any]) -> list[Any]:
+    messages = body.get("input", ()) if wire == "responses" else body.get("messages", ())
+    return [message for message in messages if isinstance(message, dict) and message.get("role") == "user"]
 
 
 def _reply(wire: str, text: str, call: tuple[str, str, dict[str, Any]] | None) -> Reply:
