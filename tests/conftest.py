@@ -42,7 +42,20 @@ def write_config(directory: Path, text: str, name: str = "config.yaml") -> Path:
     return path
 
 
-def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, stdin: str | None = None, timeout: float = 120, process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``massgen ARGS`` with the test's environment: in this process (the same command line, app and
+    exit code, without an interpreter's start and its imports), or with ``process`` in a subprocess of
+    its own, where signals, locks held by a process or a process's exit are the point."""
+    if process:
+        return run_cli_process(*args, stdin=stdin, timeout=timeout)
+    return run_cli_here(*args, stdin=stdin)
+
+
+def run_cli_process(
+    *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """``massgen ARGS`` in a subprocess, with the test's environment."""
     return subprocess.run(
         [sys.executable, "-m", "massgen_cli", *args],
@@ -53,6 +66,14 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
         env=dict(os.environ),
         check=False,
     )
+
+
+def run_cli_here(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``massgen ARGS`` in this process (see ``tests/cli/in_process_cli.py``), as a finished process."""
+    from tests.cli.in_process_cli import massgen
+
+    result = massgen(*args, stdin=stdin)
+    return subprocess.CompletedProcess(["massgen", *args], result.exit_code, result.stdout, result.stderr)
 
 
 def spawn_waiting_child() -> tuple[str, str]:

@@ -79,6 +79,7 @@ def test_ray_tasks_give_the_same_answers_as_the_local_batch(tmp_path: Path, ray_
         ray_address,
         "--concurrency",
         "2",
+        process=True,
     )
     assert on_ray.returncode == 0, on_ray.stderr
     assert answers(tmp_path / "ray.jsonl") == answers(tmp_path / "local.jsonl")
@@ -91,7 +92,9 @@ def test_pgvector_shared_by_ray_tasks_loses_no_write(tmp_path: Path, ray_address
     store = f"{{enabled: true, vector_store: pgvector, pgvector: {pgvector}}}"
     write_config(tmp_path, ECHO_AGENT + f"memory: {{enabled: true, persistent_memory: {store}}}\n")
     questions = write_questions(tmp_path, 4)  # all in flight at once (the default concurrency), one table
-    run = run_cli("batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl", "--ray", ray_address)
+    run = run_cli(
+        "batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl", "--ray", ray_address, process=True
+    )
     assert run.returncode == 0, run.stderr
     listing = massgen("memory", "list", "-c", "config.yaml", "--json")
     assert listing.exit_code == 0, listing.stderr

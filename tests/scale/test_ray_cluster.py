@@ -142,7 +142,7 @@ def test_tasks_on_another_node_share_memory_and_bring_their_logs_back(
 
     out = tmp_path / "out.jsonl"
     arguments = ["batch", str(questions), "-c", str(config), "--state-dir", str(driver), "--out", str(out)]
-    batch = run_cli(*arguments, "--ray", cluster, "--concurrency", "2", timeout=600)
+    batch = run_cli(*arguments, "--ray", cluster, "--concurrency", "2", timeout=600, process=True)
     assert batch.returncode == 0, batch.stderr[-3000:]
     results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in results) == ["q0", "q1", "q2", "q3"]

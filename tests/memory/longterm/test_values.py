@@ -42,7 +42,13 @@ def run_demo(alpha: float, turns: int = 3) -> dict[str, list[float]]:
     questions = ["What is the bridge code?", "And the bridge code again?", "Once more: the bridge code?"]
     for turn in range(turns):
         result = run_cli(
-            "--config", "@examples/scripted_values", "--session", f"alpha{alpha}", "-q", questions[turn]
+            "--config",
+            "@examples/scripted_values",
+            "--session",
+            f"alpha{alpha}",
+            "-q",
+            questions[turn],
+            process=True,
         )
         assert result.returncode == 0, result.stderr
         listing = massgen("memory", "list", "--config", "@examples/scripted_values", "--json")
