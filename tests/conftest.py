@@ -19,6 +19,7 @@ from rich.console import Console
 from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_document
 from massgen_cli.ui import ConsoleView
+from tests.cli.in_process_cli import settle_heap
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "GEMINI_API_KEY")
 
@@ -145,6 +146,7 @@ class InProcessRun:
     def __init__(
         self, directory: Path, text: str, *, session_id: str | None = None, interactive: bool = False
     ):
+        settle_heap()
         path = write_config(directory, text)
         self.out, self.err = io.StringIO(), io.StringIO()
         loaded = load_document(yaml.safe_load(path.read_text()), path)

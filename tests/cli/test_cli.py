@@ -70,7 +70,7 @@ def test_turn_without_answer_exits_1_with_reason(tmp_path):
 
 
 def test_debug_shows_traceback(tmp_path):
-    result = run_cli("--debug", "--config", str(tmp_path / "missing.yaml"), "Q?")
+    result = run_cli("--debug", "--config", str(tmp_path / "missing.yaml"), "Q?", process=True)
     assert result.returncode != 0
     assert "Traceback" in result.stderr and "ConfigError" in result.stderr
 
