@@ -11,7 +11,7 @@ from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from tests.cli.in_process_cli import massgen
 
-CROWD = 2_000  # twenty times the candidate pool an unfiltered ranking would take
+CROWD = 500  # five times the candidate pool (100) an unfiltered ranking would take
 CROWD_VECTORS: dict[tuple[str, int], list[list[float]]] = {}
 """The crowd's vectors, embedded once per process: the same texts by the same embedder give the same
 vectors (the suite runs a file's tests in one process, ``--dist loadfile``)."""
