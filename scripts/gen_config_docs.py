@@ -344,10 +344,12 @@ def _backend_types() -> str:
         "",
         "`backend.type` names a provider. Types with protocol `openai` speak the Chat Completions API",
         "(`openai` and `grok` at their own address the Responses API, as MassGen);",
-        "`base_url` points any of them at another OpenAI-compatible server. Without `base_url`, the",
-        "address variable below moves a provider's address (a proxy in front of it, or a test server",
-        "speaking its API). The API key comes from `backend.api_key`, else from the key variable below",
-        "(the environment or `.env`).",
+        "`base_url` points any of them at another OpenAI-compatible server. `gemini` speaks Gemini's own",
+        "API (`generateContent`, through Google's `google-genai` SDK); a `base_url` ending in `/openai`",
+        "(such as `https://generativelanguage.googleapis.com/v1beta/openai/`) or `api: chat_completions`",
+        "calls its OpenAI-compatible API instead. Without `base_url`, the address variable below moves a",
+        "provider's address (a proxy in front of it, or a test server speaking its API). The API key comes",
+        "from `backend.api_key`, else from the key variables below, in order (the environment or `.env`).",
         "",
         "| Type | Protocol | Default base URL | Address variable | API key variable | Key required |",
         "|---|---|---|---|---|---|",
@@ -357,7 +359,7 @@ def _backend_types() -> str:
         if name == "chatcompletion":
             url = "— (set `base_url`)"
         moved = f"`{provider.base_url_env}`" if provider.base_url_env else "—"
-        env = f"`{provider.api_key_env}`" if provider.api_key_env else "—"
+        env = ", then ".join(f"`{name}`" for name in provider.key_variables) or "—"
         needed = "yes" if provider.needs_key else "no"
         lines.append(f"| `{name}` | {provider.protocol} | {url} | {moved} | {env} | {needed} |")
     lines += ["", f"MassGen {MASSGEN_RELEASE} values with a rule of their own:", ""]

@@ -20,7 +20,14 @@ from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_document
 from massgen_cli.ui import ConsoleView
 
-PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "GEMINI_API_KEY")
+PROVIDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -28,13 +28,11 @@ from massgen_cli.backends.pricing import library_warmer
 from massgen_cli.backends.provider_errors import clip, connection_error, retry_after_seconds, timeout_error
 from massgen_cli.backends.stream_failures import MalformedResponseError
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.providers import attachment_kinds
+from massgen_cli.config.providers import GEMINI_API_URL, attachment_kinds
 from massgen_cli.errors import BackendError, ConfigError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import StreamEvent
 
 KEYLESS_PLACEHOLDER = "not-needed"
-GEMINI_API_URL = "https://generativelanguage.googleapis.com/"
-"""The SDK's own address of Gemini's API, where no other is set."""
 SEPARATE_TOOL_MODELS = re.compile(r"(^|/)gemini-(1|2)([.-]|$)", re.IGNORECASE)
 """Models that refuse Gemini's own tools beside function declarations ("Tool use with function calling
 is unsupported by the model")."""

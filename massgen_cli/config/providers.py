@@ -58,6 +58,8 @@ _OPENAI_COMPATIBLE_LOCAL_SERVERS = {
 }
 
 
+GEMINI_API_URL = "https://generativelanguage.googleapis.com/"
+"""Gemini's own API (the ``google-genai`` SDK adds the version and the model's method)."""
 GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 """Gemini's OpenAI-compatible API (Chat Completions), which a ``gemini`` backend calls only when asked:
 its ``base_url`` ends in ``/openai``, or ``api: chat_completions``."""
@@ -86,7 +88,11 @@ def _build_table() -> dict[str, Provider]:
     table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL")
     # Gemini's own API (generateContent); GOOGLE_API_KEY is the other variable MassGen and Google's SDK read.
     table["gemini"] = Provider(
-        "gemini", None, "GEMINI_API_KEY", base_url_env="GEMINI_BASE_URL", other_key_env="GOOGLE_API_KEY"
+        "gemini",
+        GEMINI_API_URL,
+        "GEMINI_API_KEY",
+        base_url_env="GEMINI_BASE_URL",
+        other_key_env="GOOGLE_API_KEY",
     )
     table["anthropic"] = table["claude"]
     table["azure_openai"] = Provider("openai", None, "AZURE_OPENAI_API_KEY")
