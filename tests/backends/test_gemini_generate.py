@@ -15,6 +15,7 @@ from massgen_cli.backends.stream_failures import MalformedResponseError
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.errors import (
     BackendError,
+    BackendTimeoutError,
     ConnectionFailedError,
     ContextLengthError,
     RateLimitError,
@@ -267,6 +268,20 @@ async def test_failures_become_our_errors(make_gemini, gemini_server, reply, kin
     assert type(error) is kind and said in str(error), error
     if isinstance(error, RateLimitError):
         assert error.retry_after == 7.0, "Gemini's RetryInfo is its Retry-After"
+
+
+async def test_a_server_slower_than_the_timeout_is_a_timeout(make_gemini, gemini_server):
+    gemini_server.script(Reply(frames=gemini_stream("Late.").frames, delay=30))
+    _, error = await collect_until_error(make_gemini(request_timeout_seconds=0.3), Request(QUESTION))
+    assert isinstance(error, BackendTimeoutError) and error.retryable, error
+
+
+async def test_extra_body_reaches_the_request_as_written(make_gemini, gemini_server):
+    """Gemini's request fields this config has no key for (its safety settings) go in extra_body."""
+    gemini_server.script(gemini_stream("Fine."))
+    safety = [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}]
+    await collect(make_gemini(extra_body={"safetySettings": safety}), Request(QUESTION))
+    assert gemini_server.requests[0].body["safetySettings"] == safety
 
 
 async def test_429_and_500_are_retried_until_gemini_answers(gemini_server, monkeypatch):

@@ -62,6 +62,15 @@ def test_two_gemini_agents_answer_and_vote_with_function_calls(tmp_path, playing
     assert models == {"gemini-3-flash-preview", "gemini-3-pro-preview"}
 
 
+def test_a_gemini_model_named_on_the_command_line_calls_geminis_own_api(playing_gemini):
+    result = massgen("--model", "gemini-2.5-flash", "What should we build next?")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"{FINAL_TEXT}\n"
+    assert [r.path for r in playing_gemini.requests] == [
+        "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    ]
+
+
 def test_validate_names_the_variables_a_gemini_key_is_read_from(tmp_path):
     config = write_config(tmp_path, TWO_AGENTS)
     result = massgen("--validate", str(config))
