@@ -64,9 +64,12 @@ def _converted(message: Message, tool_parts: bool, names: dict[str, str]) -> tup
 
 
 def _model_parts(message: Message, text: str, tool_parts: bool) -> list[Any]:
-    """The turn as Gemini sent it, when it was kept and may be sent here; else its text and calls."""
+    """The turn as Gemini sent it, when it was kept, makes the calls this message holds (each answered
+    after it) and may be sent here; else its text and calls."""
     kept = replayed_parts(message)
-    if kept and (tool_parts or not any(key in part for part in kept for key in CALL_PARTS)):
+    kept_calls = {part["function_call"].get("id") for part in kept if "function_call" in part}
+    same_calls = kept_calls == {call["id"] for call in message.get("tool_calls") or ()}
+    if kept and same_calls and (tool_parts or not any(key in part for part in kept for key in CALL_PARTS)):
         return [_part_from_json(part) for part in kept]
     parts: list[Any] = [{"text": text}] if text else []
     for call in message.get("tool_calls") or ():

@@ -131,6 +131,21 @@ async def test_function_calls_come_back_with_gemini_3s_signed_turn_and_their_res
     assert "missing a thought_signature" in str(error), "the server checks what the kept turn gives back"
 
 
+async def test_a_signed_text_reply_is_kept_whole_and_given_back(make_gemini, gemini_server):
+    """Gemini 3 signs a reply's last (empty) piece: the kept turn is the text in one part, signed."""
+    gemini_server.script(gemini_stream("Paris is the capital.", signature=SIGNATURE), gemini_stream("Yes."))
+    backend = make_gemini(model="gemini-3-flash-preview")
+    [kept] = [e.item for e in await collect(backend, Request(QUESTION)) if isinstance(e, ReasoningState)]
+    assert kept["parts"] == [{"text": "Paris is the capital.", "thought_signature": SIGNATURE}]
+    echo: Message = {"role": "assistant", "content": "Paris is the capital.", "reasoning_items": [kept]}
+    await collect(backend, Request([*QUESTION, echo, {"role": "user", "content": "Sure?"}]))
+    given_back = gemini_server.requests[1].body["contents"][1]
+    assert given_back == {
+        "role": "model",
+        "parts": [{"text": "Paris is the capital.", "thoughtSignature": SIGNATURE}],
+    }
+
+
 async def test_a_request_without_functions_writes_earlier_calls_as_text(make_gemini, gemini_server):
     gemini_server.script(gemini_stream(calls=[("fc_1", "lookup", {"city": "Oslo"})]), gemini_stream("Snow."))
     backend = make_gemini()
