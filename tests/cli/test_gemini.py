@@ -1,7 +1,7 @@
 """``type: gemini`` through the command line against a local server that speaks Gemini's own API and
 refuses what it refuses (GEMINI_BASE_URL moved there): two agents coordinate over two turns with
 function calls (new_answer, vote), the next turn gives Gemini its calls back signed with their results,
-usage is counted, and ``--validate`` names the variables a missing key is read from."""
+usage is counted and priced, and ``--validate`` names the variables a missing key is read from."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_two_gemini_agents_answer_and_vote_with_function_calls(tmp_path, playing
     assert summary["answers"] and summary["votes"] and summary["winner"] in summary["answers"]
     assert {vote["voter"] for vote in summary["votes"]} == {"planner", "critic"}
     for usage in summary["usage"].values():  # a step a peer's answer cut is estimated, the others Gemini's
-        assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+        assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0 and usage["cost_usd"] > 0
     given_back = [  # turn 2 carries each agent's thread: turn 1's decision, as Gemini made and signed it
         part
         for request in playing_gemini.requests
