@@ -42,10 +42,12 @@ PROVIDER_LIMITS: dict[tuple[str, Kind], int] = {
     ("anthropic", "pdf"): 32 * 1024 * 1024 * 3 // 4,
     ("openai", "image"): 20 * 1024 * 1024,
     ("openai", "pdf"): 32 * 1024 * 1024,
+    ("gemini", "pdf"): 50 * 1024 * 1024,
 }
 """The providers' documented limits, as the size of the file sent: Anthropic takes an image up to 5 MB
 and a request up to 32 MB once base64-encoded (a third larger than the file); OpenAI an image up to
-20 MB and PDFs up to 32 MB a request."""
+20 MB and PDFs up to 32 MB a request; Gemini a PDF up to 50 MB inline, an image up to its 100 MB
+request."""
 
 IMAGE_TOKENS = 1_600
 """About what one image costs in the context window (Anthropic: width × height / 750, at most ~1,600

@@ -131,7 +131,7 @@ content parts, from three places:
   are sent with every question, besides being readable by the file tools.
 - **`upload_files`** (MassGen's key, per backend): `image_path` (an image, or an http(s) address the
   provider fetches) and `file_path` (a PDF, or a text file sent as text; a PDF's http(s) address for
-  the Responses API and `claude`). A relative path resolves against the backend's `cwd`, else the
+  the Responses API, `claude` and `gemini`). A relative path resolves against the backend's `cwd`, else the
   current folder, as in MassGen. Each entry is read at start: a missing file, another kind of file or
   one over the limit stops the start with a line naming its YAML path (exit 2); `--validate` checks
   the same. `audio_path` and `video_path` are not sent (one warning at load).
@@ -143,17 +143,18 @@ How each API receives them (the bytes base64-encoded):
 | Chat Completions | `image_url` part, a `data:` URL | `file` part (`file_data`, `filename`) | text part |
 | Responses API (`type: openai`) | `input_image` | `input_file` (`file_data`, or `file_url`) | `input_text` |
 | Anthropic (`claude`) | `image` block, `base64` (or `url`) source | `document` block | text block |
+| Gemini's own API (`gemini`) | `inline_data` part (`file_data`: address) | `inline_data` part | text part |
 
-Limits per file, the providers' documented ones: Anthropic images 3.75 MB (5 MB once encoded), PDFs
-24 MB (a 32 MB request once encoded); OpenAI images 20 MB, PDFs 32 MB; any file at most MassGen's
-64 MB; a text file 1 MB. A model that reads text only gets the text, and one warning line per turn
-saying what it was not sent: the embedded model, the scripted backend (unless `scripted_attachments`)
-and the model families known to lack vision (`gpt-3.5`, `gpt-4`, `o1-mini`, `o3-mini`, `gpt-oss`,
-DeepSeek's chat and reasoner, `qwq`, Qwen's text models, Llama 3.1 and 3.3, Mixtral, Mistral's text
-models, `kimi-k2`, GLM text models, `claude-2`). Another model is sent the parts; when its server
-refuses them (an HTTP 400, 413, 415 or 422 that names images or files, as a compatible server with a
-text-only model answers), the step is sent again with the text only, said in one warning, and that
-agent gets the text only for the rest of the run.
+Limits per file, the providers' documented ones: Anthropic images 3.75 MB (5 MB once encoded), PDFs 24
+MB (a 32 MB request once encoded); OpenAI images 20 MB, PDFs 32 MB; Gemini PDFs 50 MB; any file at most
+MassGen's 64 MB; a text file 1 MB. A model that reads text only gets the text, and one warning line per
+turn saying what it was not sent: the embedded model, the scripted backend (unless
+`scripted_attachments`) and the model families known to lack vision (`gpt-3.5`, `gpt-4`, `o1-mini`,
+`o3-mini`, `gpt-oss`, DeepSeek's chat and reasoner, `qwq`, Qwen's text models, Llama 3.1 and 3.3,
+Mixtral, Mistral's text models, `kimi-k2`, GLM text models, `claude-2`). Another model is sent the
+parts; when its server refuses them (an HTTP 400, 413, 415 or 422 that names images or files, as a
+compatible server with a text-only model answers), the step is sent again with the text only, said in
+one warning, and that agent gets the text only for the rest of the run.
 
 Nothing keeps the bytes: the agents' threads, the session record, long-term memory and the request
 logs (`requests/<agent>_<NNN>.json`) keep a placeholder such as `[image: photo.png, 12 KB]` where the
@@ -344,10 +345,12 @@ def _backend_types() -> str:
         "",
         "`backend.type` names a provider. Types with protocol `openai` speak the Chat Completions API",
         "(`openai` and `grok` at their own address the Responses API, as MassGen);",
-        "`base_url` points any of them at another OpenAI-compatible server. Without `base_url`, the",
-        "address variable below moves a provider's address (a proxy in front of it, or a test server",
-        "speaking its API). The API key comes from `backend.api_key`, else from the key variable below",
-        "(the environment or `.env`).",
+        "`base_url` points any of them at another OpenAI-compatible server. `gemini` speaks Gemini's own",
+        "API (`generateContent`, through Google's `google-genai` SDK); a `base_url` ending in `/openai`",
+        "(such as `https://generativelanguage.googleapis.com/v1beta/openai/`) or `api: chat_completions`",
+        "calls its OpenAI-compatible API instead. Without `base_url`, the address variable below moves a",
+        "provider's address (a proxy in front of it, or a test server speaking its API). The API key comes",
+        "from `backend.api_key`, else from the key variables below, in order (the environment or `.env`).",
         "",
         "| Type | Protocol | Default base URL | Address variable | API key variable | Key required |",
         "|---|---|---|---|---|---|",
@@ -357,7 +360,7 @@ def _backend_types() -> str:
         if name == "chatcompletion":
             url = "— (set `base_url`)"
         moved = f"`{provider.base_url_env}`" if provider.base_url_env else "—"
-        env = f"`{provider.api_key_env}`" if provider.api_key_env else "—"
+        env = ", then ".join(f"`{name}`" for name in provider.key_variables) or "—"
         needed = "yes" if provider.needs_key else "no"
         lines.append(f"| `{name}` | {provider.protocol} | {url} | {moved} | {env} | {needed} |")
     lines += ["", f"MassGen {MASSGEN_RELEASE} values with a rule of their own:", ""]

@@ -21,7 +21,14 @@ from massgen_cli.config import load_document
 from massgen_cli.ui import ConsoleView
 from tests.cli.in_process_cli import settle_heap
 
-PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "GEMINI_API_KEY")
+PROVIDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)

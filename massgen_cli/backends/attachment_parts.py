@@ -1,8 +1,8 @@
 """Attachments as each provider's own content parts: Chat Completions' ``image_url`` and ``file`` parts,
 the Responses API's ``input_image`` and ``input_file``, Anthropic's ``image`` and ``document`` blocks
-(the bytes base64-encoded, or the web address the provider fetches). A text file is a text part
-everywhere. A server that refuses them (a model without vision behind a compatible API) is asked again
-with the text only."""
+(the bytes base64-encoded, or the web address the provider fetches), Gemini's ``inline_data`` (the bytes)
+and ``file_data`` (a web address) parts. A text file is a text part everywhere. A server that refuses
+them (a model without vision behind a compatible API) is asked again with the text only."""
 
 from __future__ import annotations
 
@@ -45,6 +45,15 @@ def anthropic_block(attachment: Attachment) -> dict[str, Any]:
     if attachment.kind == "image":
         return {"type": "image", "source": source}
     return {"type": "document", "source": source, "title": attachment.name}
+
+
+def gemini_part(attachment: Attachment) -> dict[str, Any]:
+    """Gemini's part: the bytes inline (its SDK encodes them), or the address Gemini fetches."""
+    if attachment.kind == "text":
+        return {"text": attachment.text()}
+    if attachment.url:
+        return {"file_data": {"file_uri": attachment.url, "mime_type": attachment.media_type}}
+    return {"inline_data": {"mime_type": attachment.media_type, "data": attachment.data}}
 
 
 def with_chat_parts(message: Message) -> Message:

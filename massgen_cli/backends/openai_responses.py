@@ -208,8 +208,9 @@ def to_responses_input(messages: list[Message]) -> list[dict[str, Any]]:
         if message["role"] == "tool":
             items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": text})
             continue
-        if message["role"] == "assistant":
-            items += message.get("reasoning_items") or []
+        if message["role"] == "assistant":  # its reasoning records (not another API's kept with it)
+            kept = message.get("reasoning_items") or ()
+            items += [item for item in kept if item.get("type") == "reasoning"]
         if attachments_in(message.get("content")):
             items.append({"role": message["role"], "content": _input_parts(message["content"])})
         elif text or message["role"] != "assistant":

@@ -7,13 +7,13 @@ import os
 from massgen_cli.backends.base import Backend
 from massgen_cli.backends.retry import RetryingBackend, RetryListener
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.providers import PROVIDERS
-from massgen_cli.errors import MissingAPIKeyError
+from massgen_cli.config.providers import GEMINI_OPENAI_URL, PROVIDERS, calls_gemini_openai_api
+from massgen_cli.errors import ConfigError, MissingAPIKeyError
 
 
 def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = None) -> Backend:
     """The backend a config describes, wrapped in bounded retries."""
-    protocol = PROVIDERS[config.type or ""].protocol
+    protocol = config.protocol
     inner: Backend
     if protocol == "scripted":
         from massgen_cli.backends.scripted import ScriptedBackend
@@ -38,6 +38,10 @@ def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = No
         from massgen_cli.backends.anthropic_messages import AnthropicBackend
 
         inner = AnthropicBackend(config, api_key=resolve_api_key(config), base_url=resolve_base_url(config))
+    elif protocol == "gemini":
+        from massgen_cli.backends.gemini_generate import GeminiBackend
+
+        inner = GeminiBackend(config, api_key=resolve_api_key(config), base_url=resolve_base_url(config))
     else:
         from massgen_cli.backends.local import LocalBackend
 
@@ -50,11 +54,12 @@ def create_backend(config: BackendConfig, *, on_retry: RetryListener | None = No
 def resolve_api_key(config: BackendConfig) -> str | None:
     """The configured key, else the provider's variable; a provider that needs one and has none raises."""
     provider = PROVIDERS[config.type or ""]
-    key = config.api_key or (os.environ.get(provider.api_key_env) if provider.api_key_env else None)
+    variables = provider.key_variables
+    key = config.api_key or next(filter(None, map(os.environ.get, variables)), None)
     if key or not provider.needs_key or (config.base_url and not _is_default_server(config)):
         return key
     raise MissingAPIKeyError(
-        f"no API key for backend '{config.type}': set {provider.api_key_env} "
+        f"no API key for backend '{config.type}': set {' or '.join(variables)} "
         f"(in the environment or .env) or 'backend.api_key' in the config",
         provider=config.type or "",
     )
@@ -67,9 +72,24 @@ def resolve_base_url(config: BackendConfig) -> str | None:
     provider = PROVIDERS[config.type or ""]
     if config.base_url:
         return config.base_url
+    if config.type == "gemini" and config.protocol == "openai":
+        return GEMINI_OPENAI_URL  # asked for with api: chat_completions; GEMINI_BASE_URL is Gemini's own API
     if provider.base_url_env and os.environ.get(provider.base_url_env):
-        return os.environ[provider.base_url_env]
+        return _checked_address(config, provider.base_url_env)
     return provider.base_url
+
+
+def _checked_address(config: BackendConfig, variable: str) -> str:
+    """The address ``variable`` holds; for Gemini's own API, not the address of its OpenAI-compatible one
+    (which this variable named before ``gemini`` called Gemini's own API)."""
+    address = os.environ[variable]
+    if config.type == "gemini" and calls_gemini_openai_api(address, None):
+        raise ConfigError(
+            f"{variable} ({address}) is the address of Gemini's OpenAI-compatible API, but a gemini backend "
+            "calls Gemini's own API: set it to that API's address (without /v1beta/openai), or set "
+            "'base_url' to this address in the config to call the OpenAI-compatible API"
+        )
+    return address
 
 
 def _is_default_server(config: BackendConfig) -> bool:

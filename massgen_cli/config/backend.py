@@ -12,7 +12,12 @@ from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, va
 from massgen_cli.config.permissions import ToolPermissionSettings
 from massgen_cli.config.problems import suggest
 from massgen_cli.config.provider_tools import ProviderToolSettings
-from massgen_cli.config.providers import AZURE_DEFAULT_API_VERSION, PROVIDERS, infer_backend_type
+from massgen_cli.config.providers import (
+    AZURE_DEFAULT_API_VERSION,
+    PROVIDERS,
+    calls_gemini_openai_api,
+    infer_backend_type,
+)
 from massgen_cli.config.tools import BackendToolSettings
 
 
@@ -160,7 +165,8 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         default=None,
         description="Which OpenAI API to call: null: the Responses API for 'openai' and 'grok' at their "
         "own address (as MassGen), Chat Completions for every other server and type; 'responses' for a "
-        "server that speaks both (azure_openai, a proxy).",
+        "server that speaks both (azure_openai, a proxy). For 'gemini', null calls Gemini's own API and "
+        "'chat_completions' its OpenAI-compatible API.",
     )
     reasoning: ReasoningSettings | None = Field(
         default=None,
@@ -205,6 +211,11 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
             raise ValueError("a scripted backend needs at least one entry in 'responses'")
         if self.type == "chatcompletion" and not self.base_url:
             raise ValueError("backend 'chatcompletion' needs 'base_url' (the server's /v1 address)")
+        if self.type == "gemini" and self.api == "responses":
+            raise ValueError(
+                "gemini has no Responses API: leave 'api' out for Gemini's own API, or set "
+                "'api: chat_completions' for its OpenAI-compatible API"
+            )
         return self
 
     @model_validator(mode="after")
@@ -230,6 +241,10 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
 
     @property
     def protocol(self) -> str:
+        """The API this backend speaks: its type's, except a ``gemini`` backend asked to call Gemini's
+        OpenAI-compatible API (``api: chat_completions``, or a ``base_url`` ending in ``/openai``)."""
+        if self.type == "gemini" and calls_gemini_openai_api(self.base_url, self.api):
+            return "openai"
         return PROVIDERS[self.type or ""].protocol
 
     @property

@@ -12,7 +12,7 @@ NEEDS_RESPONSES = "it needs the Responses API (api: responses, where the server 
 ONLY_XAI = "offers no X search (xAI's x_search tool, type grok)"
 GEMINI_NATIVE = (
     "only through Gemini's own API (generateContent), not through the OpenAI-compatible API this backend "
-    "calls"
+    "calls (leave out base_url and api to call Gemini's own)"
 )
 PLUGIN_OPTIONS = ("engine", "max_results", "search_prompt", "search_context_size")
 
@@ -53,6 +53,10 @@ def _missing(backend: BackendConfig) -> dict[str, str]:
         missing["enable_x_search"] = ONLY_XAI
     if protocol == "anthropic":
         missing["reasoning"] = "takes extended thinking through extra_body (thinking), not reasoning"
+        missing["text"] = "has no verbosity setting"
+        return missing
+    if protocol == "gemini":
+        missing["reasoning"] = "takes no reasoning settings (Gemini 2.5 and 3 think, their thoughts shown)"
         missing["text"] = "has no verbosity setting"
         return missing
     if protocol != "openai":

@@ -17,14 +17,14 @@ class ProviderToolSettings(Section):
     enable_web_search: bool = Field(
         default=False,
         description="The provider's own web search: OpenAI's web_search tool (Responses API), Anthropic's "
-        "web search tool (claude), xAI's web_search tool (grok, Responses API), OpenRouter's web plugin "
-        "(openrouter). Gemini's Google Search is only on Gemini's own API, not its OpenAI-compatible one: "
-        "a warning says so.",
+        "web search tool (claude), xAI's web_search tool (grok, Responses API), Gemini's Google Search "
+        "grounding (gemini, its own API), OpenRouter's web plugin (openrouter).",
     )
     enable_code_interpreter: bool = Field(
         default=False,
         description="The provider's own code execution: OpenAI's code_interpreter (Responses API), "
-        "Anthropic's code execution tool (claude), xAI's code_interpreter (grok, Responses API).",
+        "Anthropic's code execution tool (claude), xAI's code_interpreter (grok, Responses API), Gemini's "
+        "code_execution (gemini, its own API).",
     )
     enable_code_execution: bool = Field(
         default=False, description="MassGen's name of enable_code_interpreter for claude, gemini and grok."

@@ -14,16 +14,23 @@ from massgen_cli.attachments import Kind
 
 @dataclass(frozen=True)
 class Provider:
-    """A backend type: the protocol it speaks, its default server, the variable holding its key, the
-    variable that moves its server (a proxy in front of it, speaking the same API), and whether MassGen
-    calls its server's Responses API (OpenAI's, xAI's) rather than Chat Completions."""
+    """A backend type: the protocol it speaks, its default server, the variable holding its key (and a
+    second one read when it is unset), the variable that moves its server (a proxy in front of it,
+    speaking the same API), and whether MassGen calls its server's Responses API (OpenAI's, xAI's) rather
+    than Chat Completions."""
 
-    protocol: str  # openai | anthropic | local | scripted
+    protocol: str  # openai | anthropic | gemini | local | scripted
     base_url: str | None = None
     api_key_env: str | None = None
     needs_key: bool = True
     base_url_env: str | None = None
     responses_api: bool = False
+    other_key_env: str | None = None
+
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """The variables its key is read from, in order."""
+        return tuple(name for name in (self.api_key_env, self.other_key_env) if name)
 
 
 _OPENAI_COMPATIBLE_CLOUDS = {
@@ -39,7 +46,6 @@ _OPENAI_COMPATIBLE_CLOUDS = {
     "qwen": ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "QWEN_API_KEY"),
     "zai": ("https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
     "poe": ("https://api.poe.com/v1", "POE_API_KEY"),
-    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY"),
     "grok": ("https://api.x.ai/v1", "XAI_API_KEY"),
 }
 
@@ -51,6 +57,12 @@ _OPENAI_COMPATIBLE_LOCAL_SERVERS = {
     "llamacpp": "http://localhost:8080/v1",
 }
 
+
+GEMINI_API_URL = "https://generativelanguage.googleapis.com/"
+"""Gemini's own API (the ``google-genai`` SDK adds the version and the model's method)."""
+GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+"""Gemini's OpenAI-compatible API (Chat Completions), which a ``gemini`` backend calls only when asked:
+its ``base_url`` ends in ``/openai``, or ``api: chat_completions``."""
 
 _RESPONSES_API_CLOUDS = frozenset({"openai", "grok"})
 """Clouds whose own server MassGen calls through the Responses API (their built-in tools live there)."""
@@ -74,6 +86,14 @@ def _build_table() -> dict[str, Provider]:
     # Any OpenAI-compatible server: base_url is required, the key is optional.
     table["chatcompletion"] = Provider("openai", None, "OPENAI_API_KEY", needs_key=False)
     table["claude"] = Provider("anthropic", None, "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL")
+    # Gemini's own API (generateContent); GOOGLE_API_KEY is the other variable MassGen and Google's SDK read.
+    table["gemini"] = Provider(
+        "gemini",
+        GEMINI_API_URL,
+        "GEMINI_API_KEY",
+        base_url_env="GEMINI_BASE_URL",
+        other_key_env="GOOGLE_API_KEY",
+    )
     table["anthropic"] = table["claude"]
     table["azure_openai"] = Provider("openai", None, "AZURE_OPENAI_API_KEY")
     table["local"] = Provider("local", None, None, needs_key=False)
@@ -100,6 +120,14 @@ def is_openrouter(backend_type: str | None, base_url: str | None) -> bool:
     tells it, for ``chatcompletion`` and others pointed there)."""
     host = urlparse(base_url or "").hostname or ""
     return backend_type == "openrouter" or host == "openrouter.ai" or host.endswith(".openrouter.ai")
+
+
+def calls_gemini_openai_api(base_url: str | None, api: str | None) -> bool:
+    """Whether a ``gemini`` backend calls Gemini's OpenAI-compatible API rather than its own: asked for
+    with ``api: chat_completions``, or a ``base_url`` whose path ends in ``/openai`` (that API's address,
+    or a proxy of it)."""
+    path = urlparse(base_url or "").path.rstrip("/")
+    return api == "chat_completions" or path.endswith("/openai")
 
 
 def infer_backend_type(model: str) -> str | None:

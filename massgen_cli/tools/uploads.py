@@ -109,7 +109,9 @@ def _address_problem(entry: UploadFile, backend: BackendConfig) -> str:
         return ""
     if PurePosixPath(entry.value.split("?")[0]).suffix.lower() != ".pdf":
         return "only a PDF's address can be sent (the provider fetches it); download the file and name it"
-    if backend.protocol == "anthropic" or (backend.protocol == "openai" and backend.api_mode == "responses"):
+    if backend.protocol in ("anthropic", "gemini") or (
+        backend.protocol == "openai" and backend.api_mode == "responses"
+    ):
         return ""
     return (
         f"{backend.type} takes no file addresses through Chat Completions; download the PDF and name the "

@@ -2,9 +2,10 @@
 the test's process) against wire-format servers on 127.0.0.1: each provider's address is moved there by
 its variable (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``GEMINI_BASE_URL``, ``XAI_BASE_URL``,
 ``OPENROUTER_BASE_URL``), and a model that plays along answers every request (``PlayingModel``). The
-sample covers OpenAI's Responses API, Chat Completions (Gemini, OpenRouter), Anthropic's Messages, xAI,
-MCP servers, custom tools from MassGen's tree, context paths, commands and permissions; each run must
-answer (exit 0, the answer on stdout, summary.json)."""
+sample covers OpenAI's Responses API, Chat Completions (OpenRouter), Anthropic's Messages, xAI, Gemini's
+own API (with its Google Search and code execution), MCP servers, custom tools from MassGen's tree,
+context paths, commands and permissions; each run must answer (exit 0, the answer on stdout,
+summary.json)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.cli.in_process_cli import massgen
 from tests.config.massgen_release import opened_release
 from tests.conftest import state_folder
 from tests.media import write_png
+from tests.servers.fake_gemini import FakeGeminiServer
 from tests.servers.fake_providers import FakeProviderServer
 from tests.servers.playing_model import FINAL_TEXT, NOTE, PlayingModel, images_in, looked_at
 
@@ -54,12 +56,12 @@ def checkout(
     bin_folder.mkdir()
     (bin_folder / "python").symlink_to(sys.executable)
     monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
-    server = FakeProviderServer(PlayingModel()).start()
+    server = FakeGeminiServer(PlayingModel()).start()
     root = server.root_url
     for variable, address in {
         "OPENAI_BASE_URL": f"{root}/v1",
         "ANTHROPIC_BASE_URL": root,
-        "GEMINI_BASE_URL": f"{root}/gemini/v1beta/openai/",
+        "GEMINI_BASE_URL": f"{root}/gemini",
         "XAI_BASE_URL": f"{root}/xai/v1",
         "OPENROUTER_BASE_URL": f"{root}/openrouter/api/v1",
     }.items():
@@ -77,26 +79,34 @@ def summaries() -> list[dict]:
 
 
 CHAT, RESPONSES, MESSAGES = "chat/completions", "responses", "messages"
+GEMINI = "streamGenerateContent?alt=sse"
+WIRES = (CHAT, RESPONSES, MESSAGES, GEMINI)
 EXAMPLES = {
-    # Three wire formats in one turn: Gemini's Chat Completions, OpenAI's Responses, Anthropic's Messages.
-    "basic/multi/gemini_4o_claude.yaml": {"agents": 3, "wires": {CHAT, RESPONSES, MESSAGES}},
+    # Three wire formats in one turn: Gemini's own, OpenAI's Responses, Anthropic's Messages.
+    "basic/multi/gemini_4o_claude.yaml": {"agents": 3, "wires": {GEMINI, RESPONSES, MESSAGES}},
+    # Gemini 2.5 with Google Search and code execution on decides in JSON, its tools on in every request.
+    "basic/multi/geminicode_4o_claude.yaml": {
+        "agents": 3,
+        "wires": {GEMINI, RESPONSES, MESSAGES},
+        "gemini_tools": {"google_search", "code_execution"},
+    },
     "providers/openai/gpt5_nano.yaml": {"agents": 3, "wires": {RESPONSES}},
     "providers/claude/claude.yaml": {"agents": 1, "wires": {MESSAGES}},
     "basic/single/single_openrouter_web_search.yaml": {"agents": 1, "wires": {CHAT}},
     "providers/others/grok_single_agent.yaml": {"agents": 1, "wires": {RESPONSES}},
     "tools/mcp/gpt5_nano_mcp_test.yaml": {"agents": 1, "wires": {RESPONSES}, "tool": "mcp__test_server__"},
     "tools/mcp/claude_mcp_test.yaml": {"agents": 1, "wires": {MESSAGES}, "tool": "mcp__test_server__"},
-    "tools/custom_tools/gemini_custom_tool_example.yaml": {"agents": 1, "wires": {CHAT}, "tool": TWO_NUM},
+    "tools/custom_tools/gemini_custom_tool_example.yaml": {"agents": 1, "wires": {GEMINI}, "tool": TWO_NUM},
     "tools/custom_tools/claude_custom_tool_example.yaml": {"agents": 1, "wires": {MESSAGES}, "tool": TWO_NUM},
     "tools/custom_tools/grok3_mini_custom_tool_example.yaml": {
         "agents": 1,
         "wires": {RESPONSES},
         "tool": TWO_NUM,
     },
-    "tools/code-execution/code_execution_use_case_simple.yaml": {"agents": 2, "wires": {CHAT, RESPONSES}},
+    "tools/code-execution/code_execution_use_case_simple.yaml": {"agents": 2, "wires": {GEMINI, RESPONSES}},
     "tools/filesystem/multiturn/two_gemini_flash_filesystem_multiturn.yaml": {
         "agents": 2,
-        "wires": {CHAT},
+        "wires": {GEMINI},
         "note": True,
     },
     "tools/permissions/per_agent_roles.yaml": {"agents": 2, "wires": {RESPONSES}},
@@ -114,17 +124,20 @@ def test_a_massgen_example_config_answers(checkout: FakeProviderServer, name: st
     assert len(summary["answers"]) >= 1 and len(summary["usage"]) == expected["agents"]
     if expected["agents"] > 1:
         assert summary["votes"] and summary["winner"] in summary["answers"], summary
-    wires = {
-        wire
-        for request in checkout.requests
-        for wire in (CHAT, RESPONSES, MESSAGES)
-        if request.path.endswith(wire)
-    }
+    wires = {wire for request in checkout.requests for wire in WIRES if request.path.endswith(wire)}
     assert wires == expected["wires"]
+    events = [
+        json.loads(line) for line in next(state_folder().rglob("events.jsonl")).read_text().splitlines()
+    ]
+    finished = [e for e in events if e["type"] == "ToolFinished"]
     if "tool" in expected:
-        events = (next(state_folder().rglob("events.jsonl"))).read_text().splitlines()
-        finished = [e for e in map(json.loads, events) if e["type"] == "ToolFinished"]
         assert any(e["name"].startswith(expected["tool"]) and e["ok"] for e in finished), finished
+    if "gemini_tools" in expected:
+        asked = [r.body["tools"] for r in checkout.requests if r.path.endswith(GEMINI)]
+        assert asked and all(
+            {"googleSearch": {}} in tools and {"codeExecution": {}} in tools for tools in asked
+        )
+        assert expected["gemini_tools"] <= {e["name"] for e in finished if e["ok"]}, finished
     if expected.get("note"):
         assert (Path.cwd() / NOTE).read_text() == FINAL_TEXT, "the final presentation wrote the context path"
 

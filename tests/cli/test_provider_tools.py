@@ -1,7 +1,8 @@
 """The provider's own tools asked for with MassGen's keys, run through the command line against wire-format
 servers on 127.0.0.1 (each provider's address moved there by its ``*_BASE_URL`` variable): OpenRouter's
-web plugin, xAI's web search, X search and code interpreter, and Gemini's, which its OpenAI-compatible API
-does not offer (said, and nothing sent in its place)."""
+web plugin, xAI's web search, X search and code interpreter, Gemini's Google Search and code execution on
+its own API, and Gemini's OpenAI-compatible API, which offers neither (said, and nothing sent in their
+place)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.cli.in_process_cli import massgen
 from tests.conftest import first_attempt_folder, write_config
+from tests.servers.fake_gemini import FakeGeminiServer, gemini_stream
 from tests.servers.fake_providers import FakeProviderServer, openai_stream
 from tests.servers.fake_responses import responses_stream
 
@@ -126,24 +128,57 @@ def test_grok_searches_the_web_and_x_and_runs_code_through_xais_responses_api(tm
 
 GEMINI = """
 agent:
-  id: gemini
+  id: "gemini_agent"
   backend:
-    type: gemini
-    model: gemini-2.5-flash
-    enable_web_search: true
-    enable_code_execution: true
+    type: "gemini"
+    model: "gemini-2.5-flash"
+{keys}
 """
+SEARCH_AND_RUN = "    enable_web_search: true\n    enable_code_execution: true\n"
 
 
-def test_gemini_search_and_code_execution_are_said_to_be_missing_and_nothing_is_faked(
-    tmp_path, monkeypatch, fake
-):
-    """Gemini's OpenAI-compatible API (the one called) takes neither google_search nor code_execution:
-    the run says so and sends no stand-in tool."""
+@pytest.mark.parametrize("keys", [SEARCH_AND_RUN, ""])
+def test_gemini_searches_with_google_and_runs_code_on_its_own_api(tmp_path, monkeypatch, keys):
+    """MassGen's single_flash2.5.yaml, with its commented code execution on (then both off): Gemini's own
+    API gets google_search and code_execution (nothing when they are off), and what Gemini searched and
+    ran shows and is logged like our tools; the answer is Gemini's text as it came."""
+    server = FakeGeminiServer().start()
+    try:
+        server.script(
+            gemini_stream(
+                "Seattle: the ferry strike ended.",
+                searched=["Seattle news today"],
+                sources=[("Seattle Times", "https://seattletimes.example/ferry")],
+                ran=("print(len('Seattle'))", "7\n", "OUTCOME_OK"),
+            )
+            if keys
+            else gemini_stream("Seattle: the ferry strike ended.")
+        )
+        monkeypatch.setenv("GEMINI_BASE_URL", server.root_url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "google-test-0000")
+        config = write_config(tmp_path, GEMINI.format(keys=keys))
+        result = massgen("--config", str(config), "List today's news in Seattle")
+    finally:
+        server.stop()
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "Seattle: the ferry strike ended.\n"
+    [request] = server.requests
+    assert request.path == "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    if not keys:
+        assert "tools" not in request.body and tools_run() == []
+        return
+    assert request.body["tools"] == [{"googleSearch": {}}, {"codeExecution": {}}]
+    assert tools_run() == [("code_execution", True), ("google_search", True)]
+    assert "warning" not in result.stderr.lower()
+
+
+def test_geminis_openai_compatible_api_takes_neither_and_says_so(tmp_path, monkeypatch, fake):
+    """A base_url on Gemini's OpenAI-compatible API calls that API, which takes neither google_search nor
+    code_execution: the run says so and sends no stand-in tool."""
     fake.script(openai_stream("Paris."))
-    monkeypatch.setenv("GEMINI_BASE_URL", f"{fake.root_url}/v1beta/openai/")
     monkeypatch.setenv("GEMINI_API_KEY", "gemini-test-0000")
-    config = write_config(tmp_path, GEMINI)
+    compatible = f'    base_url: "{fake.root_url}/v1beta/openai/"\n' + SEARCH_AND_RUN
+    config = write_config(tmp_path, GEMINI.format(keys=compatible))
     result = massgen("--config", str(config), "Capital of France?")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "Paris.\n"

@@ -139,7 +139,8 @@ def test_validate_says_what_loading_finds_without_running(tmp_path):
 
 def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_path, monkeypatch):
     """Gemini's search and code execution are on Gemini's own API only, not the OpenAI-compatible one
-    called here: said, not faked; X search is xAI's; OpenRouter's plugin options need OpenRouter."""
+    asked for here: said, not faked (on its own API only OpenAI's reasoning settings are said); X search
+    is xAI's; OpenRouter's plugin options need OpenRouter."""
     monkeypatch.setenv("GEMINI_API_KEY", "x")
     monkeypatch.setenv("XAI_API_KEY", "x")
     config = write_config(
@@ -148,7 +149,7 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
         agents:
           - id: g
             backend: {type: gemini, model: gemini-2.5-flash, enable_web_search: true,
-                      enable_code_execution: true}
+                      enable_code_execution: true, api: chat_completions}
           - id: local
             backend: {type: chatcompletion, model: m, base_url: "http://127.0.0.1:9/v1",
                       reasoning: {effort: low, summary: auto}}
@@ -157,16 +158,19 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
                       enable_x_search: true, engine: exa}
           - id: x
             backend: {type: grok, model: grok-4, enable_x_search: true, text: {verbosity: low}}
+          - id: n
+            backend: {type: gemini, model: gemini-3-flash-preview, enable_web_search: true,
+                      enable_code_execution: true, reasoning: {effort: low}}
         """,
     )
     warnings = load_config(config).warnings
     assert warnings == [
         "agents[0].backend.enable_web_search: gemini offers Google Search grounding (google_search) only "
         "through Gemini's own API (generateContent), not through the OpenAI-compatible API this backend "
-        "calls; it is ignored",
+        "calls (leave out base_url and api to call Gemini's own); it is ignored",
         "agents[0].backend.enable_code_execution: gemini offers code execution (code_execution) only "
         "through Gemini's own API (generateContent), not through the OpenAI-compatible API this backend "
-        "calls; it is ignored",
+        "calls (leave out base_url and api to call Gemini's own); it is ignored",
         "agents[1].backend.reasoning.summary: chatcompletion gives no reasoning summary through Chat "
         "Completions: it needs the Responses API (api: responses, where the server offers it); it is ignored",
         "agents[2].backend.engine: openai calls no OpenRouter web plugin, which this key sets (with "
@@ -174,6 +178,8 @@ def test_a_feature_the_api_called_cannot_give_is_named_with_its_provider(tmp_pat
         "agents[2].backend.enable_x_search: openai offers no X search (xAI's x_search tool, type grok); it "
         "is ignored",
         "agents[3].backend.text: grok has no verbosity setting (OpenAI's text.verbosity); it is ignored",
+        "agents[4].backend.reasoning: gemini takes no reasoning settings (Gemini 2.5 and 3 think, their "
+        "thoughts shown); it is ignored",
     ]
 
 

@@ -1,12 +1,14 @@
 """A model behind ``FakeProviderServer`` that plays a coordinated turn on each wire format the fake
-servers speak (Chat Completions, Responses, Anthropic Messages), deciding from the request alone, as a
-model does: it calls once the config's own tool (a custom or MCP tool) that the user's question names,
-else the first it is offered, a path argument filled with the file the question names (else the first
-file among the places it may read), then answers with ``new_answer`` while no answer is in view, votes
-for the first answer once one is, accepts the final answer when asked to evaluate it, and presents a
-final answer as text; presenting with a context path it may write, it first writes a note there. Asked
-about images with no instructions and no tools (a tool asking it to look), it says what it was sent.
-Several agents' requests may arrive at once."""
+servers speak (Chat Completions, Responses, Anthropic Messages, Gemini's generateContent), deciding from
+the request alone, as a model does: it calls once the config's own tool (a custom or MCP tool) that the
+user's question names, else the first it is offered, a path argument filled with the file the question
+names (else the first file among the places it may read), then answers with ``new_answer`` while no
+answer is in view, votes for the first answer once one is, accepts the final answer when asked to
+evaluate it, and presents a final answer as text; presenting with a context path it may write, it first
+writes a note there. Asked about images with no instructions and no tools (a tool asking it to look), it
+says what it was sent. Offered no functions but asked for a JSON decision (Gemini's JSON schema, or the
+schema in its instructions), it answers the JSON; offered Gemini's own tools, it reports a search and a
+code run as Gemini does. Several agents' requests may arrive at once."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import re
 import threading
 from typing import Any
 
+from tests.servers.fake_gemini import SIGNATURE, field, gemini_stream
 from tests.servers.fake_providers import RecordedRequest, Reply, anthropic_stream, openai_stream
 from tests.servers.fake_responses import responses_stream
 
@@ -37,13 +40,16 @@ class PlayingModel:
         wire = _wire(request.path)
         tools = _offered(wire, request.body)
         if not tools and not _instructed(wire, request.body) and (images := images_in(request.body)):
-            return _reply(wire, looked_at(images), None)
+            return _reply(wire, looked_at(images), None, request.body)
         text = "\n".join(_strings(request.body))
         question = "\n".join(_strings(_user_messages(wire, request.body)))
-        call = self._decide(tools, text, question, _has_tool_result(wire, request.body))
+        actions = _json_actions(request.body) if wire == "gemini" and not tools else {}
+        call = self._decide(tools or actions, text, question, _has_tool_result(wire, request.body))
         if call is None:
-            return _reply(wire, FINAL_TEXT, None)
-        return _reply(wire, "", call)
+            return _reply(wire, FINAL_TEXT, None, request.body)
+        if actions:
+            return _reply(wire, json.dumps({"action": call[1], **call[2]}), None, request.body)
+        return _reply(wire, "", call, request.body)
 
     def _decide(
         self, tools: dict[str, dict[str, Any]], text: str, question: str, used_a_tool: bool
@@ -79,6 +85,8 @@ def _strings(node: Any) -> list[str]:
 
 
 def _wire(path: str) -> str:
+    if ":streamGenerateContent" in path:
+        return "gemini"
     if path.endswith("/responses"):
         return "responses"
     if path.endswith("/messages"):
@@ -96,7 +104,24 @@ def _offered(wire: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
             found[tool["name"]] = tool.get("parameters") or {}
         elif wire == "messages" and "input_schema" in tool:
             found[tool["name"]] = tool["input_schema"]
+        for function in (field(tool, "functionDeclarations") or []) if wire == "gemini" else ():
+            found[function["name"]] = field(function, "parametersJsonSchema") or {}
     return found
+
+
+SCHEMA_IN_WORDS = "matches this JSON schema, and nothing else:\n"
+
+
+def _json_actions(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The decisions a Gemini request asks for as JSON (its schema's ``action`` values): as pseudo-tools."""
+    schema = field(field(body, "generationConfig"), "responseJsonSchema")
+    if schema is None:
+        instruction = "\n".join(_strings(field(body, "systemInstruction")))
+        if SCHEMA_IN_WORDS not in instruction:
+            return {}
+        schema = json.loads(instruction.split(SCHEMA_IN_WORDS, 1)[1].splitlines()[0])
+    enums = re.findall(r'"action": \{"type": "string", "enum": (\[[^\]]*\])', json.dumps(schema))
+    return {action: {} for found in enums for action in json.loads(found)}
 
 
 def _has_tool_result(wire: str, body: dict[str, Any]) -> bool:
@@ -104,6 +129,9 @@ def _has_tool_result(wire: str, body: dict[str, Any]) -> bool:
         return any(message.get("role") == "tool" for message in body.get("messages", ()))
     if wire == "responses":
         return any(item.get("type") == "function_call_output" for item in body.get("input", ()))
+    if wire == "gemini":
+        parts = [part for content in body.get("contents", ()) for part in content.get("parts", ())]
+        return any(field(part, "functionResponse") for part in parts)
     return any(
         isinstance(message.get("content"), list)
         and any(block.get("type") == "tool_result" for block in message["content"])
@@ -142,8 +170,9 @@ def images_in(node: Any) -> list[tuple[str, int]]:
     if isinstance(node, str):
         url = DATA_URL.match(node)
         return [(url.group(1), len(base64.b64decode(url.group(2))))] if url else []
-    if isinstance(node, dict) and str(node.get("media_type", "")).startswith("image/") and "data" in node:
-        return [(node["media_type"], len(base64.b64decode(node["data"])))]
+    kind = str(node.get("media_type") or field(node, "mimeType") or "") if isinstance(node, dict) else ""
+    if isinstance(node, dict) and kind.startswith("image/") and "data" in node:
+        return [(kind, len(base64.b64decode(node["data"])))]
     values = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
     return [image for value in values for image in images_in(value)]
 
@@ -159,18 +188,40 @@ def _instructed(wire: str, body: dict[str, Any]) -> bool:
         return bool(body.get("instructions")) or any(
             item.get("role") in ("system", "developer") for item in body.get("input", ())
         )
+    if wire == "gemini":
+        return bool(field(body, "systemInstruction"))
     return bool(body.get("system"))
 
 
 def _user_messages(wire: str, body: dict[str, Any]) -> list[Any]:
-    messages = body.get("input", ()) if wire == "responses" else body.get("messages", ())
+    messages = {"responses": body.get("input", ()), "gemini": body.get("contents", ())}.get(
+        wire, body.get("messages", ())
+    )
     return [message for message in messages if isinstance(message, dict) and message.get("role") == "user"]
 
 
-def _reply(wire: str, text: str, call: tuple[str, str, dict[str, Any]] | None) -> Reply:
+def _reply(wire: str, text: str, call: tuple[str, str, dict[str, Any]] | None, body: dict[str, Any]) -> Reply:
+    if wire == "gemini":
+        return _gemini_reply(text, call, body)
     calls = [(call[0], call[1], json.dumps(call[2]))] if call else []
     if wire == "responses":
         return responses_stream(text, calls=calls)
     if wire == "messages":
         return anthropic_stream(text, tool_uses=calls)
     return openai_stream(text, tool_calls=calls)
+
+
+def _gemini_reply(text: str, call: tuple[str, str, dict[str, Any]] | None, body: dict[str, Any]) -> Reply:
+    """As Gemini answers: a thought signature on its calls (or its text), and a search and a code run
+    reported where its own tools are on."""
+    tools = body.get("tools") or []
+    searches = any(field(tool, "googleSearch") is not None for tool in tools)
+    runs = any(field(tool, "codeExecution") is not None for tool in tools)
+    return gemini_stream(
+        text,
+        calls=[call] if call else [],
+        signature=SIGNATURE,
+        searched=["what should we build next"] if searches else [],
+        sources=[("Roadmaps", "https://example.com/roadmaps")] if searches else [],
+        ran=("print(6 * 7)", "42\n", "OUTCOME_OK") if runs else None,
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from massgen_cli.config.memory import EmbeddingConfig, ModelEndpoint
-from massgen_cli.config.providers import PROVIDERS
+from massgen_cli.config.providers import GEMINI_OPENAI_URL, PROVIDERS
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.embedder import LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL
 
@@ -24,6 +24,7 @@ _OPENAI_COMPATIBLE = {
     "openai": (None, "OPENAI_API_KEY"),
     "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     "together": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "gemini": (GEMINI_OPENAI_URL, "GEMINI_API_KEY"),
 }
 _DEFAULT_LLM_MODELS = {"openai": "gpt-4.1-nano-2025-04-14", "anthropic": "claude-3-5-haiku-latest"}
 _KNOWN_EMBEDDING_DIMS = {
