@@ -41,7 +41,9 @@ def test_two_gemini_agents_answer_and_vote_with_function_calls(tmp_path, playing
     assert result.stdout == f"{FINAL_TEXT}\n" * 2
     summary = json.loads((first_attempt_folder() / "summary.json").read_text())
     assert summary["answers"] and summary["votes"] and summary["winner"] in summary["answers"]
-    assert {vote["voter"] for vote in summary["votes"]} == {"planner", "critic"}
+    # Which agents' votes stand at the end depends on timing (a vote cast before a peer's newer answer is
+    # superseded); that they are the two Gemini agents' function calls is the point here.
+    assert {vote["voter"] for vote in summary["votes"]} <= {"planner", "critic"}
     for usage in summary["usage"].values():  # a step a peer's answer cut is estimated, the others Gemini's
         assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0 and usage["cost_usd"] > 0
     given_back = [  # turn 2 carries each agent's thread: turn 1's decision, as Gemini made and signed it
