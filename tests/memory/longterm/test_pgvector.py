@@ -295,8 +295,8 @@ def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
     assert spec is not None and spec.loader is not None
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
-    figures = benchmark.concurrent_writes(pgvector_url, 120, 4)
-    # 30 records per process, 3 of them the same content in all 4: 4 * 27 + 3 memories.
-    assert figures["writes"] == 120 and figures["identical_writes"] == 12 and figures["sources"] == 120
-    assert figures["memories"] == figures["rows"] == figures["indexed"] == 111
+    figures = benchmark.concurrent_writes(pgvector_url, 60, 2)  # four writers: the test above
+    # 30 records per process, 3 of them the same content in both: 2 * 27 + 3 memories.
+    assert figures["writes"] == 60 and figures["identical_writes"] == 6 and figures["sources"] == 60
+    assert figures["memories"] == figures["rows"] == figures["indexed"] == 57
     assert figures["writes_lost"] == 0 and figures["doubled"] == 0
