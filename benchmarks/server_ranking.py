@@ -12,8 +12,8 @@ share none. The p50 is taken over every search of a store, and per scope.
 
 The local store is filled through ``index.add``, with SQLite's synchronous writes off while it fills
 (the benchmark's PostgreSQL runs without fsync too); the server store by ``COPY`` into the index's
-tables (row by row, 50,000 memories take minutes), then ``ANALYZE``, as autovacuum would after such a
-load. ``--explain`` prints the server's plan (EXPLAIN ANALYZE) of one ranking statement per scope.
+tables (row by row, 50,000 memories take minutes), then ``VACUUM (ANALYZE)``, as autovacuum would after
+such a load. ``--explain`` prints the server's plan (EXPLAIN ANALYZE) of one ranking statement per scope.
 
 Usage: python benchmarks/server_ranking.py [--sizes 1000 10000 50000] [--queries 60] [--explain]
                                             [--url postgresql://...]
@@ -127,27 +127,25 @@ def fill_local(store: PersistentMemory, size: int) -> None:
 def fill_server(store: PersistentMemory, size: int) -> None:
     """The memories and winners of ``fill_index`` (same ids, keys, texts, sources, vectors and terms)
     copied into the server index's tables as ``index.add`` and ``record_winner`` write them, then
-    ``ANALYZE``."""
+    ``VACUUM (ANALYZE)``."""
+    from massgen_cli.memory.longterm.record.names import memory_names
     from massgen_cli.memory.longterm.store.index.schema import now_iso
-    from massgen_cli.memory.longterm.store.index.terms import terms
+    from massgen_cli.memory.longterm.store.index.terms import memory_terms
     from massgen_cli.memory.longterm.store.server.base import vector_text
 
     index: Any = store.index
     tables, created = index.tables, now_iso()
     fillers = list(filler_memories(size, SESSIONS, SEED, AGENTS))
-    lexical = {filler.memory_id: terms(filler.text) for filler in fillers}
-    memory_columns = "id, key, text, domain, task_type, role, created_at, extra, indexed, length"
+    lexical = {filler.memory_id: memory_terms(filler.text, filler.text) for filler in fillers}
+    memory_columns = "id, key, text, domain, task_type, role, created_at, extra, indexed, length, vector"
     source_columns = "memory_id, agent_id, session_id, turn, attempt, recorded_at"
     with index.server.transaction(), index.server.cursor() as cursor:
         with cursor.copy(f"COPY {tables.index} ({memory_columns}) FROM STDIN") as copy:
             for filler in fillers:
                 copy.write_row(
                     (filler.memory_id, filler.key, filler.text, store.domain, store.task_type, "user",
-                     created, "{}", filler.text, len(lexical[filler.memory_id]))
+                     created, "{}", filler.text, len(lexical[filler.memory_id]), vector_text(filler.vector))
                 )  # fmt: skip
-        with cursor.copy(f"COPY {tables.vectors} (id, vector) FROM STDIN") as copy:
-            for filler in fillers:
-                copy.write_row((filler.memory_id, vector_text(filler.vector)))
         with cursor.copy(f"COPY {tables.sources} ({source_columns}) FROM STDIN") as copy:
             for filler in fillers:
                 source = filler.source
@@ -165,11 +163,15 @@ def fill_server(store: PersistentMemory, size: int) -> None:
             for memory_id, memory_terms in lexical.items():
                 for term, count in Counter(memory_terms).items():
                     copy.write_row((memory_id, term, count))
+        with cursor.copy(f"COPY {tables.names} (memory_id, kind, name) FROM STDIN") as copy:
+            for filler in fillers:
+                for kind, name in memory_names(filler.text, filler.text).rows():
+                    copy.write_row((filler.memory_id, kind, name))
         with cursor.copy(f"COPY {tables.winners} (session_id, turn, agent_id, attempt) FROM STDIN") as copy:
             for winner in filler_winners(size, SESSIONS, AGENTS):
                 copy.write_row(winner)
-    for table in (tables.index, tables.vectors, tables.sources, tables.terms, tables.winners, tables.stale):
-        index.server.run(f"ANALYZE {table}")
+    for table in (tables.index, tables.sources, tables.terms, tables.names, tables.winners, tables.stale):
+        index.server.run(f"VACUUM (ANALYZE) {table}")
 
 
 @dataclass
