@@ -33,6 +33,7 @@ import figures_oversized  # noqa: E402
 import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
+from qdrant_writes import requests_per_write  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
+        "qdrant_writes": lambda: requests_per_write(10 if quick else 20),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),

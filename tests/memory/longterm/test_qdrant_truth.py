@@ -157,6 +157,7 @@ def test_the_unique_key_decides_between_two_writers(server, collection):
             "m-2", "general:general:abc", "The gate code is 4411.", fields, Source("agent_b", "s", 1, 1)
         )
     assert second.id_for_key("general:general:abc") == "m-1"
+    assert second.source_points(["m-2"]) == {}, "the losing writer's source does not stay behind"
     assert second.add_source("m-1", Source("agent_b", "s", 1, 1))
     assert not first.add_source("m-1", Source("agent_b", "s", 1, 1)), "a known source is not added twice"
     assert [s.agent_id for s in first.get(["m-1"])["m-1"].sources] == ["agent_a", "agent_b"]
