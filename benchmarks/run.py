@@ -34,6 +34,7 @@ import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
 from qdrant_writes import requests_per_write  # noqa: E402
+from server_ranking import SERVER_SETTINGS  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Postgres:
             try:
                 from tests.servers.postgres import start_postgres
 
-                self.server = start_postgres()
+                self.server = start_postgres(*SERVER_SETTINGS)
             except Exception as error:
                 self.problem = str(error)
                 print(f"PostgreSQL figures skipped: {error}", file=sys.stderr)
