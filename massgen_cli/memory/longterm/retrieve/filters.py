@@ -64,9 +64,7 @@ class SearchFilter:
             params += extra
         return named, params
 
-    def own_condition(
-        self, now: float | None = None, dialect: SqlDialect = SQLITE
-    ) -> tuple[str, list[Any]]:
+    def own_condition(self, now: float | None = None, dialect: SqlDialect = SQLITE) -> tuple[str, list[Any]]:
         """The part of ``memory_condition`` on the memory's own row: not expired at ``now``, not marked
         stale (unless asked), of the domain and task type asked for."""
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
