@@ -22,6 +22,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 os.environ.setdefault("MEM0_TELEMETRY", "False")
+# OpenBLAS's idle threads spin on the cores after each product the local index makes; measured in one
+# process, the server search that follows a local one waited for them (10k memories on 2 busy cores:
+# server p50 41 ms with them, 27 ms without; local 77 and 45 ms). One BLAS thread, set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
@@ -29,6 +33,8 @@ import figures_oversized  # noqa: E402
 import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
+from qdrant_writes import requests_per_write  # noqa: E402
+from server_ranking import SERVER_SETTINGS  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ class Postgres:
             try:
                 from tests.servers.postgres import start_postgres
 
-                self.server = start_postgres()
+                self.server = start_postgres(*SERVER_SETTINGS)
             except Exception as error:
                 self.problem = str(error)
                 print(f"PostgreSQL figures skipped: {error}", file=sys.stderr)
@@ -123,6 +129,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "startup": lambda: figures_coordination.startup(runs=5 if quick else 11),
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
+        "qdrant_writes": lambda: requests_per_write(10 if quick else 20),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),

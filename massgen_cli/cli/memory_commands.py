@@ -20,6 +20,7 @@ from massgen_cli.memory.longterm.retrieve.values import DEFAULT_VALUE
 from massgen_cli.text import one_line, printable
 
 if TYPE_CHECKING:
+    from massgen_cli.config.memory import PersistentMemoryConfig
     from massgen_cli.memory.longterm.retrieve.ranking import Method
     from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
@@ -248,23 +249,16 @@ def confirm(question: str) -> bool:
 
 
 def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
-    """Upload the state folder's local index to the config's server store, and say what moved."""
+    """Upload the state folder's local index to the config's server store (PostgreSQL, or a Qdrant
+    server), and say what moved."""
     from massgen_cli.config import load_config
-    from massgen_cli.errors import UsageError
-    from massgen_cli.memory.longterm.store.server.index import ServerIndex
-    from massgen_cli.memory.longterm.store.server.migration import local_index_path
-    from massgen_cli.memory.longterm.store.server.migration import migrate as upload
+    from massgen_cli.memory.longterm.store.migration import local_index_path
+    from massgen_cli.memory.longterm.store.migration import migrate as upload
     from massgen_cli.state import resolve_state_dir
 
     persistent = load_config(config).config.memory.persistent_memory
-    url = persistent.pgvector.connection_string
-    if persistent.vector_store != "pgvector" or not url:
-        raise UsageError(
-            "memory migrate moves a state folder's index to a server store: give a config whose "
-            "persistent_memory uses vector_store: pgvector"
-        )
     folder = resolve_state_dir(state_dir)
-    server = ServerIndex(url, persistent.pgvector.collection_name)
+    server = _server_index(persistent, folder)
     try:
         moved = upload(folder, server, again=again)
     finally:
@@ -278,3 +272,20 @@ def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
     else:
         print(f"{moved.describe()} to {server.identity()}")
     return 0
+
+
+def _server_index(persistent: PersistentMemoryConfig, state_dir: Path) -> Any:
+    """The config's server index (PostgreSQL, or a Qdrant server); a ``UsageError`` for any other."""
+    from massgen_cli.memory.longterm.store.mem0_config import plan_embedder
+    from massgen_cli.memory.longterm.store.persistent import open_index
+
+    url = persistent.pgvector.connection_string
+    if not persistent.keeps_truth_on_server or (persistent.vector_store == "pgvector" and not url):
+        raise UsageError(
+            "memory migrate moves a state folder's index to a server store: give a config whose "
+            "persistent_memory uses vector_store: pgvector (with a connection_string), or vector_store: "
+            "qdrant with qdrant.mode: server"
+        )
+    # A Qdrant collection is made for the embedder's vectors; PostgreSQL's table takes any size.
+    qdrant = persistent.vector_store == "qdrant"
+    return open_index(persistent, state_dir, plan_embedder(persistent.embedding).dimensions if qdrant else 0)

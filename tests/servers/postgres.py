@@ -140,8 +140,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def start_postgres() -> PostgresServer:
-    """initdb + pg_ctl start on a free port, then a ``massgen`` database ready for pgvector."""
+def start_postgres(*settings: str) -> PostgresServer:
+    """initdb + pg_ctl start on a free port (with ``SETTINGS``, then ``settings`` such as
+    ``-c shared_buffers=512MB``), then a ``massgen`` database ready for pgvector."""
     started = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="massgen-pg-"))
     run_as = _run_as()
@@ -161,7 +162,7 @@ def start_postgres() -> PostgresServer:
         raise RuntimeError(
             f"initdb failed (the server's user must be able to read the wheel): {initdb.stderr}"
         )
-    port = _start(root, data)
+    port = _start(root, data, settings)
     pid = int((data / "postmaster.pid").read_text().split()[0])
     server = PostgresServer(root, port, pid, 0.0)
     try:
@@ -173,11 +174,11 @@ def start_postgres() -> PostgresServer:
     return server
 
 
-def _start(root: Path, data: Path, attempts: int = 3) -> int:
+def _start(root: Path, data: Path, settings: tuple[str, ...], attempts: int = 3) -> int:
     """Start on a free port; another process may take the port between probe and bind, so retry."""
     for _ in range(attempts):
         port = free_port()
-        options = " ".join((*SETTINGS, f"-p {port}", f"-k {root}"))
+        options = " ".join((*SETTINGS, *settings, f"-p {port}", f"-k {root}"))
         result = _pg_ctl(data, "start", "-w", "-t", "60", "-l", str(root / "server.log"), "-o", options)
         if result.returncode == 0:
             return port

@@ -157,6 +157,7 @@ def test_the_unique_key_decides_between_two_writers(server, collection):
             "m-2", "general:general:abc", "The gate code is 4411.", fields, Source("agent_b", "s", 1, 1)
         )
     assert second.id_for_key("general:general:abc") == "m-1"
+    assert second.source_points(["m-2"]) == {}, "the losing writer's source does not stay behind"
     assert second.add_source("m-1", Source("agent_b", "s", 1, 1))
     assert not first.add_source("m-1", Source("agent_b", "s", 1, 1)), "a known source is not added twice"
     assert [s.agent_id for s in first.get(["m-1"])["m-1"].sources] == ["agent_a", "agent_b"]
@@ -210,6 +211,60 @@ def test_a_second_machine_finds_and_continues_what_the_first_recorded(tmp_path, 
     )
     turns = {s["turn"] for line in listed.stdout.splitlines() for s in json.loads(line)["sources"]}
     assert turns == {1, 2}, "the first folder is gone and nothing is lost"
+
+
+def test_a_folder_that_kept_its_index_locally_uploads_it_once(tmp_path, server, collection):
+    """Earlier versions kept sources, values, marks and winners in the state folder beside a Qdrant
+    server's collection: the first open of the server store moves them there, and `memory migrate`
+    says what it moved."""
+    local = PersistentMemory(
+        PersistentMemoryConfig(enabled=True), tmp_path, domain="general", task_type="general"
+    )
+    for agent, turn, text in (
+        ("agent_a", 1, "Otter ridge opens at nine."),
+        ("agent_b", 2, "Otter ridge opens at nine."),
+        ("agent_b", 1, "Falcon harbour closes at six."),
+    ):
+        local.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
+    otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
+    local.index.set_value(otter.id, "general", 0.8)
+    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
+    local.record_winner("s", 1, "agent_b")
+    local.close()
+    close_clients()
+
+    share_server_client(settings(collection), server)
+    moved_to = PersistentMemory(settings(collection), tmp_path, domain="general", task_type="general")
+    try:
+        migration = moved_to.migration
+        assert migration is not None
+        assert (migration.memories, migration.sources) == (2, 1)
+        assert (migration.values, migration.winners, migration.stale) == (1, 1, 1)
+        [kept] = moved_to.list_memories()
+        assert kept.text == otter.text and [s.agent_id for s in kept.sources] == ["agent_a", "agent_b"]
+        assert moved_to.index.values([otter.id], "general") == {otter.id: 0.8}
+        assert moved_to.index.stale_marks([falcon.id])[falcon.id].reason == "moved"
+        assert "Falcon" not in " ".join(h.text for h in moved_to.search("falcon harbour", limit=5))
+        viewer = SearchFilter(viewer=Viewer("agent_a", "s", 2))
+        [seen] = [h for h in moved_to.search("otter ridge", limit=5, scope=viewer) if h.memory.id == otter.id]
+        assert seen.source == Source("agent_a", "s", 1, 1)
+    finally:
+        moved_to.close()
+    config = write_config(tmp_path, CONFIG.format(url=SERVER, collection=collection), "server.yaml")
+    again = massgen("memory", "migrate", "-c", str(config), "--state-dir", str(tmp_path))
+    assert again.exit_code == 0 and again.stdout.startswith("nothing to move"), again.stdout
+    forced = massgen("memory", "migrate", "--again", "-c", str(config), "--state-dir", str(tmp_path))
+    assert forced.stdout.strip() == (
+        "moved 0 memories (2 the server knew already), 0 sources, 0 learned values, 0 winners and 0 "
+        f"stale marks to in-process {collection}"
+    ), forced.stdout
+
+
+def test_migrate_refuses_a_config_without_a_server_store(tmp_path):
+    config = write_config(tmp_path, FALCON_RUN.format(), "local.yaml")
+    refused = massgen("memory", "migrate", "-c", str(config), "--state-dir", str(tmp_path))
+    assert refused.exit_code == 2
+    assert "vector_store: qdrant with qdrant.mode: server" in refused.stderr, refused.stderr
 
 
 def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):

@@ -56,6 +56,17 @@ class SearchFilter:
         self, now: float | None = None, dialect: SqlDialect = SQLITE
     ) -> tuple[str, list[Any]]:
         """The condition on ``memories m`` for a memory the search may rank."""
+        named, params = self.own_condition(now, dialect)
+        if self.restricts_sources:
+            # Evaluated once, from the sources index, rather than once per memory.
+            sources, extra = self.counted_sources(dialect)
+            named += f" AND m.id IN ({sources})"
+            params += extra
+        return named, params
+
+    def own_condition(self, now: float | None = None, dialect: SqlDialect = SQLITE) -> tuple[str, list[Any]]:
+        """The part of ``memory_condition`` on the memory's own row: not expired at ``now``, not marked
+        stale (unless asked), of the domain and task type asked for."""
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
         params: list[Any] = [time.time() if now is None else now]
         if not self.include_stale:
@@ -64,14 +75,13 @@ class SearchFilter:
             if value:
                 clauses.append(f"m.{column} = ?")
                 params.append(value)
-        named = dialect.render(" AND ".join(clauses))
-        if self.restricts_sources:
-            condition, extra = self.source_condition(dialect)
-            # Evaluated once, from the sources index, rather than once per memory.
-            sources = f"SELECT s.memory_id FROM {dialect.sources} s {self.join(dialect)} WHERE {condition}"
-            named += f" AND m.id IN ({sources})"
-            params += extra
-        return named, params
+        return dialect.render(" AND ".join(clauses)), params
+
+    def counted_sources(self, dialect: SqlDialect = SQLITE) -> tuple[str, list[Any]]:
+        """``SELECT s.memory_id ...``: the memories with a source that counts (``source_condition``),
+        once per such source."""
+        condition, params = self.source_condition(dialect)
+        return f"SELECT s.memory_id FROM {dialect.sources} s {self.join(dialect)} WHERE {condition}", params
 
     def join(self, dialect: SqlDialect = SQLITE) -> str:
         return dialect.render(WINNERS_JOIN) if self.viewer is not None else ""

@@ -56,8 +56,9 @@ def named_condition(names: QueryNames, dialect: SqlDialect = SQLITE) -> tuple[st
     params: list[Any] = []
     for kind, wanted in (("speaker", names.speakers), ("entity", names.entities)):
         if wanted:
-            clauses.append(f"(n.kind = '{kind}' AND n.name IN ({', '.join('?' * len(wanted))}))")
-            params += wanted
+            one_of, more = dialect.one_of("n.name", wanted)
+            clauses.append(f"(n.kind = '{kind}' AND {one_of})")
+            params += more
     if not clauses:
         return "1=0", []
     found = f"SELECT n.memory_id FROM {{names}} n WHERE {' OR '.join(clauses)}"

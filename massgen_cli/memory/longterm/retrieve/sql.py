@@ -6,7 +6,9 @@ whose tables carry the collection's name)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,9 @@ class SqlDialect:
     winners: str = "winners"
     stale: str = "stale"
     names: str = "names"
+    arrays: bool = False
+    """Whether a list is one array parameter (``= ANY(?)``): a statement's text then stays the same
+    whatever the list's length, so the server plans it once."""
 
     def render(self, condition: str) -> str:
         """``condition`` with this database's table names and parameter marks."""
@@ -25,6 +30,12 @@ class SqlDialect:
             sources=self.sources, winners=self.winners, stale=self.stale, names=self.names
         )
         return named.replace("?", self.mark) if self.mark != "?" else named
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """The condition that ``column`` is one of ``values`` (not empty), and its parameters."""
+        if self.arrays:
+            return f"{column} = ANY(?)", [list(values)]
+        return f"{column} IN ({', '.join('?' * len(values))})", list(values)
 
 
 SQLITE = SqlDialect()

@@ -11,7 +11,7 @@ them and is what the rest of the program calls.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
@@ -58,16 +58,14 @@ def open_index(settings: PersistentMemoryConfig, state_dir: Path, dimensions: in
     return MemoryIndex(state_dir / "memory" / "index.db" if settings.on_disk else Path(":memory:"))
 
 
-def upload_local_index(index: StoreIndex, state_dir: Path) -> Any:
-    """A server index takes over what the state folder's local index holds, once (a ``Migration``, or
-    None when nothing was moved)."""
-    from massgen_cli.memory.longterm.store.server.index import ServerIndex
-
-    if not isinstance(index, ServerIndex):
+def upload_local_index(settings: PersistentMemoryConfig, index: StoreIndex, state_dir: Path) -> Any:
+    """A server index (PostgreSQL, or a Qdrant server) takes over what the state folder's local index
+    holds, once (a ``Migration``, or None when nothing was moved)."""
+    if not settings.keeps_truth_on_server:
         return None
-    from massgen_cli.memory.longterm.store.server.migration import migrate
+    from massgen_cli.memory.longterm.store.migration import UploadTarget, migrate
 
-    return migrate(state_dir, index)
+    return migrate(state_dir, cast(UploadTarget, index))
 
 
 class PersistentMemory:
@@ -89,9 +87,7 @@ class PersistentMemory:
         self.llm_plan = plan_llm(settings.llm)
         self.embedder_plan = plan_embedder(settings.embedding)
         self.index = open_index(settings, state_dir, self.embedder_plan.dimensions)
-        self.migration = (
-            upload_local_index(self.index, state_dir) if settings.vector_store == "pgvector" else None
-        )
+        self.migration = upload_local_index(settings, self.index, state_dir)
         check_embedder(self.index, self.embedder_plan)
         self.mem0_store = Mem0Store(settings, state_dir, self.llm_plan, self.embedder_plan, self.index)
         self.embedding = StoreEmbedding(self.embedder_plan, self.mem0_store)

@@ -45,13 +45,14 @@ def bm25(
               for memory_id, memory_terms in candidates]  # fmt: skip
     holding = Counter(term for _, found, _ in counts for term in found)
     documents = max(scope.documents, len(candidates))
-    weights = {term: idf(documents, holding[term]) for term in wanted_set}
+    weights = {term: idf(documents, holding[term]) for term in dict.fromkeys(wanted)}
     ceiling = sum(weights.values()) or 1.0
     average = scope.average_length or 1.0
     scored = []
     for memory_id, found, length in counts:
         norm = K1 * (1 - B + B * length / average)
-        score = sum(weights[t] * n * (K1 + 1) / (n + norm) for t, n in found.items())
+        # In the query's term order, as every index adds them: equal memories score equal to the bit.
+        score = sum(weights[t] * found[t] * (K1 + 1) / (found[t] + norm) for t in weights if t in found)
         if score > 0:
             scored.append((memory_id, score / ceiling))
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))

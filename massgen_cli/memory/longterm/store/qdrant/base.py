@@ -128,6 +128,10 @@ class QdrantBase:
     def close(self) -> None:
         """Nothing to release: the client is shared and closed at exit."""
 
+    def identity(self) -> str:
+        """Which server and collection this is, without secrets: ``<address> <collection>``."""
+        return f"{self.client.location} {self.collection}"
+
     def meta(self, name: str) -> str | None:
         found = self.client.retrieve(self.records, [point_id("meta", name)], with_payload=True)
         return str(found[0].payload["value"]) if found else None

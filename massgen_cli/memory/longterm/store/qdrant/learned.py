@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.stale import StaleMark
@@ -103,3 +104,46 @@ class QdrantLearned(QdrantRecords):
         found = self.every(self.records, records_of("stale", *conditions))
         fields = ("memory_id", "reason", "marked_by", "session_id", "turn", "marked_at")
         return {p.payload["memory_id"]: StaleMark(*(p.payload[f] for f in fields)) for p in found}
+
+    def adopt_rows(self, kind: str, rows: list[tuple[object, ...]]) -> int:
+        """Rows of another index (``values``, ``winners`` or ``stale``, as its export gives them) that
+        the server does not have yet, written ``insert_only`` in one request (a point the server has
+        stays); how many were new. A new winner's turn and a newly stale memory are then brought up to
+        date as ``record_winner`` and ``mark_stale`` bring them."""
+        from qdrant_client import models
+
+        writer = uuid.uuid4().hex
+        points = dict(_adopted(kind, row, writer) for row in rows)
+        if not points:
+            return 0
+        structs = [models.PointStruct(id=key, vector={}, payload=payload) for key, payload in points.items()]
+        self.client.upsert(self.records, structs, wait=True, update_mode=models.UpdateMode.INSERT_ONLY)
+        found = self.client.retrieve(self.records, list(points), with_payload=["writer"])
+        new = [points[str(point.id)] for point in found if point.payload.get("writer") == writer]
+        if kind == "winners":
+            self.rebuild(m for p in new for m in self.memories_of_turn(p["session_id"], p["turn"]))
+        elif kind == "stale" and new:
+            marked = models.Filter(must=[one_of("memory_id", [p["memory_id"] for p in new])])
+            self.client.set_payload(self.memories, {"stale": True}, points=marked, wait=True)
+        return len(new)
+
+
+def _adopted(kind: str, row: tuple[Any, ...], writer: str) -> tuple[str, dict[str, Any]]:
+    """The records point (id, payload) of one exported row, marked as ``writer``'s."""
+    if kind == "values":
+        memory_id, goal, value, updates = row
+        return point_id("value", memory_id, goal), {
+            "kind": "value", "memory_id": memory_id, "goal": goal, "value": float(value),
+            "updates": int(updates), "updated_at": now_iso(), "writer": writer,
+        }  # fmt: skip
+    if kind == "winners":
+        session_id, turn, agent_id, attempt = row
+        return point_id("winner", session_id, turn), {
+            "kind": "winner", "session_id": session_id, "turn": int(turn), "agent_id": agent_id,
+            "attempt": attempt, "writer": writer,
+        }  # fmt: skip
+    memory_id, reason, marked_by, session_id, turn = row
+    return point_id("stale", memory_id), {
+        "kind": "stale", "memory_id": memory_id, "reason": reason, "marked_by": marked_by,
+        "session_id": session_id, "turn": turn, "marked_at": now_iso(), "writer": writer,
+    }  # fmt: skip

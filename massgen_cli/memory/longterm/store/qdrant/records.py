@@ -26,7 +26,7 @@ from massgen_cli.memory.longterm.store.qdrant.points import (
     point_id,
     source_of,
 )
-from massgen_cli.memory.longterm.store.qdrant.sources import QdrantSources
+from massgen_cli.memory.longterm.store.qdrant.sources import QdrantSources, copied
 
 VECTORS_MISSING = "vectors_missing"
 PENDING_GRACE_S = 600.0
@@ -56,7 +56,9 @@ class QdrantRecords(QdrantSources):
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
         """A new memory with its first source, vector and terms; ``KeyTaken`` when a memory with ``key``
-        exists (the point written first stays: ``insert_only``, then read back)."""
+        exists (the point written first stays: ``insert_only``, then read back). Five requests: the
+        turn's winner, the source, the memory with its copy of its sources, the memory read back, the
+        winner read again."""
         from qdrant_client import models
 
         indexed = fields.get("indexed") or text
@@ -80,15 +82,21 @@ class QdrantRecords(QdrantSources):
         vectors: dict[str, Any] = {TERMS: document_terms(lexical)} if lexical else {}
         if vector is not None:
             vectors[DENSE] = [float(value) for value in vector]
-        identity = point_id("memory", key)
-        point = models.PointStruct(id=identity, vector=vectors, payload=payload)
+        turn = [(source.session_id, source.turn)]
+        winners = self.winners(turn)
+        # The source first, so whoever finds the memory (and adds a source to it) finds this one too;
+        # the memory then carries its copy of its sources from the start.
+        source_point, written = self.put_source(memory_id, source)
+        payload["sources"] = [copied(written, winners)]
+        point = models.PointStruct(id=point_id("memory", key), vector=vectors, payload=payload)
         self.client.upsert(self.memories, [point], wait=True, update_mode=models.UpdateMode.INSERT_ONLY)
         if self.id_for_key(key) != memory_id:
+            self.client.delete(self.records, [source_point], wait=True)  # a source of no memory
             raise KeyTaken(key)
         if vector is None:
             self.set_meta(VECTORS_MISSING, "1")
-        self.insert_source(memory_id, source)
-        self.rebuild([memory_id])
+        if self.winners(turn) != winners:  # a winner of the turn came meanwhile: its rebuild missed this
+            self.rebuild([memory_id])
 
     def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
         """Keep the memory at least until ``deadline`` (None: forever)."""
@@ -104,9 +112,11 @@ class QdrantRecords(QdrantSources):
 
     def add_source(self, memory_id: str, source: Source) -> bool:
         """Another recording of the same content; False if this exact source was known."""
-        added = self.insert_source(memory_id, source)
+        _, offered = self.put_source(memory_id, source)
+        sources = self.source_points([memory_id])
+        added = any(p.get("writer") == offered["writer"] for p in sources.get(memory_id, []))
         if added:
-            self.rebuild([memory_id])
+            self.rebuild([memory_id], sources)
         return added
 
     def memory_points(self, ids: Iterable[str], fields: Any = True) -> list[dict[str, Any]]:

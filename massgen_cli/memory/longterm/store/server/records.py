@@ -35,24 +35,25 @@ class ServerRecords(ServerBase):
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
-        """A new memory with its first source, vector, terms and names, in one transaction; ``KeyTaken`` when
+        """A new memory with its vector, first source, terms and names, in one transaction; ``KeyTaken`` when
         a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
         extra = json.dumps(fields.get("extra", {}))
         row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], now_iso(),
-               fields.get("expires_at"), extra, indexed, len(lexical))  # fmt: skip
+               fields.get("expires_at"), extra, indexed, len(lexical), vector_text(vector))  # fmt: skip
         with self.server.transaction():
             inserted = self.server.run(
-                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length, vector) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector) "
                 "ON CONFLICT (key) DO NOTHING",
                 row,
             )
             if not inserted:
                 raise KeyTaken(key)
+            if vector is None:  # the next dense search makes it
+                self.set_meta(VECTORS_MISSING, "1")
             self._insert_source(memory_id, source)
-            self._keep_vector(memory_id, vector)
             self.server.many(
                 f"INSERT INTO {self.tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
                 [(memory_id, term, count) for term, count in Counter(lexical).items()],
@@ -61,17 +62,6 @@ class ServerRecords(ServerBase):
                 f"INSERT INTO {self.tables.names} VALUES (%s, %s, %s)",
                 [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
             )
-
-    def _keep_vector(self, memory_id: str, vector: Any) -> None:
-        """The memory's vector; without one, the index notes that the next dense search must make some."""
-        if vector is None:
-            self.set_meta(VECTORS_MISSING, "1")
-            return
-        self.server.run(
-            f"INSERT INTO {self.tables.vectors} VALUES (%s, %s::vector) "
-            "ON CONFLICT (id) DO UPDATE SET vector = excluded.vector",
-            (memory_id, vector_text(vector)),
-        )
 
     def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
         """Keep the memory at least until ``deadline`` (None: forever)."""

@@ -15,12 +15,13 @@ from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
+from massgen_cli.memory.longterm.store.server.reshape import SERVER_FORM, reshape
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
 
 _PARTS = (
-    "meta", "index", "vectors", "terms", "names", "sources", "values", "winners", "stale", "pending",
+    "meta", "index", "statistics", "terms", "names", "sources", "values", "winners", "stale", "pending",
     "sessions",
 )  # fmt: skip
 
@@ -32,7 +33,7 @@ class ServerTables:
     collection: str
     meta: str = field(init=False)
     index: str = field(init=False)
-    vectors: str = field(init=False)
+    statistics: str = field(init=False)
     terms: str = field(init=False)
     names: str = field(init=False)
     sources: str = field(init=False)
@@ -54,7 +55,12 @@ class ServerTables:
     @property
     def dialect(self) -> SqlDialect:
         return SqlDialect(
-            mark="%s", sources=self.sources, winners=self.winners, stale=self.stale, names=self.names
+            mark="%s",
+            sources=self.sources,
+            winners=self.winners,
+            stale=self.stale,
+            names=self.names,
+            arrays=True,
         )
 
     def ddl(self) -> str:
@@ -72,17 +78,19 @@ CREATE TABLE IF NOT EXISTS {self.index} (
     expires_at double precision,
     extra text NOT NULL DEFAULT '{{}}',
     indexed text,
-    length integer NOT NULL DEFAULT 0
+    length integer NOT NULL DEFAULT 0,
+    vector vector
 );
-CREATE TABLE IF NOT EXISTS {self.vectors} (
-    id text PRIMARY KEY REFERENCES {self.index}(id) ON DELETE CASCADE,
-    vector vector NOT NULL
+CREATE TABLE IF NOT EXISTS {self.statistics} (
+    slot integer PRIMARY KEY,
+    memories bigint NOT NULL,
+    length bigint NOT NULL
 );
 CREATE TABLE IF NOT EXISTS {self.terms} (
     memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
     term text NOT NULL,
     tf integer NOT NULL,
-    PRIMARY KEY (term, memory_id)
+    PRIMARY KEY (term, memory_id) INCLUDE (tf)
 );
 CREATE INDEX IF NOT EXISTS "{self.collection}_terms_by_memory" ON {self.terms}(memory_id);
 CREATE TABLE IF NOT EXISTS {self.names} (
@@ -144,12 +152,15 @@ CREATE TABLE IF NOT EXISTS {self.sessions} (
 
 
 def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
-    """Every table of the index, once, and what tables of an earlier form lack (``_upgrade``); the
-    vector extension must be installed in the database."""
+    """Every table of the index, once, reshaped when an earlier version made them (``reshape``), and
+    what tables of an earlier index form lack (``_upgrade``); the vector extension must be installed in
+    the database."""
     with connection.transaction():
         connection.run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"massgen:{tables.collection}",))
         for statement in filter(str.strip, tables.ddl().split(";")):
             connection.run(statement)
+        if connection.one(f"SELECT value FROM {tables.meta} WHERE name = 'server_form'") != (SERVER_FORM,):
+            reshape(connection, tables)
         found = connection.one(f"SELECT value FROM {tables.meta} WHERE name = 'index_form'")
         if found is None or found[0] != INDEX_FORM:
             _upgrade(connection, tables)

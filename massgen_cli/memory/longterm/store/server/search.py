@@ -3,7 +3,6 @@ those who ask for one, and the source each hit is shown as."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,15 +16,8 @@ from massgen_cli.memory.longterm.store.index.context import (
     side_query,
     source_position,
 )
-from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
-from massgen_cli.memory.longterm.store.server.ranking import (
-    Statement,
-    add_dense,
-    add_lexical,
-    add_scope,
-    ranking_statement,
-)
+from massgen_cli.memory.longterm.store.server.ranking import ranking_statement
 from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, VECTORS_MISSING, source_from_row
 
 
@@ -39,7 +31,9 @@ class ServerSearch(ServerBase):
         of each ranking ``method`` asks for (the dense, lexical and named ones for ``hybrid``, fused by
         reciprocal rank); one statement, one round trip."""
         statement = ranking_statement(self.tables, query, vector, pool, scope, method)
-        sql, params = statement.select("SELECT id, score FROM fused ORDER BY score DESC, place, key")
+        sql, params = statement.select(
+            'SELECT id, score FROM fused ORDER BY score DESC, place, key COLLATE "C"'
+        )
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
     def neighbours(
@@ -60,23 +54,19 @@ class ServerSearch(ServerBase):
 
     def lexical(self, query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[str, float]]:
         """The lexical half alone (what the local index's ``lexical`` returns)."""
-        wanted = query_terms(query)
-        if not wanted:
-            return []
-        statement, scope = Statement(), scope or SearchFilter()
-        add_scope(statement, self.tables, scope, time.time())
-        add_lexical(statement, self.tables, scope, wanted, limit)
-        sql, params = statement.select("SELECT id, score FROM lexical ORDER BY score DESC, key")
-        return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
+        return self._alone("lexical", query, None, limit, scope)
 
     def dense(
         self, query_vector: Any, limit: int, scope: SearchFilter | None = None
     ) -> list[tuple[str, float]]:
         """The dense half alone (what the local index's ``dense`` returns)."""
-        statement = Statement()
-        add_scope(statement, self.tables, scope or SearchFilter(), time.time())
-        add_dense(statement, self.tables, query_vector, limit)
-        sql, params = statement.select("SELECT id, score FROM dense ORDER BY score DESC, key")
+        return self._alone("dense", "", query_vector, limit, scope)
+
+    def _alone(
+        self, method: Method, query: str, vector: Any, limit: int, scope: SearchFilter | None
+    ) -> list[tuple[str, float]]:
+        statement = ranking_statement(self.tables, query, vector, limit, scope or SearchFilter(), method)
+        sql, params = statement.select(f'SELECT id, score FROM {method} ORDER BY score DESC, key COLLATE "C"')
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
@@ -84,8 +74,7 @@ class ServerSearch(ServerBase):
         if self.meta(VECTORS_MISSING) is None:
             return []
         rows = self.server.rows(
-            f"SELECT m.id, m.text FROM {self.tables.index} m WHERE NOT EXISTS "
-            f"(SELECT 1 FROM {self.tables.vectors} v WHERE v.id = m.id) LIMIT %s",
+            f"SELECT id, text FROM {self.tables.index} WHERE vector IS NULL LIMIT %s",
             (limit,),
         )
         if not rows:
@@ -94,9 +83,8 @@ class ServerSearch(ServerBase):
 
     def set_vectors(self, vectors: dict[str, Any]) -> None:
         self.server.many(
-            f"INSERT INTO {self.tables.vectors} VALUES (%s, %s::vector) "
-            "ON CONFLICT (id) DO UPDATE SET vector = excluded.vector",
-            [(memory_id, vector_text(vector)) for memory_id, vector in vectors.items()],
+            f"UPDATE {self.tables.index} SET vector = %s::vector WHERE id = %s",
+            [(vector_text(vector), memory_id) for memory_id, vector in vectors.items()],
         )
 
     def attribute(self, ids: Iterable[str], scope: SearchFilter | None = None) -> dict[str, Source]:
