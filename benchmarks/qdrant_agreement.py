@@ -22,6 +22,7 @@ import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,12 @@ def load(store: Any, conversation: Any) -> None:
 
 
 def scopes(turns: int) -> dict[str, Any]:
+    """The scopes compared; the dated ones hold the conversation's days 4 to 9 (its turns are dated
+    ten a day from 1 January 2023; the second session's facts are dated the day they are recorded)."""
     from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
     from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 
+    since, until = date(2023, 1, 4), date(2023, 1, 9)
     return {
         "store": SearchFilter(),
         "session": SearchFilter(session_id="first"),
@@ -107,6 +111,8 @@ def scopes(turns: int) -> dict[str, Any]:
         "viewer": SearchFilter(viewer=Viewer("agent_c", "first", turns // 2)),
         "viewer, every session": SearchFilter(viewer=Viewer("agent_a", "second", 3, all_sessions=True)),
         "stale too": SearchFilter(session_id="first", include_stale=True),
+        "days": SearchFilter(since=since, until=until),
+        "viewer, days": SearchFilter(viewer=Viewer("agent_c", "first", turns), since=since),
     }
 
 

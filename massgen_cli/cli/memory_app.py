@@ -16,6 +16,15 @@ memory_app = typer.Typer(help="Inspect and manage long-term memory.", no_args_is
 
 SessionFilter = Annotated[str | None, typer.Option("--session", help="Only this session's memories.")]
 AgentFilter = Annotated[str | None, typer.Option("--agent", help="Only memories recorded by this agent.")]
+DATE_FORMS = (
+    "a date (2023-05-08, 8 May 2023), a month (May 2023), a year or a relative date (yesterday, last month)"
+)
+SinceFilter = Annotated[
+    str | None, typer.Option("--since", help=f"Only memories dated on or after this: {DATE_FORMS}.")
+]
+UntilFilter = Annotated[
+    str | None, typer.Option("--until", help=f"Only memories dated on or before this: {DATE_FORMS}.")
+]
 
 
 class SearchMethod(StrEnum):
@@ -46,6 +55,8 @@ def memory_search(
             "--context", min=0, help="Also show this many memories recorded before and after each result."
         ),
     ] = 0,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
     as_json: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -59,7 +70,7 @@ def memory_search(
             query,
             config,
             state_dir,
-            scope,
+            memory_commands.dated(scope, since, until),
             limit=limit,
             as_json=as_json,
             method=method.value,

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -71,6 +72,31 @@ def _say_waiting_records(state_dir: Path, memory: Any) -> None:
         else:
             line = waiting_notice(count, target, spool.path)
         print(line, file=sys.stderr)
+
+
+def dated(scope: SearchFilter, since: str | None, until: str | None) -> SearchFilter:
+    """``scope`` with the span of days ``--since`` and ``--until`` name (``record.dates.date_bound``;
+    relative dates are resolved against today); a bound that names no date is a usage error."""
+    from dataclasses import replace
+
+    first, last = _bound("since", since, end=False), _bound("until", until, end=True)
+    if first is not None and last is not None and first > last:
+        raise UsageError(f"--since {first} is after --until {last}: no day is between")
+    return replace(scope, since=first, until=last)
+
+
+def _bound(option: str, text: str | None, *, end: bool) -> date | None:
+    from massgen_cli.memory.longterm.record.dates import date_bound, today
+
+    if text is None:
+        return None
+    found = date_bound(text, today(), end=end)
+    if found is None:
+        raise UsageError(
+            f"--{option} '{text}' names no date: give a date (2023-05-08, 8 May 2023), a month "
+            "(May 2023), a year (2023) or a relative date (yesterday, last month)"
+        )
+    return found
 
 
 def search(

@@ -24,6 +24,7 @@ SAVE_CHARS = 4_000
 KIND_CHARS = 32
 REASON_CHARS = 500
 SCOPES = ("session", "all_sessions")
+DATES = "a date (2023-05-08), a month (May 2023), a year, or yesterday, last week, last month..."
 GUIDANCE = (
     "Long-term memory: memory_search finds what you kept and what the winners of earlier turns kept "
     "(with ids); memory_save keeps a fact, preference or note for later turns (the others see it once "
@@ -84,8 +85,16 @@ class AgentMemory(Protocol):
     def all_sessions_allowed(self, agent_id: str) -> bool: ...
 
     async def search_visible(
-        self, agent_id: str, query: str, limit: int, *, all_sessions: bool
-    ) -> list[FoundMemory]: ...
+        self,
+        agent_id: str,
+        query: str,
+        limit: int,
+        *,
+        all_sessions: bool,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[FoundMemory]:
+        """Raises ``ToolError`` when ``since`` or ``until`` names no date."""
 
     async def save_memory(self, agent_id: str, text: str, kind: str) -> SavedMemory: ...
 
@@ -102,7 +111,10 @@ def memory_tools(memory: AgentMemory, agent_id: str) -> list[Tool]:
         if scope not in scopes:
             raise ToolError(f"scope must be one of {', '.join(scopes)} (this run searches its own session)")
         everywhere = scope == "all_sessions"
-        found = await memory.search_visible(agent_id, query, SEARCH_LIMIT, all_sessions=everywhere)
+        since, until = (argument(arguments, name, str, "").strip() or None for name in ("since", "until"))
+        found = await memory.search_visible(
+            agent_id, query, SEARCH_LIMIT, all_sessions=everywhere, since=since, until=until
+        )
         return _listing(found, memory.session_id)
 
     async def save(arguments: dict[str, Any]) -> str:
@@ -139,6 +151,8 @@ def memory_tools(memory: AgentMemory, agent_id: str) -> list[Tool]:
                             "description": "'session' (default): this session's memories"
                             + ("; 'all_sessions': every session's." if len(scopes) > 1 else "."),
                         },
+                        "since": {"type": "string", "description": f"Only memories dated from: {DATES}."},
+                        "until": {"type": "string", "description": f"Only memories dated up to: {DATES}."},
                     },
                     ["query"],
                 ),

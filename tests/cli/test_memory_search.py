@@ -1,10 +1,13 @@
-"""`massgen memory search` ranks the way retrieval does: a result keeps its place whatever the limit."""
+"""`massgen memory search` ranks the way retrieval does: a result keeps its place whatever the limit, a
+named speaker's memories come first, dates in the question find their day and date filters act inside
+the search."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -129,3 +132,35 @@ def test_a_relative_date_is_found_by_the_day_it_names_and_shown_as_said(tmp_path
         found = massgen("memory", "search", query, "--config", config, "--json", "--limit", "1")
         top = json.loads(found.stdout)
         assert (top["text"], top["metadata"]["speaker"]) == (said, speaker), query
+
+
+def test_dates_filter_inside_the_search_and_date_words_in_the_question_find_their_day(tmp_path):
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)  # memories are dated in UTC
+    trips = {
+        "We took the boat to Lisbon.": yesterday.isoformat(),
+        "We took the boat to Porto.": "8 May 2023",
+        "We took the boat to Faro.": "1:56 pm on 3 June, 2023",
+    }
+    lines = [{"content": text, "speaker": "Ann", "timestamp": day} for text, day in trips.items()]
+    lines += [{"content": f"I went to a meeting about item {n}.", "speaker": "Bo"} for n in range(20)]
+    data = tmp_path / "trips.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = str(write_config(tmp_path, CONFIG))
+    assert massgen("memory", "import", str(data), "--config", config).exit_code == 0
+
+    def boats(*options: str, query: str = "boat trip") -> list[str]:
+        return [text for text, _ in hits(config, query, "--limit", "30", *options) if "boat" in text]
+
+    assert sorted(boats()) == sorted(trips), "every trip is found without a filter"
+    assert boats("--since", "May 2023", "--until", "2023-05-31") == ["We took the boat to Porto."]
+    assert boats("--since", "2023-05-09", "--until", "2023") == ["We took the boat to Faro."]
+    assert boats("--since", "yesterday") == ["We took the boat to Lisbon."]
+    meetings = [text for text, _ in hits(config, "meeting", "--limit", "30", "--since", "today")]
+    assert len(meetings) == 20 and all("meeting" in text for text in meetings), "undated: the day imported"
+    older = {text for text, _ in hits(config, "meeting", "--limit", "30", "--until", "last year")}
+    assert older == {"We took the boat to Porto.", "We took the boat to Faro."}
+    for method in ("lexical", "hybrid"):
+        found = boats("--method", method, query="Where did we take the boat yesterday?")
+        assert found[0] == "We took the boat to Lisbon.", method
+    refused = massgen("memory", "search", "boat", "--config", config, "--since", "someday")
+    assert refused.exit_code == 2 and "--since 'someday' names no date" in refused.stderr

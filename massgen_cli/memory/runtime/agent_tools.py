@@ -5,12 +5,16 @@ and attempt, and a stale mark on a memory the agent can see."""
 from __future__ import annotations
 
 import asyncio
+import functools
+from datetime import date
 
+from massgen_cli.memory.longterm.record.dates import date_bound, today
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
 from massgen_cli.memory.runtime.recall import Recall
-from massgen_cli.tools.memory_tools import FoundMemory, NearbyMemory, SavedMemory, StaleNote
+from massgen_cli.tools.base import ToolError
+from massgen_cli.tools.memory_tools import DATES, FoundMemory, NearbyMemory, SavedMemory, StaleNote
 
 
 class AgentMemoryTools:
@@ -28,15 +32,25 @@ class AgentMemoryTools:
         return searches_all_sessions(self.run.settings[agent_id])
 
     async def search_visible(
-        self, agent_id: str, query: str, limit: int, *, all_sessions: bool
+        self,
+        agent_id: str,
+        query: str,
+        limit: int,
+        *,
+        all_sessions: bool,
+        since: str | None = None,
+        until: str | None = None,
     ) -> list[FoundMemory]:
         """What retrieval would bring ``agent_id`` now (turn-aware, not stale), best first, each with
         the memories recorded around it; ``all_sessions`` only where its config searches every
-        session."""
+        session; only memories dated from ``since`` to ``until`` when given (``record.dates.date_bound``:
+        relative dates resolved against today)."""
         viewer = self.recall.viewer(
             agent_id, all_sessions=all_sessions and self.all_sessions_allowed(agent_id)
         )
-        hits = await asyncio.to_thread(self.recall.search, agent_id, query, limit, viewer)
+        days = _bound("since", since, end=False), _bound("until", until, end=True)
+        search = functools.partial(self.recall.search, since=days[0], until=days[1])
+        hits = await asyncio.to_thread(search, agent_id, query, limit, viewer)
         return [
             FoundMemory(
                 hit.id,
@@ -78,3 +92,13 @@ class AgentMemoryTools:
             return StaleNote(kept.marked_by, kept.reason, newly)
 
         return await asyncio.to_thread(mark)
+
+
+def _bound(name: str, text: str | None, *, end: bool) -> date | None:
+    """The day a ``since`` or ``until`` argument names (None when not given)."""
+    if text is None:
+        return None
+    found = date_bound(text, today(), end=end)
+    if found is None:
+        raise ToolError(f"argument '{name}' names no date ({text!r}); give {DATES}")
+    return found

@@ -6,6 +6,7 @@ failed lookup is said and the step goes on with what it had."""
 from __future__ import annotations
 
 import asyncio
+from datetime import date
 
 from massgen_cli.events import LookupReason, MemoryRetrieved, Notice, RetrievedMemory
 from massgen_cli.memory.longterm.record.memories import MemoryHit
@@ -41,17 +42,26 @@ class Recall:
         )
         return Viewer(agent_id, self.run.session_id, self.run.at.turn, everywhere)
 
-    def search(self, agent_id: str, query: str, limit: int, viewer: Viewer) -> list[MemoryHit]:
-        """What ``viewer`` may see that best matches ``query``, ranked as the agent's config says
-        (learned values mixed in when on), each with the memories recorded around it
-        (``retrieval.context_turns``); blocking, so it runs in a thread."""
+    def search(
+        self,
+        agent_id: str,
+        query: str,
+        limit: int,
+        viewer: Viewer,
+        *,
+        since: date | None = None,
+        until: date | None = None,
+    ) -> list[MemoryHit]:
+        """What ``viewer`` may see (dated from ``since`` to ``until``, when given) that best matches
+        ``query``, ranked as the agent's config says (learned values mixed in when on), each with the
+        memories recorded around it (``retrieval.context_turns``); blocking, so it runs in a thread."""
         assert self.run.store is not None, "searched only with an open store"
         memory = self.run.settings[agent_id]
         learning = memory.value_learning
         return self.run.store.search(
             query,
             limit=limit,
-            scope=SearchFilter(viewer=viewer),
+            scope=SearchFilter(viewer=viewer, since=since, until=until),
             value_goal=value_goal(memory),
             value_weight=learning.weight if learning.enabled else 0.0,
             context=memory.retrieval.context_turns,

@@ -80,7 +80,7 @@ def test_every_scope_ranks_the_same_top_ten(stores, method):
             compared += 1
             if found != expected:
                 differing.append((name, probe.question, expected, found))
-    assert compared == len(conversation.probes) * 6
+    assert compared == len(conversation.probes) * len(scopes(turns))
     assert not differing, differing[:3]
 
 

@@ -1,10 +1,12 @@
 """Memory tools: scripted agents that save, search and forget in real runs, with turn-aware visibility
 (a peer's save unseen in its turn, the winner's seen the next, a rejected attempt's never), stale marks
-kept for audit, and the tools offered only where memory and ``memory.tools`` are on."""
+kept for audit, a search kept to the days asked for, and the tools offered only where memory and
+``memory.tools`` are on."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from massgen_cli.config.memory import MemoryConfig
@@ -236,3 +238,18 @@ def test_searching_all_sessions_is_offered_only_where_the_config_searches_them(i
     [spec] = [agent.toolbox.tools["memory_search"].spec for agent in wide.app.agents]
     assert spec.parameters["properties"]["scope"]["enum"] == ["session", "all_sessions"]
     assert run_tool(wide, "a", "memory_search", query="anything", scope="all_sessions").ok
+
+
+def test_a_search_keeps_to_the_days_it_is_given(in_process):
+    run = in_process(scripted({"a": ["x"]}, memory=MEMORY))
+    assert run_tool(run, "a", "memory_save", text="The boat leaves at noon.").ok
+    today = datetime.now(UTC).date()  # memories are dated in UTC
+    tomorrow = (today + timedelta(days=1)).isoformat()
+    found = run_tool(run, "a", "memory_search", query="boat", since="yesterday")
+    assert found.ok and "The boat leaves at noon." in found.text, "dated today, after yesterday"
+    assert "The boat leaves at noon." in run_tool(run, "a", "memory_search", query="boat", until="today").text
+    later = run_tool(run, "a", "memory_search", query="boat", since=tomorrow)
+    assert later.ok and later.text == "No memories found."
+    refused = run_tool(run, "a", "memory_search", query="boat", until="someday")
+    assert not refused.ok and "argument 'until' names no date" in refused.text
+    run.app.close()

@@ -8,7 +8,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +64,9 @@ def first_answer(store: PersistentMemory, question: str, session: str, method: M
 
 @dataclass(frozen=True)
 class IndexKind:
-    """How to open a store of one index kind, take its names and dated terms away (as an index made
-    before they were kept), count the names it holds, and count the memories whose terms hold a term."""
+    """How to open a store of one index kind, take its names, dated terms and days away (as an index
+    made before they were kept), count the names it holds, and count the memories whose terms hold a
+    term."""
 
     open: Callable[[], PersistentMemory]
     forget: Callable[[], None]
@@ -88,6 +89,7 @@ def local_kind(state: Path) -> IndexKind:
         run("DELETE FROM meta WHERE name = 'index_form'")
         for memory_id, indexed in run("SELECT id, indexed FROM memories"):
             run("UPDATE memories_fts SET body = ? WHERE id = ?", " ".join(terms(indexed)), memory_id)
+            run("UPDATE memories SET length = ?, day = NULL WHERE id = ?", len(terms(indexed)), memory_id)
 
     return IndexKind(
         lambda: PersistentMemory(settings, state, domain="d", task_type="t"),
@@ -113,6 +115,11 @@ def pgvector_kind(state: Path, url: str) -> IndexKind:
         run(f'DELETE FROM "{collection}_names"')
         run(f"DELETE FROM \"{collection}_meta\" WHERE name = 'index_form'")
         for memory_id, indexed in run(f'SELECT id, indexed FROM "{collection}_index"'):
+            run(
+                f'UPDATE "{collection}_index" SET length = %s, day = NULL WHERE id = %s',
+                len(terms(indexed)),
+                memory_id,
+            )
             run(f'DELETE FROM "{collection}_terms" WHERE memory_id = %s', memory_id)
             for term, count in Counter(terms(indexed)).items():
                 run(f'INSERT INTO "{collection}_terms" VALUES (%s, %s, %s)', memory_id, term, count)
@@ -146,12 +153,15 @@ def qdrant_kind(state: Path, server: Any) -> IndexKind:
         return PersistentMemory(settings, state, domain="d", task_type="t")
 
     def forget() -> None:
-        server.delete_payload(f"{collection}_index", ["speaker", "entities"], points=every)
+        server.delete_payload(f"{collection}_index", ["speaker", "entities", "day"], points=every)
         server.delete(f"{collection}_records", meta)
         points, _ = server.scroll(f"{collection}_index", limit=100, with_payload=["indexed"])
         plain = [models.PointVectors(id=p.id, vector={"terms": document_terms(terms(p.payload["indexed"]))})
                  for p in points]  # fmt: skip
         server.update_vectors(f"{collection}_index", plain)
+        for point in points:
+            length = {"length": len(terms(point.payload["indexed"]))}
+            server.set_payload(f"{collection}_index", length, points=[point.id])
 
     def names() -> int:
         points, _ = server.scroll(f"{collection}_index", limit=100, with_payload=["speaker", "entities"])
@@ -177,8 +187,14 @@ def index_kind(request, tmp_path) -> Iterator[IndexKind]:  # type: ignore[no-unt
         server.close()
 
 
+def dated_between(store: PersistentMemory, since: date, until: date) -> list[str]:
+    scope = SearchFilter(session_id="dated", since=since, until=until)
+    return [hit.text for hit in store.search("rabbit", limit=5, scope=scope)]
+
+
 def test_a_named_agent_comes_first_and_an_old_index_learns_names_and_dates_when_opened(index_kind):
-    yesterday = datetime.now(UTC).date() - timedelta(days=1)  # records are dated in UTC
+    today = datetime.now(UTC).date()  # records are dated in UTC
+    yesterday = today - timedelta(days=1)
     day_words = f"{yesterday.day} {yesterday:%B}"
     month_term = stem(f"{yesterday:%B}".lower())
     store = index_kind.open()
@@ -191,19 +207,22 @@ def test_a_named_agent_comes_first_and_an_old_index_learns_names_and_dates_when_
         named = first_answer(store, "What did Walrus adopt?", "named")
         assert named == "Walrus adopted a puppy named Biscuit"
         assert first_answer(store, day_words, "dated", "lexical") == "I adopted a rabbit yesterday."
+        assert dated_between(store, today, today) == ["I adopted a rabbit yesterday."]
     finally:
         store.close()
         close_clients()
-    kept = index_kind.names()
+    kept, held = index_kind.names(), index_kind.holding(month_term)
     assert kept == 5 + 4, "each memory's speaker; the entities Walrus, Biscuit, Marten, Biscuit"
-    assert index_kind.holding(month_term) == 1, "the dated memory holds the month it names"
+    assert held >= 1, "the dated memory holds the month it names (and each memory its own month)"
     index_kind.forget()
     assert index_kind.names() == 0 and index_kind.holding(month_term) == 0
     store = index_kind.open()
     try:
-        assert index_kind.names() == kept and index_kind.holding(month_term) == 1
+        assert index_kind.names() == kept and index_kind.holding(month_term) == held
         assert first_answer(store, "What did Walrus adopt?", "unnamed") == PUPPY
         assert first_answer(store, day_words, "dated", "lexical") == "I adopted a rabbit yesterday."
+        assert dated_between(store, today, today) == ["I adopted a rabbit yesterday."], "its day again"
+        assert dated_between(store, yesterday, yesterday) == [], "dated the day it was said"
     finally:
         store.close()
         close_clients()

@@ -7,13 +7,18 @@ functions). The text keeps what was said; the index adds the dates it resolves t
 A record's date is read from the forms conversations are dated with: ``2023-05-08`` (and ISO times),
 ``8 May 2023``, ``8 May, 2023``, ``1:56 pm on 8 May, 2023``, ``May 8, 2023``. A date that is none of
 these resolves nothing.
+
+A memory's own date (``memory_day``) is what date filters compare; a query's dates (``query_dates``:
+its relative dates resolved against today, its ISO dates) are written as the index writes a memory's,
+so "What did I do yesterday?" finds what was said on that day or about it. A filter's bound
+(``date_bound``) is a date, a month, a year or a relative date, in any of these forms.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from massgen_cli.memory.longterm.record.memories import header_of
 
@@ -26,6 +31,9 @@ COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)\.?,?\s+(\d{4})\b")
 _MONTH_DAY = re.compile(r"\b([A-Za-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_MONTH_YEAR = re.compile(r"^([A-Za-z]+)\.?,?\s+(\d{4})$")
+_ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR = re.compile(r"^\d{4}$")
 _COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(day|week|month|year)s?"
 _DAYS = {
@@ -136,3 +144,64 @@ def dates_of(indexed: str, text: str) -> list[str]:
     header = header_of(indexed, text)
     said = said_on(header[0]) if header else None
     return resolved_dates(text, said) if said else []
+
+
+def today() -> date:
+    """Today as memories are dated when recorded (``record.memories.date_of``): in UTC."""
+    return datetime.now(UTC).date()
+
+
+def memory_day(indexed: str, text: str, created_at: str) -> date | None:
+    """A memory's own date, what date filters compare: the one its indexed text gives it (an imported
+    ``timestamp``, else the day it was recorded); the day it was stored (``created_at``, ISO) for a
+    memory indexed as its bare text; None for a timestamp of a form ``said_on`` does not read."""
+    header = header_of(indexed, text)
+    return said_on(header[0]) if header else said_on(created_at[:10])
+
+
+def own_date(indexed: str, text: str) -> str:
+    """The memory's own date in the words relative dates resolve to (``8 May 2023``), so a question
+    about a day finds what was said on it whatever form its date was written in; empty when the indexed
+    text gives none that ``said_on`` reads."""
+    header = header_of(indexed, text)
+    said = said_on(header[0]) if header else None
+    return _day(said) if said else ""
+
+
+def query_dates(query: str, on: date) -> list[str]:
+    """The dates a query names, written as the index writes a memory's: its relative dates resolved
+    against ``on`` (today), and its ISO dates in words; each once."""
+    found = dict.fromkeys(resolved_dates(query, on))
+    for match in _ISO.finditer(query):
+        day = _date(int(match[1]), int(match[2]), int(match[3]))
+        if day:
+            found[_day(day)] = None
+    return list(found)
+
+
+def date_bound(text: str, on: date, *, end: bool) -> date | None:
+    """The first (or with ``end`` the last) day that ``text`` names: a date (any form ``said_on``
+    reads), a month (``May 2023``, ``2023-05``), a year (``2023``) or a relative date resolved against
+    ``on`` (``yesterday``, ``last month``, ``two weeks ago``); None when it names none."""
+    text = " ".join(text.split())
+    named = said_on(text) or _span(text, end)
+    if named is None:
+        relative = resolved_dates(text, on)
+        named = (said_on(relative[0]) or _span(relative[0], end)) if len(relative) == 1 else None
+    return named
+
+
+def _span(text: str, end: bool) -> date | None:
+    """The first or last day of the month or year ``text`` names."""
+    if _YEAR.match(text):
+        return _date(int(text), 12, 31) if end else _date(int(text), 1, 1)
+    month, iso = _MONTH_YEAR.match(text), _ISO_MONTH.match(text)
+    if month and month[1].lower() in MONTHS:
+        year, number = int(month[2]), MONTHS[month[1].lower()]
+    elif iso and 1 <= int(iso[2]) <= 12:
+        year, number = int(iso[1]), int(iso[2])
+    else:
+        return None
+    if year < 1:
+        return None
+    return date(year, number, calendar.monthrange(year, number)[1] if end else 1)

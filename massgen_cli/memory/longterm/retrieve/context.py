@@ -4,10 +4,10 @@ functions).
 
 A session's records are in the order they were recorded. The neighbours of a hit are the nearest
 other memories on each side whose source there the search may see: turn-aware visibility, expiry,
-stale marks, domain and task type hold as they hold for hits, while an agent or session filter does
-not (the hit's session is the one its neighbours come from, whoever said them). A memory recorded
-several times next to the hit (the user's question, recorded by each agent) counts once, at its
-nearest place.
+stale marks, domain and task type hold as they hold for hits, while an agent, session or date filter
+does not (the hit's session is the one its neighbours come from, whoever said them, on whatever day).
+A memory recorded several times next to the hit (the user's question, recorded by each agent) counts
+once, at its nearest place.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ SPREAD = 4
 
 
 def context_scope(scope: SearchFilter) -> SearchFilter:
-    """What a hit's neighbours must meet: ``scope`` without its session and agent filters."""
-    return replace(scope, session_id=None, agent_id=None)
+    """What a hit's neighbours must meet: ``scope`` without its session, agent and date filters."""
+    return replace(scope, session_id=None, agent_id=None, since=None, until=None)
 
 
 def memory_scope(scope: SearchFilter) -> SearchFilter:

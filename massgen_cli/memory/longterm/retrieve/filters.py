@@ -1,11 +1,13 @@
-"""What a search may rank: a scope (a session, an agent, a domain, a task type), turn-aware visibility
-for an agent, and never what has expired (nor, unless asked, what agents marked stale). One filter,
-written once as SQL, restricts every ranking and picks the source each hit is attributed to."""
+"""What a search may rank: a scope (a session, an agent, a domain, a task type, a span of days),
+turn-aware visibility for an agent, and never what has expired (nor, unless asked, what agents marked
+stale). One filter, written once as SQL, restricts every ranking and picks the source each hit is
+attributed to."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from massgen_cli.memory.longterm.record.keys import segment
@@ -16,7 +18,9 @@ from massgen_cli.memory.longterm.retrieve.visibility import WINNERS_JOIN, Viewer
 @dataclass(frozen=True)
 class SearchFilter:
     """None means any; ``viewer`` adds turn-aware visibility; ``include_stale`` also ranks the memories
-    agents marked stale (kept for audit, left out otherwise)."""
+    agents marked stale (kept for audit, left out otherwise); ``since`` and ``until`` (both included)
+    admit the memories whose own date (``record.dates.memory_day``) lies between them, and none whose
+    date is unknown."""
 
     session_id: str | None = None
     agent_id: str | None = None
@@ -24,6 +28,8 @@ class SearchFilter:
     task_type: str | None = None
     viewer: Viewer | None = None
     include_stale: bool = False
+    since: date | None = None
+    until: date | None = None
 
     @property
     def restricts_sources(self) -> bool:
@@ -75,6 +81,10 @@ class SearchFilter:
             if value:
                 clauses.append(f"m.{column} = ?")
                 params.append(value)
+        for bound, day in ((">=", self.since), ("<=", self.until)):
+            if day is not None:  # ISO days compare as text
+                clauses.append(f"m.day {bound} ?")
+                params.append(day.isoformat())
         return dialect.render(" AND ".join(clauses)), params
 
     def counted_sources(self, dialect: SqlDialect = SQLITE) -> tuple[str, list[Any]]:

@@ -10,14 +10,16 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
+from massgen_cli.memory.longterm.store.index.upgrade import day_text
 
 _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at, extra"
-_STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length"
+_STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length, day"
 _STORED_MARKS = ", ".join("?" * len(_STORED_COLUMNS.split(",")))
 SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
 
@@ -38,6 +40,7 @@ class IndexRecords(IndexFile):
         process stored the same key first."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
+        created_at = now_iso()
         row = (
             memory_id,
             key,
@@ -45,12 +48,13 @@ class IndexRecords(IndexFile):
             fields["domain"],
             fields["task_type"],
             fields["role"],
-            now_iso(),
+            created_at,
             fields.get("expires_at"),
             json.dumps(fields.get("extra", {})),
             vector_blob(vector),
             indexed,
             len(lexical),
+            day_text(memory_day(indexed, text, created_at)),
         )
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")

@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS memories (
     extra TEXT NOT NULL DEFAULT '{{}}',
     vector BLOB,
     indexed TEXT,
-    length INTEGER
+    length INTEGER,
+    day TEXT
 );
 CREATE TABLE IF NOT EXISTS sources (
     memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -96,6 +97,7 @@ _ADDED_COLUMNS = (
     ("memories", "indexed", "TEXT"),
     ("memories", "length", "INTEGER"),
     ("sources", "extra", "TEXT NOT NULL DEFAULT '{}'"),
+    ("memories", "day", "TEXT"),
 )
 
 
@@ -162,6 +164,7 @@ class IndexFile:
             self._db.execute(
                 "CREATE INDEX IF NOT EXISTS memories_without_vector ON memories(id) WHERE vector IS NULL"
             )
+            self._db.execute("CREATE INDEX IF NOT EXISTS memories_by_day ON memories(day)")
 
     def close(self) -> None:
         with self._lock:

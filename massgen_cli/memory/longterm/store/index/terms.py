@@ -7,11 +7,12 @@ statistics of the search's own scope, from what the index returns."""
 from __future__ import annotations
 
 import re
+from datetime import date
 from functools import lru_cache
 
 import snowballstemmer
 
-from massgen_cli.memory.longterm.record.dates import dates_of
+from massgen_cli.memory.longterm.record.dates import dates_of, own_date, query_dates, today
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 """Runs of letters and digits: an underscore splits words, as it splits FTS5's tokens (``agent_a`` is
@@ -38,14 +39,22 @@ def terms(text: str) -> list[str]:
 
 
 def memory_terms(indexed: str, text: str) -> list[str]:
-    """What a memory is indexed as: the terms of its indexed text, then those of the dates its relative
-    dates name (``record.dates``), so a question about the day finds what was said about it."""
-    return terms(indexed) + terms(" ".join(dates_of(indexed, text)))
+    """What a memory is indexed as: the terms of its indexed text, those of its own date in words
+    that its date as written lacks (``2023-05-08`` adds ``8`` and ``may``), then those of the dates its
+    relative dates name (``record.dates``), so a question about the day finds what was said on it and
+    about it."""
+    found = terms(indexed)
+    written = set(found)
+    dated = [term for term in terms(own_date(indexed, text)) if term not in written]
+    return found + dated + terms(" ".join(dates_of(indexed, text)))
 
 
-def query_terms(text: str) -> list[str]:
-    """The distinct terms of a query, without the words too common to tell memories apart."""
-    stems = (stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS)
+def query_terms(text: str, on: date | None = None) -> list[str]:
+    """The distinct terms of a query, without the words too common to tell memories apart, then those
+    of the dates it names (``record.dates.query_dates``: relative dates resolved against ``on``, by
+    default today), as memories' dates are indexed."""
+    said = " ".join(query_dates(text, on or today()))
+    stems = (stem(word) for word in _WORD.findall(f"{text} {said}".lower()) if word not in STOPWORDS)
     return list(dict.fromkeys(term for term in stems if term))
 
 

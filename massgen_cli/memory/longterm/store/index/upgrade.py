@@ -7,15 +7,17 @@ in the lexical table and their count in ``length``; the embedder reads the text 
 vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
 before it ranks). Indexes of the second form split words at underscores since: their terms are made
 again from the indexed text, which stays as it is (keys and vectors too). Indexes made before the index
-kept names (a memory's speaker and the entities of its text, ``record.names``) and the dates a
-memory's relative dates name (``record.dates``) get them from the indexed text, once."""
+kept names (a memory's speaker and the entities of its text, ``record.names``), the dates a memory's
+relative dates name and its own date (in words among its terms, and as the day date filters compare:
+``record.dates``) get them from the indexed text, once."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from datetime import date
 
-from massgen_cli.memory.longterm.record.dates import dates_of
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.keys import memory_key
 from massgen_cli.memory.longterm.record.memories import indexed_text
 from massgen_cli.memory.longterm.record.names import memory_names
@@ -86,39 +88,53 @@ def _today_form(text: str, old_indexed: str) -> str:
     return indexed_text(text, header["speaker"], header["date"])
 
 
-INDEX_FORM = "2"
-"""Every index (local, PostgreSQL, Qdrant) of this form keeps names and the dates relative dates name;
-one of an earlier form gets them when it is opened. Kept apart from the text form, which an earlier
-version that meets a newer one rewrites."""
+INDEX_FORM = "3"
+"""Every index (local, PostgreSQL, Qdrant) of this form keeps names, the dates relative dates name, and
+each memory's own date (in words among its terms, and as its day); one of an earlier form gets them
+when it is opened. Kept apart from the text form, which an earlier version that meets a newer one
+rewrites."""
 
 
 def upgrade_index(db: sqlite3.Connection) -> None:
     """What an index of an earlier form lacks, in one transaction: names for every memory that has none,
-    and terms made again for the memories that say a relative date; then the mark that it was done."""
+    terms made again for the memories whose terms today's form counts otherwise (the dates they name),
+    and each memory's day; then the mark that it was done."""
     db.execute("BEGIN IMMEDIATE")
     try:
         if db.execute("SELECT 1 FROM meta WHERE name = 'index_form' AND value = ?", (INDEX_FORM,)).fetchone():
             db.execute("COMMIT")
             return
-        rows = db.execute("SELECT id, coalesce(indexed, text), text FROM memories").fetchall()
+        rows = db.execute(
+            "SELECT id, coalesce(indexed, text), text, length, created_at FROM memories"
+        ).fetchall()
         named = {row[0] for row in db.execute("SELECT DISTINCT memory_id FROM names")}
         db.executemany(
             "INSERT OR IGNORE INTO names VALUES (?, ?, ?)",
             [
                 (i, kind, name)
-                for i, indexed, text in rows
+                for i, indexed, text, _, _ in rows
                 if i not in named
                 for kind, name in memory_names(indexed, text).rows()
             ],
         )
-        for memory_id, indexed, text in rows:
-            if dates_of(indexed, text):
-                _term_again(db, memory_id, memory_terms(indexed, text))
+        for memory_id, indexed, text, length, _ in rows:
+            lexical = memory_terms(indexed, text)
+            if len(lexical) != length:
+                _term_again(db, memory_id, lexical)
+        db.executemany(
+            "UPDATE memories SET day = ? WHERE id = ?",
+            [(day_text(memory_day(indexed, text, created)), i) for i, indexed, text, _, created in rows],
+        )
         db.execute("INSERT OR REPLACE INTO meta VALUES ('index_form', ?)", (INDEX_FORM,))
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def day_text(day: date | None) -> str | None:
+    """A memory's day as the SQL indexes keep it (ISO, so days compare as text)."""
+    return day.isoformat() if day else None
 
 
 def _term_again(db: sqlite3.Connection, memory_id: str, lexical: list[str]) -> None:

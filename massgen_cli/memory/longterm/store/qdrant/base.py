@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.record.dates import dates_of
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM
@@ -15,6 +15,7 @@ from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, clien
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
+    day_number,
     document_terms,
     index_collection,
     names_payload,
@@ -44,6 +45,7 @@ _INDEX_FIELDS = {
     "sources[].agent_id": "keyword",
     "speaker": "keyword",
     "entities": "keyword",
+    "day": "integer",
 }
 
 
@@ -80,18 +82,22 @@ class QdrantBase:
 
     def _upgrade(self) -> None:
         """What collections made by an earlier version lack: the payload indexes added since, names
-        (``record.names``) for the memories stored before the index kept them, and terms made again
-        for the memories that say a relative date (``record.dates``). Another process doing the same
-        at once writes the same indexes, fields and vectors."""
+        (``record.names``) for the memories stored before the index kept them, terms made again for
+        the memories whose terms today's form counts otherwise (the dates they name: ``record.dates``),
+        and each memory's day. Another process doing the same at once writes the same indexes,
+        fields and vectors."""
         for collection, fields in ((self.memories, _INDEX_FIELDS), (self.records, _RECORD_FIELDS)):
             self._index_fields(collection, fields)
-        for point in self.every(self.memories, None, ["indexed", "text", "speaker"]):
+        wanted = ["indexed", "text", "speaker", "length", "created_at"]
+        for point in self.every(self.memories, None, wanted):
             indexed, text = point.payload.get("indexed") or point.payload["text"], point.payload["text"]
+            found = {"day": day_number(memory_day(indexed, text, point.payload["created_at"]))}
             if "speaker" not in point.payload:
-                names = names_payload(memory_names(indexed, text))
-                self.client.set_payload(self.memories, names, points=[point.id], wait=True)
-            if dates_of(indexed, text):
-                self._term_again(point.id, memory_terms(indexed, text))
+                found |= names_payload(memory_names(indexed, text))
+            lexical = memory_terms(indexed, text)
+            if len(lexical) != point.payload.get("length"):
+                self._term_again(point.id, lexical)
+            self.client.set_payload(self.memories, found, points=[point.id], wait=True)
         self.set_meta("index_form", INDEX_FORM)
 
     def _term_again(self, point: str, lexical: list[str]) -> None:

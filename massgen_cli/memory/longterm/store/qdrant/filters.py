@@ -10,6 +10,7 @@ from typing import Any
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import QueryNames
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.qdrant.points import day_number
 
 
 def equals(field: str, value: object) -> Any:
@@ -46,6 +47,9 @@ def memory_filter(scope: SearchFilter, now: float) -> Any:
         for field, value in (("domain", scope.domain), ("task_type", scope.task_type))
         if value
     ]
+    if scope.since or scope.until:
+        days = models.Range(gte=day_number(scope.since), lte=day_number(scope.until))
+        must.append(models.FieldCondition(key="day", range=days))
     if scope.restricts_sources:
         nested = models.Nested(key="sources", filter=source_filter(scope))
         must.append(models.NestedCondition(nested=nested))

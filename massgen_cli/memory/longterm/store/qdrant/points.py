@@ -8,6 +8,7 @@ import json
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
@@ -59,6 +60,11 @@ def query_terms_vector(wanted: Sequence[str]) -> Any:
 
     indices = list(dict.fromkeys(term_index(term) for term in wanted))
     return models.SparseVector(indices=indices, values=[1.0] * len(indices))
+
+
+def day_number(day: date | None) -> int | None:
+    """A memory's day as its payload keeps it: a number (the day's ordinal), so a filter takes a range."""
+    return day.toordinal() if day else None
 
 
 def names_payload(names: MemoryNames) -> dict[str, Any]:

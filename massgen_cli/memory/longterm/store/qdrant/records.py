@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
@@ -20,6 +21,7 @@ from massgen_cli.memory.longterm.store.qdrant.filters import equals, one_of, rec
 from massgen_cli.memory.longterm.store.qdrant.points import (
     DENSE,
     TERMS,
+    day_number,
     document_terms,
     memory_of,
     names_payload,
@@ -63,6 +65,7 @@ class QdrantRecords(QdrantSources):
 
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
+        created_at = now_iso()
         payload = {
             "memory_id": memory_id,
             "key": key,
@@ -70,11 +73,12 @@ class QdrantRecords(QdrantSources):
             "domain": fields["domain"],
             "task_type": fields["task_type"],
             "role": fields["role"],
-            "created_at": now_iso(),
+            "created_at": created_at,
             "expires_at": fields.get("expires_at"),
             "extra": json.dumps(fields.get("extra", {})),
             "indexed": indexed,
             "length": len(lexical),
+            "day": day_number(memory_day(indexed, text, created_at)),
             **names_payload(memory_names(indexed, text)),
             "stale": False,
             "sources": [],

@@ -11,11 +11,13 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
+from massgen_cli.memory.longterm.store.index.upgrade import day_text
 from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
 
 VECTORS_MISSING = "vectors_missing"
@@ -39,13 +41,14 @@ class ServerRecords(ServerBase):
         a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
-        extra = json.dumps(fields.get("extra", {}))
-        row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], now_iso(),
-               fields.get("expires_at"), extra, indexed, len(lexical), vector_text(vector))  # fmt: skip
+        extra, created_at = json.dumps(fields.get("extra", {})), now_iso()
+        day = day_text(memory_day(indexed, text, created_at))
+        row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], created_at,
+               fields.get("expires_at"), extra, indexed, len(lexical), vector_text(vector), day)  # fmt: skip
         with self.server.transaction():
             inserted = self.server.run(
-                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length, vector) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector) "
+                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length, vector, day) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) "
                 "ON CONFLICT (key) DO NOTHING",
                 row,
             )

@@ -9,11 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.record.dates import dates_of
+from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.retrieve.sql import SqlDialect
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
-from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM
+from massgen_cli.memory.longterm.store.index.upgrade import INDEX_FORM, day_text
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 from massgen_cli.memory.longterm.store.server.reshape import SERVER_FORM, reshape
 
@@ -79,7 +79,8 @@ CREATE TABLE IF NOT EXISTS {self.index} (
     extra text NOT NULL DEFAULT '{{}}',
     indexed text,
     length integer NOT NULL DEFAULT 0,
-    vector vector
+    vector vector,
+    day text
 );
 CREATE TABLE IF NOT EXISTS {self.statistics} (
     slot integer PRIMARY KEY,
@@ -168,29 +169,37 @@ def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
 
 def _upgrade(connection: ServerConnection, tables: ServerTables) -> None:
     """What tables of an earlier form lack: names (``record.names``) for every memory that has none,
-    and terms made again for the memories that say a relative date (``record.dates``)."""
+    terms made again for the memories whose terms today's form counts otherwise (the dates they name:
+    ``record.dates``), and each memory's day (a column tables of an earlier form lack; altered only
+    here, as an ALTER locks the table even when it changes nothing)."""
+    connection.run(f"ALTER TABLE {tables.index} ADD COLUMN IF NOT EXISTS day text")
+    connection.run(f'CREATE INDEX IF NOT EXISTS "{tables.collection}_index_by_day" ON {tables.index}(day)')
     rows = connection.rows(
-        f"SELECT m.id, coalesce(m.indexed, m.text), m.text, EXISTS (SELECT 1 FROM {tables.names} n "
-        f"WHERE n.memory_id = m.id) FROM {tables.index} m"
+        f"SELECT m.id, coalesce(m.indexed, m.text), m.text, m.length, m.created_at, EXISTS (SELECT 1 "
+        f"FROM {tables.names} n WHERE n.memory_id = m.id) FROM {tables.index} m"
     )
     connection.many(
         f"INSERT INTO {tables.names} VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
         [
             (i, kind, name)
-            for i, indexed, text, named in rows
+            for i, indexed, text, _, _, named in rows
             if not named
             for kind, name in memory_names(indexed, text).rows()
         ],
     )
-    for memory_id, indexed, text, _ in rows:
-        if dates_of(indexed, text):
-            lexical = memory_terms(indexed, text)
+    for memory_id, indexed, text, length, _, _ in rows:
+        lexical = memory_terms(indexed, text)
+        if len(lexical) != length:
             connection.run(f"DELETE FROM {tables.terms} WHERE memory_id = %s", (memory_id,))
             connection.many(
                 f"INSERT INTO {tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
                 [(memory_id, term, count) for term, count in Counter(lexical).items()],
             )
             connection.run(f"UPDATE {tables.index} SET length = %s WHERE id = %s", (len(lexical), memory_id))
+    connection.many(
+        f"UPDATE {tables.index} SET day = %s WHERE id = %s",
+        [(day_text(memory_day(indexed, text, created)), i) for i, indexed, text, _, created, _ in rows],
+    )
     connection.run(
         f"INSERT INTO {tables.meta} VALUES ('index_form', %s) ON CONFLICT (name) DO UPDATE "
         "SET value = excluded.value",
