@@ -19,7 +19,7 @@ from rich.console import Console
 from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_document
 from massgen_cli.ui import ConsoleView
-from tests.cli.in_process_cli import settle_heap
+from tests.cli.in_process_cli import massgen, settle_heap
 
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",
@@ -78,8 +78,6 @@ def run_cli_process(
 
 def run_cli_here(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """``massgen ARGS`` in this process (see ``tests/cli/in_process_cli.py``), as a finished process."""
-    from tests.cli.in_process_cli import massgen
-
     result = massgen(*args, stdin=stdin)
     return subprocess.CompletedProcess(["massgen", *args], result.exit_code, result.stdout, result.stderr)
 
