@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
@@ -30,6 +31,11 @@ class KeptRecords(Protocol):
     """Memories with their keys and sources, and the write journal."""
 
     def id_for_key(self, key: str) -> str | None: ...
+    def batch(self) -> AbstractContextManager[None]:
+        """Writes made inside land together, in one commit, or not at all (an ``add`` refused with
+        ``KeyTaken`` leaves the others standing); where the index has no transactions, each as it is
+        made."""
+
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:

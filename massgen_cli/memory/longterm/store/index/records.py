@@ -37,7 +37,7 @@ class IndexRecords(IndexFile):
     ) -> None:
         """A new memory, its first source, its vector, its lexical entry (the terms of
         ``fields["indexed"]``, else of the text) and its names, in one transaction; ``KeyTaken`` when another
-        process stored the same key first."""
+        process stored the same key first (raised by the first statement, before anything is written)."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
         created_at = now_iso()
@@ -56,20 +56,14 @@ class IndexRecords(IndexFile):
             len(lexical),
             day_text(memory_day(indexed, text, created_at)),
         )
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._insert_memory(key, row)
-                self._insert_source(memory_id, source)
-                self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
-                self._db.executemany(
-                    "INSERT INTO names VALUES (?, ?, ?)",
-                    [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._atomic():
+            self._insert_memory(key, row)
+            self._insert_source(memory_id, source)
+            self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
+            self._db.executemany(
+                "INSERT INTO names VALUES (?, ?, ?)",
+                [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
+            )
 
     def _insert_memory(self, key: str, row: tuple[Any, ...]) -> None:
         try:
@@ -151,19 +145,13 @@ class IndexRecords(IndexFile):
         wanted, marks = placeholders(ids)
         if not wanted:
             return
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
-                )
-                self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
-                self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
-                self._bump_generation()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._atomic():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
+            )
+            self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
+            self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+            self._bump_generation()
 
     def begin(self, token: str, kind: str = "write") -> None:
         """Journal a write to the vector store before it starts."""

@@ -6,9 +6,10 @@ others, whichever machine they ran on."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from massgen_cli.memory.longterm.record.dates import memory_day
@@ -33,6 +34,12 @@ class ServerRecords(ServerBase):
     def id_for_key(self, key: str) -> str | None:
         row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
         return row[0] if row else None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The writes made inside commit together (each ``add`` a savepoint of its own), or not at all."""
+        with self.server.transaction():
+            yield
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
