@@ -11,7 +11,7 @@ from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.store.embedder import LocalEmbedder, local_model_files
-from massgen_cli.memory.longterm.store.embedder_session import embedder_cache
+from massgen_cli.memory.longterm.store.embedder_session import MODEL_FILE, WEIGHTS_FILE, embedder_cache
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 
 
@@ -58,7 +58,11 @@ def test_the_optimised_model_is_kept_in_the_users_cache_and_made_again_when_dama
     assert cached.is_relative_to(tmp_path / "cache" / "massgen" / "embedder") and not cached.exists()
     text = "The harbour master keeps the tide tables."
     made = LocalEmbedder().embed(text)
-    assert cached.is_file() and not list(cached.parent.glob("*.partial"))
-    assert LocalEmbedder().embed(text) == made, "loaded from the cache: the same vector to the bit"
-    cached.write_bytes(b"not a model")
-    assert LocalEmbedder().embed(text) == made and cached.stat().st_size > 1_000_000, "made again"
+    assert {path.name for path in cached.iterdir()} == {MODEL_FILE, WEIGHTS_FILE}
+    assert (cached / WEIGHTS_FILE).stat().st_size > 50_000_000, "the weights as float32"
+    assert [path.name for path in cached.parent.iterdir()] == [cached.name], "nothing partial is left"
+    warmed = LocalEmbedder()
+    warmed.warm().join()
+    assert warmed.embed(text) == made, "loaded from the cache, in the background: the same vector to the bit"
+    (cached / MODEL_FILE).write_bytes(b"not a model")
+    assert LocalEmbedder().embed(text) == made and (cached / MODEL_FILE).stat().st_size > 1_000, "made again"

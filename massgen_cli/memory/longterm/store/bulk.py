@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -59,7 +60,8 @@ def add_verbatim(memory: Any, records: list[VerbatimRecord]) -> list[str]:
         )  # fmt: skip
     store = memory.vector_store
     with one_commit(store):
-        store.insert(vectors=[list(record.vector) for record in records], ids=ids, payloads=payloads)
+        vectors = [_vector(store, record.vector) for record in records]
+        store.insert(vectors=vectors, ids=ids, payloads=payloads)
     _write_history(memory.db, history)
     return ids
 
@@ -83,6 +85,15 @@ def one_commit(store: Any) -> Iterator[None]:
         raise
     finally:
         persistence.storage = connection
+
+
+def _vector(store: Any, vector: Sequence[float]) -> Any:
+    """A vector as ``store`` takes it: a list, or for pgvector its text (``[0.1, 0.2, ...]``, which
+    PostgreSQL reads as the column's type: the same values, without the slow adaptation of a list of
+    floats to an array)."""
+    values = list(map(float, vector))
+    pgvector = sys.modules.get("mem0.vector_stores.pgvector")  # loaded when the store is one
+    return str(values) if pgvector is not None and isinstance(store, pgvector.PGVector) else values
 
 
 def _local_persistence(store: Any) -> Any:

@@ -34,7 +34,8 @@ class BulkWriter:
     def new_texts(self, items: Items) -> list[str]:
         """The texts ``record_many(items)`` would embed now: those of keys the store does not hold."""
         placed = self._drafts(items, [RecordOutcome() for _ in items])
-        return [draft.text for _, draft, _ in placed if self.index.id_for_key(draft.key) is None]
+        known = self.index.ids_for_keys(draft.key for _, draft, _ in placed)
+        return [draft.text for _, draft, _ in placed if draft.key not in known]
 
     def _drafts(self, items: Items, outcomes: list[RecordOutcome]) -> list[Placed]:
         """Each item's drafts, in order, with the item's outcome and context."""
@@ -54,8 +55,8 @@ class BulkWriter:
             return [self.writer.record([message], context) for message, context in items]
         outcomes = [RecordOutcome(verbatim=True) for _ in items]
         drafts = self._drafts(items, outcomes)
-        known = {draft.key: self.index.id_for_key(draft.key) for _, draft, _ in drafts}
-        fresh = _first_of_each([(draft, context) for _, draft, context in drafts if not known[draft.key]])
+        known = self.index.ids_for_keys(draft.key for _, draft, _ in drafts)
+        fresh = _first_of_each([(draft, context) for _, draft, context in drafts if draft.key not in known])
         token = begin_write(self.index) if fresh else None
         try:
             written = self._write_vectors(fresh, token, ready or {}) if token else {}
@@ -64,7 +65,7 @@ class BulkWriter:
                     if draft.key in written:
                         memory_id, vector = written.pop(draft.key)
                         self.writer.index_new(memory_id, draft, context, outcome, vector)
-                    elif existing := known[draft.key] or self.index.id_for_key(draft.key):
+                    elif existing := known.get(draft.key) or self.index.id_for_key(draft.key):
                         self.writer.add_source(existing, draft.source, context, outcome)
         finally:
             if token:

@@ -7,6 +7,7 @@ over the attention mask and L2-normalised (384 dimensions), as sentence-transfor
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import threading
@@ -64,19 +65,28 @@ class LocalEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            try:
-                import onnxruntime
-                from tokenizers import Tokenizer
-            except ImportError as exc:
-                raise MemoryStoreError(
-                    f"the offline embedder needs onnxruntime and tokenizers: {INSTALL_HINT}"
-                ) from exc
+            onnxruntime, tokenizers = _runtime()
             model, tokenizer_file = local_model_files()
-            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
             tokenizer.enable_truncation(MAX_TOKENS)
             tokenizer.enable_padding()
             self._tokenizer = tokenizer
             self._session = optimized_session(onnxruntime, model)
+
+    def warm(self) -> threading.Thread:
+        """Start loading the model in the background (the loading frees the interpreter, so a command
+        does its other work meanwhile); the first ``embed`` waits for it. Join the thread returned
+        before leaving: a load that fails is raised again by that ``embed``. The libraries are imported
+        here first: numpy's extension cannot be imported by two threads at once."""
+        with contextlib.suppress(MemoryStoreError):  # said by the first embed
+            _runtime()
+        loading = threading.Thread(target=self._load_quietly, name="embedder-load", daemon=True)
+        loading.start()
+        return loading
+
+    def _load_quietly(self) -> None:
+        with contextlib.suppress(Exception):  # the first embed loads again and says why
+            self._load()
 
     def embed(self, text: str) -> list[float]:
         return self.embed_many([text])[0]
@@ -117,6 +127,19 @@ class LocalEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return pooled.astype(float).tolist()
+
+
+def _runtime() -> tuple[Any, Any]:
+    """onnxruntime and tokenizers, imported (with numpy)."""
+    try:
+        import numpy  # noqa: F401  (before onnxruntime, in this thread: see ``LocalEmbedder.warm``)
+        import onnxruntime
+        import tokenizers
+    except ImportError as exc:
+        raise MemoryStoreError(
+            f"the offline embedder needs onnxruntime and tokenizers: {INSTALL_HINT}"
+        ) from exc
+    return onnxruntime, tokenizers
 
 
 _SHARED: LocalEmbedder | None = None

@@ -22,6 +22,8 @@ _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_a
 _STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length, day"
 _STORED_MARKS = ", ".join("?" * len(_STORED_COLUMNS.split(",")))
 SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
+KEYS_PER_READ = 500
+"""Keys looked up in one statement (well under SQLite's limit of parameters)."""
 
 
 class IndexRecords(IndexFile):
@@ -31,6 +33,14 @@ class IndexRecords(IndexFile):
         with self._lock:
             row = self._db.execute("SELECT id FROM memories WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
+
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        wanted, found = list(dict.fromkeys(keys)), dict[str, str]()
+        with self._lock:
+            for start in range(0, len(wanted), KEYS_PER_READ):
+                part, marks = placeholders(wanted[start : start + KEYS_PER_READ])
+                found.update(self._db.execute(f"SELECT key, id FROM memories WHERE key IN ({marks})", part))
+        return found
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None

@@ -55,6 +55,13 @@ class QdrantRecords(QdrantSources):
         found = self.client.retrieve(self.memories, [point_id("memory", key)], with_payload=["memory_id"])
         return str(found[0].payload["memory_id"]) if found else None
 
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        points = [point_id("memory", key) for key in dict.fromkeys(keys)]
+        if not points:
+            return {}
+        found = self.client.retrieve(self.memories, points, with_payload=["memory_id", "key"])
+        return {str(point.payload["key"]): str(point.payload["memory_id"]) for point in found}
+
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
         """Qdrant has no transactions: each write inside lands as it is made."""
