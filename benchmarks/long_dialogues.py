@@ -233,9 +233,7 @@ def load_dialogue(store: Any, dialogue: Dialogue, session: str) -> None:
     from massgen_cli.cli.memory_import import import_context, import_message
 
     pairs = [(import_message(item), import_context(item, session, None)) for item in import_records(dialogue)]
-    store.prepare_embeddings(pairs)
-    for message, context in pairs:
-        store.record([message], context)
+    store.record_many(pairs)
 
 
 def ranked_evidence(

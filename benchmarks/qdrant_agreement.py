@@ -87,9 +87,8 @@ def load(store: Any, conversation: Any) -> None:
 
     messages = synthetic.records(conversation)
     contexts = [RecordContext(AGENTS[turn % 3], "first", turn) for turn in range(1, len(messages) + 1)]
-    store.prepare_embeddings(list(zip(messages, contexts, strict=True)))
-    for message, context in zip(messages, contexts, strict=True):
-        store.record([message], context)
+    store.record_many(list(zip(messages, contexts, strict=True)))
+    for context in contexts:
         store.record_winner("first", context.turn, AGENTS[context.turn % 2])
     for turn, probe in enumerate(conversation.probes[::2], start=1):
         store.record([{"role": "assistant", "content": probe.fact}], RecordContext("agent_a", "second", turn))

@@ -30,6 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
 import figures_oversized  # noqa: E402
+import import_search  # noqa: E402
 import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
@@ -71,6 +72,10 @@ TARGETS = {
     "dialogue_lists_changed_by_limit": Target(0),
     "embedded_default_right_fraction": Target(0.75, at_least=True),
     "oversized_input_extra_rss_mb": Target(50),
+    "import_turns_per_s_local": Target(150, at_least=True),
+    "import_turns_per_s_pgvector": Target(100, at_least=True),
+    "import_peak_rss_mb_local": Target(250),
+    "search_cli_s": Target(0.3),
 }
 
 
@@ -137,6 +142,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "compression": figures_memory.compression,
         "embedded_default": lambda: _embedded(quick),
         "oversized_inputs": figures_oversized.oversized_inputs,
+        "import_search": lambda: import_search.import_search_figures(quick, postgres.url()),
         "serve": lambda: serve.serve_figures(rounds=3 if quick else 5),
     }
 

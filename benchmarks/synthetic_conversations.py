@@ -174,9 +174,7 @@ def load_into(store, conversation: Conversation, session: str = "synthetic") -> 
 
     messages = records(conversation)
     contexts = [RecordContext("user", session, turn) for turn in range(1, len(messages) + 1)]
-    store.prepare_embeddings(list(zip(messages, contexts, strict=True)))
-    for message, context in zip(messages, contexts, strict=True):
-        store.record([message], context)
+    store.record_many(list(zip(messages, contexts, strict=True)))
 
 
 @dataclass(frozen=True)

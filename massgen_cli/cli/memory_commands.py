@@ -32,30 +32,38 @@ a memory recorded from such a result holds little more than the note."""
 
 
 @contextmanager
-def open_store(config: str | None, state_dir: Path | None) -> Iterator[Any]:
-    """The long-term store a config describes (its memory block, whether or not it is enabled)."""
+def open_store(config: str | None, state_dir: Path | None, *, searching: bool = False) -> Iterator[Any]:
+    """The long-term store a config describes (its memory block, whether or not it is enabled); for a
+    search (``searching``), the offline embedder starts loading while the store opens."""
     from massgen_cli.config import load_config
+    from massgen_cli.memory.longterm.store.embedding import warm_embedder
+    from massgen_cli.memory.longterm.store.mem0_config import plan_embedder
     from massgen_cli.memory.longterm.store.persistent import PersistentMemory
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.state import resolve_state_dir
 
     memory = load_config(config).config.memory
-    folder = resolve_state_dir(state_dir)
-    store = PersistentMemory(
-        memory.persistent_memory, folder, domain=memory.domain, task_type=memory.task_type
-    )
-    _say_waiting_records(folder, memory)
+    loading = warm_embedder(plan_embedder(memory.persistent_memory.embedding)) if searching else None
     try:
-        yield store
+        folder = resolve_state_dir(state_dir)
+        store = PersistentMemory(
+            memory.persistent_memory, folder, domain=memory.domain, task_type=memory.task_type
+        )
+        _say_waiting_records(folder, memory)
+        try:
+            yield store
+        finally:
+            store.close()
+            close_clients()
     finally:
-        store.close()
-        close_clients()
+        if loading is not None:
+            loading.join()
 
 
 def _say_waiting_records(state_dir: Path, memory: Any) -> None:
     """Records in the spool are not in the store yet: said, with which run writes them."""
-    from massgen_cli.memory.longterm.record.spool import Spool, waiting_notice
-    from massgen_cli.memory.runtime.opening import SPOOL_NAME, spool_target
+    from massgen_cli.memory.longterm.record.spool import SPOOL_NAME, Spool, waiting_notice
+    from massgen_cli.memory.longterm.store.vector_stores import spool_target
 
     own = spool_target(memory, state_dir)
     spool = Spool(state_dir / "memory" / SPOOL_NAME, own)
@@ -112,7 +120,7 @@ def search(
 ) -> int:
     """Print the memories that best match ``query`` (``method`` is one that Typer checked), each with
     up to ``context`` memories recorded on each side of it in its session."""
-    with open_store(config, state_dir) as store:
+    with open_store(config, state_dir, searching=method != "lexical") as store:
         hits = store.search(query, limit=limit, scope=scope, method=cast("Method", method), context=context)
     for hit in hits:
         record = hit.to_json()

@@ -18,7 +18,7 @@ from massgen_cli.errors import MassGenError, UsageError
 if TYPE_CHECKING:
     from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
 
-IMPORT_BATCH = 64
+IMPORT_BATCH = 512
 IMPORTER = "import"
 """Who recorded an imported line that names no agent (it wins turn 0 of the line's session)."""
 
@@ -29,17 +29,22 @@ def import_file(
     """Load a JSONL conversation or knowledge base; importing the same file twice adds nothing. The
     importer wins turn 0 of each session it records in, so every agent of the session sees those lines.
     The file is checked whole first (a bad line imports nothing), then read a batch at a time."""
+    from massgen_cli.memory.longterm.store.importing import Importer
+
     lines = sum(1 for _ in _read_jsonl(path))
     tally = ImportTally()
+    batches = (
+        [(import_message(item), import_context(item, session, agent)) for item in batch]
+        for batch in _batches(_read_jsonl(path), IMPORT_BATCH)
+    )
     with open_store(config, state_dir) as store:
-        with Progress(console=Console(stderr=True), transient=True) as bar:
+        with Progress(console=Console(stderr=True), transient=True) as bar, Importer(store) as importer:
             task = bar.add_task(f"importing {path.name}", total=lines)
-            for batch in _batches(_read_jsonl(path), IMPORT_BATCH):
-                pairs = [(import_message(item), import_context(item, session, agent)) for item in batch]
-                store.prepare_embeddings(pairs)  # only what the store does not hold yet is embedded
-                for message, context in pairs:
-                    tally.add(store.record([message], context), context)
-                bar.advance(task, len(batch))
+            # Only what the store does not hold yet is embedded; each batch is written at once.
+            for pairs, outcomes in importer.write(batches):
+                for outcome, (_, context) in zip(outcomes, pairs, strict=True):
+                    tally.add(outcome, context)
+                bar.advance(task, len(pairs))
         for session_id in tally.importer_sessions:
             store.record_winner(session_id, 0, IMPORTER)
     console = Console(stderr=True)

@@ -10,7 +10,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from massgen_cli.memory.runtime.opening import SPOOL_NAME
+from massgen_cli.memory.longterm.record.spool import SPOOL_NAME
 from massgen_cli.runlogs.reader import logs_root
 from massgen_cli.session import sessions_root
 

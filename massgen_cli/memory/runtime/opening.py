@@ -15,13 +15,10 @@ from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.errors import MassGenError
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.memory.longterm.record.background import MemoryRecorder
-from massgen_cli.memory.longterm.record.keys import segment
-from massgen_cli.memory.longterm.record.spool import Spool, SpoolTarget
+from massgen_cli.memory.longterm.record.spool import SPOOL_NAME, Spool
 from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
-from massgen_cli.memory.longterm.store.vector_stores import store_identity
-
-SPOOL_NAME = "spool.jsonl"
+from massgen_cli.memory.longterm.store.vector_stores import spool_target
 
 
 def value_goal(memory: MemoryConfig) -> str:
@@ -32,12 +29,6 @@ def value_goal(memory: MemoryConfig) -> str:
 def searches_all_sessions(memory: MemoryConfig) -> bool:
     """``session_name: null``, written or left out (its default), means: search every session."""
     return memory.persistent_memory.session_name is None
-
-
-def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
-    """The store a memory block's records are meant for, as the spool marks them."""
-    store = store_identity(memory.persistent_memory, state_dir)
-    return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
 
 
 def store_memory_config(config: MassGenConfig) -> MemoryConfig:

@@ -1,13 +1,17 @@
-"""The store's vectors: the embedder that built a store is the one it opens with, and what is stored is
-embedded once, for the index and for mem0 alike."""
+"""The store's vectors: the embedder that built a store is the one it opens with, what is stored is
+embedded once, for the index and for mem0 alike (many texts in one batch), and the embedder's
+optimised model is kept in the user's cache."""
 
 from __future__ import annotations
 
+import onnxruntime
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.record.memories import RecordContext
+from massgen_cli.memory.longterm.store.embedder import LocalEmbedder, local_model_files
+from massgen_cli.memory.longterm.store.embedder_session import MODEL_FILE, WEIGHTS_FILE, embedder_cache
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 
 
@@ -34,11 +38,31 @@ def test_the_vector_of_what_is_stored_waits_for_mem0s_own_embed(store):
     assert text not in adapter.cache, "and takes it only once"
 
 
-def test_an_import_is_embedded_in_one_batch_ahead_of_its_adds(store):
+def test_many_texts_to_store_are_embedded_in_one_batch_each_once(store, monkeypatch):
+    calls: list[list[str]] = []
+    embed_many = LocalEmbedder.embed_many
+    monkeypatch.setattr(
+        LocalEmbedder, "embed_many", lambda self, texts: calls.append(list(texts)) or embed_many(self, texts)
+    )
     lines = [f"Line {n} of the harbour log." for n in range(3)]
-    adapter = store.mem0.embedding_model
-    assert not set(lines) & set(adapter.cache)
-    store.embedding.prepare(line for line in lines)
-    assert set(lines) <= set(adapter.cache)
-    outcome = store.record([{"role": "user", "content": lines[0]}], RecordContext("a", "s", 1))
-    assert len(outcome.added) == 1 and lines[0] not in adapter.cache, "the add used the prepared vector"
+    vectors = store.embedding.stored_vectors([*lines, lines[0]], ready={lines[1]: [0.5] * 384})
+    assert calls == [[lines[0], lines[2]]], "one batch, each text once, none of those made ahead"
+    assert vectors[0] == vectors[3] and vectors[1] == [0.5] * 384
+    assert vectors[2] == pytest.approx(store.embedding.embed([lines[2]])[0])
+
+
+def test_the_optimised_model_is_kept_in_the_users_cache_and_made_again_when_damaged(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model, _ = local_model_files()
+    cached = embedder_cache(model, onnxruntime.__version__)
+    assert cached.is_relative_to(tmp_path / "cache" / "massgen" / "embedder") and not cached.exists()
+    text = "The harbour master keeps the tide tables."
+    made = LocalEmbedder().embed(text)
+    assert {path.name for path in cached.iterdir()} == {MODEL_FILE, WEIGHTS_FILE}
+    assert (cached / WEIGHTS_FILE).stat().st_size > 50_000_000, "the weights as float32"
+    assert [path.name for path in cached.parent.iterdir()] == [cached.name], "nothing partial is left"
+    warmed = LocalEmbedder()
+    warmed.warm().join()
+    assert warmed.embed(text) == made, "loaded from the cache, in the background: the same vector to the bit"
+    (cached / MODEL_FILE).write_bytes(b"not a model")
+    assert LocalEmbedder().embed(text) == made and (cached / MODEL_FILE).stat().st_size > 1_000, "made again"

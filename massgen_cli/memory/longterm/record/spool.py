@@ -22,6 +22,9 @@ from typing import Any, BinaryIO
 
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 
+SPOOL_NAME = "spool.jsonl"
+"""The spool's file in the state folder's ``memory`` folder."""
+
 
 @dataclass(frozen=True)
 class WinnerMark:

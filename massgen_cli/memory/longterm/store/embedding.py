@@ -1,10 +1,11 @@
-"""Vectors for the store: of what is stored (kept for mem0's own ``embed`` of the same text), of what is
-asked, and a batch made ahead of a bulk import; and the check that a store is opened with the embedder
+"""Vectors for the store: of what is stored (kept for mem0's own ``embed`` of the same text, or many in
+one batch for a bulk write), of what is asked; and the check that a store is opened with the embedder
 that built it (vectors of two embedders cannot be compared)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Mapping, Sequence
 
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter, shared_local_embedder
@@ -24,6 +25,12 @@ def check_embedder(index: StoreIndex, plan: EmbedderPlan) -> None:
             f"this memory store was built with embedder {built_with} but the config asks for {wanted}; "
             "use the same embedding settings, another --state-dir, or `massgen memory clear --all --yes`"
         )
+
+
+def warm_embedder(plan: EmbedderPlan) -> threading.Thread | None:
+    """Start loading the offline embedder in the background when ``plan`` uses it (a search needs it
+    once the index is read); the thread to join, or None."""
+    return shared_local_embedder().warm() if plan.local else None
 
 
 class StoreEmbedding:
@@ -47,9 +54,13 @@ class StoreEmbedding:
             return embedder.vector(text)
         return self.embed([text])[0]
 
-    def prepare(self, texts: Iterable[str]) -> None:
-        """Embed ``texts`` in one batch ahead of the adds that store them (imports); only the offline
-        embedder keeps vectors, so ``texts`` is read only for it."""
-        embedder = self.mem0.memory.embedding_model
-        if isinstance(embedder, Mem0EmbedderAdapter):
-            embedder.prepare(list(texts))
+    def stored_vectors(
+        self, texts: list[str], ready: Mapping[str, Sequence[float]] | None = None
+    ) -> list[Sequence[float]]:
+        """The vectors of many texts to store: those ``ready`` has (made ahead), the others in one
+        batch, each distinct text embedded once."""
+        found: dict[str, Sequence[float]] = {text: ready[text] for text in texts if ready and text in ready}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            found.update(zip(missing, self.embed(missing), strict=True))
+        return [found[text] for text in texts]

@@ -10,6 +10,7 @@ from typing import Any
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.bulk import VerbatimRecord, add_verbatim
 from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.journal import reconcile
@@ -44,6 +45,10 @@ class Mem0Store:
             if self._memory is None:
                 self._memory = self._build()
             return self._memory
+
+    def add_verbatim(self, records: list[VerbatimRecord]) -> list[str]:
+        """``records`` stored as mem0's verbatim ``add`` stores each, in one write (``bulk``); their ids."""
+        return add_verbatim(self.memory, records)
 
     def _build(self) -> Any:
         os.environ.setdefault("MEM0_TELEMETRY", "False")

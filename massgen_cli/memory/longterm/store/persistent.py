@@ -26,6 +26,7 @@ from massgen_cli.memory.longterm.record.memories import (
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
+from massgen_cli.memory.longterm.store.bulk_writing import BulkWriter, Items, Vectors
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding, check_embedder
 from massgen_cli.memory.longterm.store.housekeeping import Housekeeping
 from massgen_cli.memory.longterm.store.index import MemoryIndex
@@ -100,6 +101,7 @@ class PersistentMemory:
             task_type=self.task_type,
             lifecycle=self.lifecycle,
         )
+        self.bulk = BulkWriter(self.writer)
         self.searcher = MemorySearch(self.index, self.embedding, self.values)
         self.housekeeping = Housekeeping(self.index, self.mem0_store)
 
@@ -141,10 +143,10 @@ class PersistentMemory:
         """Move each memory's value for ``goal`` toward its reward; returns the new values."""
         return self.values.update(updates, goal, alpha)
 
-    def prepare_embeddings(self, items: list[tuple[RecordMessage, RecordContext]]) -> None:
-        """Embed what ``record`` will store for these messages and the store does not hold yet, in one
-        batch (imports)."""
-        self.embedding.prepare(self.writer.texts_to_embed(items))
+    def record_many(self, items: Items, ready: Vectors | None = None) -> list[RecordOutcome]:
+        """What ``record`` stores for each ``(message, context)`` in turn, written in bulk, with the
+        vectors ``ready`` holds made ahead (imports; see ``BulkWriter.record_many``)."""
+        return self.bulk.record_many(items, ready)
 
     def record_winner(self, session_id: str, turn: int, agent_id: str, attempt: int | None = None) -> None:
         self.index.record_winner(session_id, turn, agent_id, attempt)

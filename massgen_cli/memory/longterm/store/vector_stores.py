@@ -12,8 +12,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from massgen_cli.config.memory import PersistentMemoryConfig, PgvectorConfig
+from massgen_cli.config.memory import MemoryConfig, PersistentMemoryConfig, PgvectorConfig
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.record.keys import segment
+from massgen_cli.memory.longterm.record.spool import SpoolTarget
 
 _CLIENTS: dict[str, Any] = {}
 _SERVER = "server:"
@@ -90,6 +92,12 @@ def store_identity(settings: PersistentMemoryConfig, state_dir: Path) -> str:
     if path.is_relative_to(state_dir):  # the default: still the same store if the state folder moves
         return f"qdrant at <state folder>/{path.relative_to(state_dir)}"
     return f"qdrant at {path}"
+
+
+def spool_target(memory: MemoryConfig, state_dir: Path) -> SpoolTarget:
+    """The store a memory block's records are meant for, as the spool marks them."""
+    store = store_identity(memory.persistent_memory, state_dir)
+    return SpoolTarget(store, segment(memory.domain), segment(memory.task_type))
 
 
 def database_place(connection_string: str) -> str:

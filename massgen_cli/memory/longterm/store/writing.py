@@ -4,6 +4,7 @@ facts; without one (no key, or the local model) messages are stored verbatim, in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,14 +58,19 @@ class MemoryWriter:
         self.lifecycle = lifecycle
         self.extraction_failure: str | None = None
 
+    @property
+    def extracts(self) -> bool:
+        """Whether records go through the memory LLM's fact extraction (else they are kept verbatim)."""
+        return self.mem0.llm_plan.extracts and self.extraction_failure is None
+
     def record(
         self, messages: list[RecordMessage], context: RecordContext, *, verbatim: bool = False
     ) -> RecordOutcome:
         """Store ``messages`` ({role, content}), ``verbatim`` without fact extraction."""
-        messages = [m for m in messages if m.get("role") != "system" and str(m.get("content") or "").strip()]
+        messages = kept(messages)
         if not messages:
             return RecordOutcome()
-        if self.mem0.llm_plan.extracts and self.extraction_failure is None and not verbatim:
+        if self.extracts and not verbatim:
             try:
                 return self._record_facts(messages, context)
             except Exception as error:  # keep the words rather than lose them, and stop asking a model
@@ -90,12 +96,6 @@ class MemoryWriter:
             for message in messages
             for chunk in chunk_text(str(message["content"]))
         ]
-
-    def texts_to_embed(self, items: list[tuple[RecordMessage, RecordContext]]) -> list[str]:
-        """The texts recording ``items`` verbatim would embed: those whose key the store does not hold
-        yet (a known text only gains a source), so a second import of a file embeds nothing."""
-        drafts = [draft for message, context in items for draft in self.verbatim_drafts([message], context)]
-        return [draft.text for draft in drafts if self.index.id_for_key(draft.key) is None]
 
     def _record_facts(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=False)
@@ -123,19 +123,18 @@ class MemoryWriter:
     def _store(self, draft: Draft, context: RecordContext, outcome: RecordOutcome) -> None:
         existing = self.index.id_for_key(draft.key)
         if existing is not None:
-            self._add_source(existing, draft.source, context, outcome)
+            self.add_source(existing, draft.source, context, outcome)
             return
         vector = self.embedding.stored_vector(draft.text)
         token = begin_write(self.index)
-        payload = {**draft.extra, **self._payload(context), "key": draft.key, WRITE_TOKEN: token}
         try:
             result = self.mem0.memory.add(
                 [{"role": draft.role, "content": draft.text}],
                 user_id=NAMESPACE,
-                metadata=payload,
+                metadata=self.metadata(draft, context, token),
                 infer=False,
             )
-            self._index_new(result["results"][0]["id"], draft, context, outcome, vector)
+            self.index_new(result["results"][0]["id"], draft, context, outcome, vector)
         finally:
             self.index.finish(token)
 
@@ -144,17 +143,17 @@ class MemoryWriter:
         existing = self.index.id_for_key(draft.key)
         if existing is not None:
             self.mem0.memory.delete(memory_id)
-            self._add_source(existing, draft.source, context, outcome)
+            self.add_source(existing, draft.source, context, outcome)
             return
-        self._index_new(memory_id, draft, context, outcome, self.embedding.stored_vector(draft.text))
+        self.index_new(memory_id, draft, context, outcome, self.embedding.stored_vector(draft.text))
 
-    def _index_new(
+    def index_new(
         self,
         memory_id: str,
         draft: Draft,
         context: RecordContext,
         outcome: RecordOutcome,
-        vector: list[float],
+        vector: Sequence[float],
     ) -> None:
         fields = {
             "domain": self.domain,
@@ -170,16 +169,21 @@ class MemoryWriter:
             self.mem0.memory.delete(memory_id)
             existing = self.index.id_for_key(draft.key)
             if existing is not None:
-                self._add_source(existing, draft.source, context, outcome)
+                self.add_source(existing, draft.source, context, outcome)
             return
         outcome.added.append(memory_id)
 
-    def _add_source(
+    def add_source(
         self, memory_id: str, source: Source, context: RecordContext, outcome: RecordOutcome
     ) -> None:
         self.index.add_source(memory_id, source)
         self.index.extend_expiry(memory_id, expires_at(context.level, self.lifecycle))
         outcome.existing.append(memory_id)
+
+    def metadata(self, draft: Draft, context: RecordContext, token: str) -> dict[str, Any]:
+        """What a verbatim record's point carries: the record's own fields, who recorded it and where,
+        its key and the journal entry of its write."""
+        return {**draft.extra, **self._payload(context), "key": draft.key, WRITE_TOKEN: token}
 
     def _payload(self, context: RecordContext) -> dict[str, Any]:
         return {
@@ -190,3 +194,8 @@ class MemoryWriter:
             "turn": context.turn,
             "attempt": context.attempt,
         }
+
+
+def kept(messages: list[RecordMessage]) -> list[RecordMessage]:
+    """What is recorded of ``messages``: not system messages, nor empty ones."""
+    return [m for m in messages if m.get("role") != "system" and str(m.get("content") or "").strip()]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
@@ -30,6 +31,14 @@ class KeptRecords(Protocol):
     """Memories with their keys and sources, and the write journal."""
 
     def id_for_key(self, key: str) -> str | None: ...
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        """The id of each of ``keys`` the index holds (one read for many: bulk writes)."""
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Writes made inside land together, in one commit, or not at all (an ``add`` refused with
+        ``KeyTaken`` leaves the others standing); where the index has no transactions, each as it is
+        made."""
+
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
@@ -64,6 +73,10 @@ class Ranking(Protocol):
     ) -> list[tuple[int, str, Source]]:
         """``(offset, memory id, source)`` of up to ``count`` memories on each side of ``source`` of
         ``memory_id`` in its session, in session order (``retrieve.context``)."""
+
+    def warm(self) -> None:
+        """Read ahead what the dense ranking reads (the local index's vectors), while the query is
+        being embedded; an index that ranks on a server has nothing to read."""
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]: ...
     def set_vectors(self, vectors: dict[str, Any]) -> None: ...

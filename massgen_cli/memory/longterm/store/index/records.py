@@ -22,6 +22,8 @@ _MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_a
 _STORED_COLUMNS = f"{_MEMORY_COLUMNS}, vector, indexed, length, day"
 _STORED_MARKS = ", ".join("?" * len(_STORED_COLUMNS.split(",")))
 SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
+KEYS_PER_READ = 500
+"""Keys looked up in one statement (well under SQLite's limit of parameters)."""
 
 
 class IndexRecords(IndexFile):
@@ -32,12 +34,20 @@ class IndexRecords(IndexFile):
             row = self._db.execute("SELECT id FROM memories WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        wanted, found = list(dict.fromkeys(keys)), dict[str, str]()
+        with self._lock:
+            for start in range(0, len(wanted), KEYS_PER_READ):
+                part, marks = placeholders(wanted[start : start + KEYS_PER_READ])
+                found.update(self._db.execute(f"SELECT key, id FROM memories WHERE key IN ({marks})", part))
+        return found
+
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
         """A new memory, its first source, its vector, its lexical entry (the terms of
         ``fields["indexed"]``, else of the text) and its names, in one transaction; ``KeyTaken`` when another
-        process stored the same key first."""
+        process stored the same key first (raised by the first statement, before anything is written)."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
         created_at = now_iso()
@@ -56,20 +66,14 @@ class IndexRecords(IndexFile):
             len(lexical),
             day_text(memory_day(indexed, text, created_at)),
         )
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._insert_memory(key, row)
-                self._insert_source(memory_id, source)
-                self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
-                self._db.executemany(
-                    "INSERT INTO names VALUES (?, ?, ?)",
-                    [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._atomic():
+            self._insert_memory(key, row)
+            self._insert_source(memory_id, source)
+            self._db.execute("INSERT INTO memories_fts VALUES (?, ?)", (memory_id, " ".join(lexical)))
+            self._db.executemany(
+                "INSERT INTO names VALUES (?, ?, ?)",
+                [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
+            )
 
     def _insert_memory(self, key: str, row: tuple[Any, ...]) -> None:
         try:
@@ -151,19 +155,13 @@ class IndexRecords(IndexFile):
         wanted, marks = placeholders(ids)
         if not wanted:
             return
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
-                )
-                self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
-                self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
-                self._bump_generation()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._atomic():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pending VALUES (?, 'delete', ?)", [(i, now_iso()) for i in wanted]
+            )
+            self._db.execute(f"DELETE FROM memories WHERE id IN ({marks})", wanted)
+            self._db.execute(f"DELETE FROM memories_fts WHERE id IN ({marks})", wanted)
+            self._bump_generation()
 
     def begin(self, token: str, kind: str = "write") -> None:
         """Journal a write to the vector store before it starts."""

@@ -3,10 +3,11 @@ shares (one lock, WAL so several processes may share the file), its metadata, an
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,8 @@ class IndexFile:
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held through a batch, whose writes take it again
+        self._batched = False
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         try:
             self._prepare()
@@ -169,6 +171,41 @@ class IndexFile:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The writes made inside commit together at the end (one disk sync rather than one each), or
+        not at all; the index is this thread's meanwhile."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._batched = True
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._batched = False
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """A write that lands whole or not at all: a transaction of its own, or part of a batch's. In a
+        batch, only a write's first statement may fail and leave the batch standing (``KeyTaken``: it
+        wrote nothing); any later failure ends the batch, which rolls back whole. The caller holds the
+        lock."""
+        if self._batched:
+            yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def meta(self, name: str) -> str | None:
         with self._lock:

@@ -141,6 +141,11 @@ class IndexSearch(IndexFile):
         keys = self.keys(memory_id for memory_id, _ in ranked)
         return sorted(ranked, key=lambda pair: (-pair[1], keys.get(pair[0], "")))
 
+    def warm(self) -> None:
+        with self._lock:
+            self._sync_vectors()
+            self.vectors.stack()
+
     def _sync_vectors(self) -> None:
         """Bring the in-memory vectors up to date with the file (another process may have written)."""
         generation = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()

@@ -6,9 +6,10 @@ that died (Qdrant knows no connections to ask), and whoever opens the store next
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from massgen_cli.memory.longterm.record.dates import memory_day
@@ -53,6 +54,18 @@ class QdrantRecords(QdrantSources):
     def id_for_key(self, key: str) -> str | None:
         found = self.client.retrieve(self.memories, [point_id("memory", key)], with_payload=["memory_id"])
         return str(found[0].payload["memory_id"]) if found else None
+
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        points = [point_id("memory", key) for key in dict.fromkeys(keys)]
+        if not points:
+            return {}
+        found = self.client.retrieve(self.memories, points, with_payload=["memory_id", "key"])
+        return {str(point.payload["key"]): str(point.payload["memory_id"]) for point in found}
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Qdrant has no transactions: each write inside lands as it is made."""
+        yield
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None

@@ -145,6 +145,9 @@ class QdrantSearch(QdrantRecords):
         alive = {point.payload["memory_id"] for point in self.every(self.memories, where, ["memory_id"])}
         return [(entry["memory_id"], source_of(entry)) for entry in visible if entry["memory_id"] in alive]
 
+    def warm(self) -> None:
+        """The server reads the vectors itself."""
+
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, text)`` of memories without a vector; only looked for while the index notes some."""
         from qdrant_client import models

@@ -24,6 +24,7 @@ class ServerConnection:
         self.conninfo = pgvector_conninfo(connection_string)
         self._lock = threading.RLock()
         self._connection: Any = None
+        self._pipelined = False
         with self._lock:
             self._open()
 
@@ -40,9 +41,10 @@ class ServerConnection:
         return self._connection
 
     def rows(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """What a statement that returns rows returns (in a pipeline, after waiting for it)."""
         with self.cursor() as cursor:
             cursor.execute(statement, params)
-            return cursor.fetchall() if cursor.description else []
+            return cursor.fetchall() if self._pipelined or cursor.description else []
 
     def one(self, statement: str, params: Any = None) -> tuple[Any, ...] | None:
         found = self.rows(statement, params)
@@ -72,17 +74,28 @@ class ServerConnection:
                 raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[ServerConnection]:
-        """Statements run inside it commit together, or not at all."""
+    def transaction(self, *, pipelined: bool = False) -> Iterator[ServerConnection]:
+        """Statements run inside it commit together, or not at all; ``pipelined``, they are sent
+        without waiting for each answer (the server is waited for where an answer is read: ``rows``),
+        which a bulk write of thousands of statements needs. Inside a pipelined transaction a nested
+        one is part of it (no savepoint, which would wait for the server twice)."""
         import psycopg
 
         with self._lock:
+            if self._pipelined:  # inside a bulk write: one transaction, whose first failure ends it
+                yield self
+                return
+            connection = self._open()
+            sending = connection.pipeline() if pipelined else contextlib.nullcontext()
             try:
-                with self._open().transaction():
+                with sending, connection.transaction():
+                    self._pipelined = pipelined
                     yield self
             except psycopg.OperationalError as error:
                 self._drop()
                 raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+            finally:
+                self._pipelined = False
 
     def _drop(self) -> None:
         with contextlib.suppress(Exception):

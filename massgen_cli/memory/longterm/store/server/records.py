@@ -6,9 +6,10 @@ others, whichever machine they ran on."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from massgen_cli.memory.longterm.record.dates import memory_day
@@ -34,37 +35,56 @@ class ServerRecords(ServerBase):
         row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
         return row[0] if row else None
 
+    def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
+        wanted = distinct(keys)
+        if not wanted:
+            return {}
+        found = self.server.rows(f"SELECT key, id FROM {self.tables.index} WHERE key = ANY(%s)", (wanted,))
+        return dict(found)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The writes made inside commit together, or not at all, sent in a pipeline: a write waits for
+        the server only where its answer is read (an ``add`` refused with ``KeyTaken`` wrote nothing,
+        and the batch goes on)."""
+        with self.server.transaction(pipelined=True):
+            yield
+
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
-        """A new memory with its vector, first source, terms and names, in one transaction; ``KeyTaken`` when
-        a memory with ``key`` exists (the unique key decides, not a check before the insert)."""
+        """A new memory with its vector, first source, terms and names, in one statement; ``KeyTaken``
+        when a memory with ``key`` exists (the unique key decides, not a check before the insert: then
+        nothing is written)."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
         extra, created_at = json.dumps(fields.get("extra", {})), now_iso()
         day = day_text(memory_day(indexed, text, created_at))
         row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], created_at,
                fields.get("expires_at"), extra, indexed, len(lexical), vector_text(vector), day)  # fmt: skip
-        with self.server.transaction():
-            inserted = self.server.run(
-                f"INSERT INTO {self.tables.index} ({MEMORY_COLUMNS}, indexed, length, vector, day) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) "
-                "ON CONFLICT (key) DO NOTHING",
-                row,
-            )
-            if not inserted:
-                raise KeyTaken(key)
-            if vector is None:  # the next dense search makes it
-                self.set_meta(VECTORS_MISSING, "1")
-            self._insert_source(memory_id, source)
-            self.server.many(
-                f"INSERT INTO {self.tables.terms} (memory_id, term, tf) VALUES (%s, %s, %s)",
-                [(memory_id, term, count) for term, count in Counter(lexical).items()],
-            )
-            self.server.many(
-                f"INSERT INTO {self.tables.names} VALUES (%s, %s, %s)",
-                [(memory_id, kind, name) for kind, name in memory_names(indexed, text).rows()],
-            )
+        counts, names = Counter(lexical), memory_names(indexed, text).rows()
+        params = [*row, *_source_row(memory_id, source)[1:], list(counts), list(counts.values()),
+                  [kind for kind, _ in names], [name for _, name in names]]  # fmt: skip
+        if not self.server.rows(self._add_statement(), params):
+            raise KeyTaken(key)
+        if vector is None:  # the next dense search makes it
+            self.set_meta(VECTORS_MISSING, "1")
+
+    def _add_statement(self) -> str:
+        """The memory row with its vector and, from what it returns (nothing when the key is taken), its
+        first source, terms and names: one statement, so one wait for the server (PostgreSQL checks the
+        references at its end)."""
+        tables, marks = self.tables, ", ".join(["%s"] * 11)
+        return "WITH " + ", ".join([
+            f"m AS (INSERT INTO {tables.index} ({MEMORY_COLUMNS}, indexed, length, vector, day) "
+            f"VALUES ({marks}, %s::vector, %s) ON CONFLICT (key) DO NOTHING RETURNING id)",
+            f"s AS (INSERT INTO {tables.sources} (memory_id, agent_id, session_id, turn, attempt, "
+            "recorded_at, extra) SELECT id, %s, %s, %s, %s, %s, %s FROM m)",
+            f"t AS (INSERT INTO {tables.terms} (memory_id, term, tf) SELECT m.id, x.term, x.tf "
+            "FROM m, unnest(%s::text[], %s::integer[]) AS x(term, tf))",
+            f"n AS (INSERT INTO {tables.names} (memory_id, kind, name) SELECT m.id, x.kind, x.name "
+            "FROM m, unnest(%s::text[], %s::text[]) AS x(kind, name))",
+        ]) + " SELECT id FROM m"  # fmt: skip
 
     def extend_expiry(self, memory_id: str, deadline: float | None) -> None:
         """Keep the memory at least until ``deadline`` (None: forever)."""
@@ -76,23 +96,12 @@ class ServerRecords(ServerBase):
 
     def add_source(self, memory_id: str, source: Source) -> bool:
         """Another recording of the same content; False if this exact source was known."""
-        return self._insert_source(memory_id, source)
+        return bool(self.server.rows(f"{self._source_insert()} RETURNING 1", _source_row(memory_id, source)))
 
-    def _insert_source(self, memory_id: str, source: Source) -> bool:
-        return bool(
-            self.server.run(
-                f"INSERT INTO {self.tables.sources} (memory_id, agent_id, session_id, turn, attempt, "
-                "recorded_at, extra) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (
-                    memory_id,
-                    source.agent_id,
-                    source.session_id,
-                    source.turn,
-                    source.attempt,
-                    now_iso(),
-                    json.dumps(source.extra, ensure_ascii=False),
-                ),
-            )
+    def _source_insert(self) -> str:
+        return (
+            f"INSERT INTO {self.tables.sources} (memory_id, agent_id, session_id, turn, attempt, "
+            "recorded_at, extra) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
         )
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexedMemory]:
@@ -187,3 +196,15 @@ def source_from_row(row: tuple[Any, ...]) -> Source:
     """A source from a row of ``SOURCE_COLUMNS``."""
     _, agent_id, session_id, turn, attempt, extra = row
     return Source(agent_id, session_id, int(turn), int(attempt), json.loads(extra) if extra else {})
+
+
+def _source_row(memory_id: str, source: Source) -> tuple[Any, ...]:
+    return (
+        memory_id,
+        source.agent_id,
+        source.session_id,
+        source.turn,
+        source.attempt,
+        now_iso(),
+        json.dumps(source.extra, ensure_ascii=False),
+    )

@@ -69,6 +69,9 @@ class ServerSearch(ServerBase):
         sql, params = statement.select(f'SELECT id, score FROM {method} ORDER BY score DESC, key COLLATE "C"')
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
 
+    def warm(self) -> None:
+        """The server reads the vectors itself."""
+
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, text)`` of memories without a vector; only looked for while the index notes some."""
         if self.meta(VECTORS_MISSING) is None:
