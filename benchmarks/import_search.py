@@ -60,6 +60,16 @@ def write_turns(path: Path, turns: int) -> int:
     return written
 
 
+def compile_trees(trees: dict[str, Path | None]) -> None:
+    """Each tree's bytecode compiled, as an installed package has it (an editable install run with
+    PYTHONDONTWRITEBYTECODE set compiles every changed module at every start)."""
+    import massgen_cli
+
+    for tree in trees.values():
+        package = tree / "massgen_cli" if tree else Path(massgen_cli.__file__).parent
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+
+
 def run_cli(args: list[str], tree: Path | None, state: Path) -> tuple[float, float]:
     """Run ``massgen ARGS`` as a user would; its wall seconds and peak RSS in MB."""
     paths = [str(tree)] if tree else []
@@ -178,6 +188,7 @@ def import_search_figures(quick: bool, pgvector_url: str | None) -> dict[str, fl
     """The figures ``benchmarks/run.py`` prints: import rate and peak RSS (local and, given a URL,
     PostgreSQL), and ``memory search`` from the shell on a 10k store (2k with ``quick``)."""
     trees: dict[str, Path | None] = {"": None}
+    compile_trees(trees)
     figures = import_figures(1000 if quick else 2000, 3, pgvector_url, trees)
     return figures | search_figures(2000 if quick else 10_000, 5 if quick else 9, trees)
 
@@ -194,6 +205,7 @@ def main() -> None:
     trees: dict[str, Path | None] = {"": None}
     if args.against:
         trees["_against"] = args.against.resolve()
+    compile_trees(trees)
     figures: dict[str, float] = {}
     if "import" in args.only:
         figures |= import_figures(args.turns, args.runs, args.pgvector, trees)

@@ -35,14 +35,14 @@ a memory recorded from such a result holds little more than the note."""
 def open_store(config: str | None, state_dir: Path | None, *, searching: bool = False) -> Iterator[Any]:
     """The long-term store a config describes (its memory block, whether or not it is enabled); for a
     search (``searching``), the offline embedder starts loading while the store opens."""
-    from massgen_cli.config import load_config
+    from massgen_cli.config.memory_loader import load_memory_config
     from massgen_cli.memory.longterm.store.embedding import warm_embedder
     from massgen_cli.memory.longterm.store.mem0_config import plan_embedder
     from massgen_cli.memory.longterm.store.persistent import PersistentMemory
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.state import resolve_state_dir
 
-    memory = load_config(config).config.memory
+    memory = load_memory_config(config)
     loading = warm_embedder(plan_embedder(memory.persistent_memory.embedding)) if searching else None
     try:
         folder = resolve_state_dir(state_dir)
@@ -245,17 +245,17 @@ def values(config: str | None, state_dir: Path | None, *, goal: str | None, limi
 
 
 def _goal(config: str | None) -> str:
-    from massgen_cli.config import load_config
+    from massgen_cli.config.memory_loader import load_memory_config
     from massgen_cli.memory.runtime.opening import value_goal
 
-    return value_goal(load_config(config).config.memory)
+    return value_goal(load_memory_config(config))
 
 
 def _configured_goal(config: str | None) -> str | None:
     """The config's ``value_learning.goal``, if it names one (else values are learned per task type)."""
-    from massgen_cli.config import load_config
+    from massgen_cli.config.memory_loader import load_memory_config
 
-    return load_config(config).config.memory.value_learning.goal
+    return load_memory_config(config).value_learning.goal
 
 
 def clear(
@@ -285,12 +285,12 @@ def confirm(question: str) -> bool:
 def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
     """Upload the state folder's local index to the config's server store (PostgreSQL, or a Qdrant
     server), and say what moved."""
-    from massgen_cli.config import load_config
+    from massgen_cli.config.memory_loader import load_memory_config
     from massgen_cli.memory.longterm.store.migration import local_index_path
     from massgen_cli.memory.longterm.store.migration import migrate as upload
     from massgen_cli.state import resolve_state_dir
 
-    persistent = load_config(config).config.memory.persistent_memory
+    persistent = load_memory_config(config).persistent_memory
     folder = resolve_state_dir(state_dir)
     server = _server_index(persistent, folder)
     try:

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import copy
-import functools
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from dotenv import dotenv_values, load_dotenv
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from massgen_cli.config.features import feature_warnings, tool_warnings
 from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.memory import MemoryConfig
-from massgen_cli.config.problems import CappedLines, describe_error, error_path, join_path
+from massgen_cli.config.problems import CappedLines, join_path
+from massgen_cli.config.reading import (
+    expand_variables,
+    load_dotenv_files,
+    read_config_yaml,
+    secret_settings,
+    validate_section,
+)
 from massgen_cli.config.schema import AgentConfig, MassGenConfig
 from massgen_cli.config.sources import (
     DEFAULT_CONFIG,
@@ -28,11 +29,8 @@ from massgen_cli.config.sources import (
 )
 from massgen_cli.config.tools import upload_warnings
 from massgen_cli.config.walk import WalkResult, check_keys
-from massgen_cli.config.yaml_reader import ReadDocument, read_yaml
 from massgen_cli.errors import ConfigError
-from massgen_cli.redaction import SECRET_NAME, remember
-
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+from massgen_cli.redaction import remember
 
 
 @dataclass
@@ -62,8 +60,8 @@ def load_config(source: str | Path | None = None) -> LoadedConfig:
     each naming its YAML path.
     """
     path = resolve_config_path(source or DEFAULT_CONFIG)
-    _load_dotenv_files(path)
-    document = _read_yaml(path)
+    load_dotenv_files(path)
+    document = read_config_yaml(path)
     loaded = load_document(document.value, path, document.duplicates)
     ours = massgen_counterpart(str(source)) if str(source).startswith(EXAMPLES_PREFIX) else None
     if ours is not None:
@@ -75,7 +73,7 @@ def load_built(document: dict[str, Any], origin: Path) -> LoadedConfig:
     """Validate a document built in code rather than read from a file (the command line's quick start),
     on the path a file takes: the ``.env`` files beside ``origin`` (a name in the folder it stands for)
     are loaded, then the document is checked as a YAML file's would be."""
-    _load_dotenv_files(origin)
+    load_dotenv_files(origin)
     return load_document(document, origin)
 
 
@@ -91,7 +89,7 @@ def load_document(document: Any, path: Path, found: CappedLines | None = None) -
     if errors:
         raise ConfigError(errors.lines(), keys.warnings.lines())
     assert config is not None
-    remember(_secret_settings(config.model_dump()))
+    remember(secret_settings(config.model_dump()))
     warnings, risks = keys.warnings, []
     where = "agents" if document.get("agents") else "agent"
     for index, agent in enumerate(config.agents):
@@ -114,9 +112,9 @@ def _validate_document(
     the count, at a cost of seconds and hundreds of MB."""
     if errors.give_up_if_past_limit():
         return None, {}
-    cleaned = _expand_variables(cleaned, "", errors)
+    cleaned = expand_variables(cleaned, "", errors)
     overrides = _pop_agent_memory(cleaned)
-    config = _validate(MassGenConfig, cleaned, "", errors)
+    config = validate_section(MassGenConfig, cleaned, "", errors)
     return config, _merge_agent_memories(cleaned.get("memory"), overrides, errors)
 
 
@@ -168,81 +166,6 @@ def _anchor_custom_tools(agent: AgentConfig, config_folder: Path) -> None:
             entry.path = str(beside)
 
 
-def _secret_settings(data: Any) -> list[str]:
-    """The values of the config's settings whose names look like credentials (``api_key``, an MCP
-    server's ``GITHUB_TOKEN``…), wherever they stand."""
-    if isinstance(data, dict):
-        named = [v for key, v in data.items() if isinstance(v, str) and SECRET_NAME.search(str(key))]
-        return named + [found for value in data.values() for found in _secret_settings(value)]
-    if isinstance(data, list):
-        return [found for item in data for found in _secret_settings(item)]
-    return []
-
-
-def _load_dotenv_files(config_path: Path) -> None:
-    """Each ``.env`` (the current folder's, the config's folder's) sets what the environment lacks; every
-    value it holds is a secret from now on, whatever its name."""
-    for env_file in (Path.cwd() / ".env", config_path.parent / ".env"):
-        if env_file.is_file():
-            load_dotenv(env_file, override=False)
-            remember(dotenv_values(env_file).values())
-
-
-MAX_CONFIG_BYTES = 5 * 1024 * 1024
-"""Far larger than any real config; the reader's own bounds (``yaml_reader``) hold within it."""
-
-
-def _read_yaml(path: Path) -> ReadDocument:
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"{path.name} is {size / 1024 / 1024:.0f} MB; a config may be at most "
-            f"{MAX_CONFIG_BYTES // 1024 // 1024} MB"
-        )
-    try:
-        return read_yaml(path.read_text(encoding="utf-8"))
-    except ConfigError as error:
-        raise ConfigError(f"{path.name}: {error}") from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = str(exc.problem or exc.context)
-        if "nesting depth" in problem:  # the C parser's own bound, met before the reader's
-            raise ConfigError(f"{path.name}: {where}: the YAML is nested too deeply to read") from None
-        raise ConfigError(f"{path.name}: {where}: invalid YAML: {problem}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path.name}: invalid YAML: {exc}") from exc
-
-
-WORKSPACE_VARIABLE = "cwd"
-
-
-def _expand_variables(node: Any, path: str, errors: CappedLines) -> Any:
-    """``${VAR}`` and ``${VAR:-default}`` in strings; an unset variable without default is an error."""
-    if isinstance(node, dict):
-        return {
-            key: _expand_variables(value, join_path(path, str(key)), errors) for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_expand_variables(value, join_path(path, index), errors) for index, value in enumerate(node)]
-    if not isinstance(node, str):
-        return node
-
-    def substitute(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        value = os.environ.get(name)
-        if name == WORKSPACE_VARIABLE and value is None:
-            return match.group(0)  # MassGen's placeholder for the agent's workspace, filled where used
-        if default is not None and not value:
-            return default
-        if value is None:
-            errors.add(f"{path}: environment variable {name} is not set (export it or add it to .env)")
-            return match.group(0)
-        return value
-
-    return _VARIABLE.sub(substitute, node)
-
-
 def _pop_agent_memory(document: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
     """Take each agent's ``memory:`` out as (agent index, YAML path of the agent, block), to merge later."""
     agents = document.get("agents")
@@ -254,24 +177,6 @@ def _pop_agent_memory(document: dict[str, Any]) -> list[tuple[int, str, dict[str
         for index, path, agent in items
         if isinstance(agent, dict) and isinstance(agent.get("memory"), dict)
     ]
-
-
-def _validate(model: Any, data: Any, prefix: str, errors: CappedLines) -> Any:
-    if errors.give_up_if_past_limit():
-        return None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        if errors.full:
-            errors.count(exc.error_count())
-            return None
-        for error in exc.errors(include_url=False):
-            errors.add(functools.partial(_problem, data, error, prefix))
-        return None
-
-
-def _problem(data: Any, error: ErrorDetails, prefix: str) -> str:
-    return f"{error_path(data, error, prefix)}: {describe_error(error)}"
 
 
 def _merge_agent_memories(
@@ -288,7 +193,7 @@ def _merge_agent_memories(
     memories: dict[int, MemoryConfig] = {}
     for index, path, override in overrides:
         merged = _deep_merge(global_memory, override)
-        memory = _validate(MemoryConfig, merged, join_path(path, "memory"), errors)
+        memory = validate_section(MemoryConfig, merged, join_path(path, "memory"), errors)
         if memory is not None:
             memories[index] = memory
     return memories

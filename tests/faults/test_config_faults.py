@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from massgen_cli.config import load_config, yaml_reader
-from massgen_cli.config.loader import MAX_CONFIG_BYTES
 from massgen_cli.config.problems import MAX_LINES
+from massgen_cli.config.reading import MAX_CONFIG_BYTES
 from massgen_cli.config.yaml_reader import read_yaml
 from massgen_cli.errors import ConfigError
 from tests.conftest import run_cli, write_config
