@@ -134,6 +134,18 @@ def reader_gone(stdout_at_start: os.stat_result | None) -> bool:
     return (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and STDOUT_BROKEN.is_set()
 
 
+def end_read_only(ended: SystemExit) -> None:
+    """A command that only read has said everything: the exit functions run (logging's flush among
+    them), then the process ends with the command's code, skipping the interpreter's teardown."""
+    import atexit
+
+    from massgen_cli.cli.signals import exit_now
+
+    if isinstance(ended.code, int | None):
+        atexit._run_exitfuncs()
+        exit_now(ended.code or 0)
+
+
 def leave_without_waiting(ended: SystemExit) -> None:
     """The answer is out: a thread still running (a library's, or a call abandoned at its timeout) must
     not keep the process alive, so the process ends now when one is left."""
