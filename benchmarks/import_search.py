@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from synthetic_conversations import build_conversation, records
@@ -118,7 +119,8 @@ def import_figures(
             import_once(folder, warm, tree, None)
         stores = {"local": None, "pgvector": pgvector_url} if pgvector_url else {"local": None}
         for store, url in stores.items():
-            measured = _interleaved(trees, runs, lambda tree, url=url: import_once(folder, data, tree, url))
+            measures = {label: partial(import_once, folder, data, tree, url) for label, tree in trees.items()}
+            measured = _interleaved(measures, runs)
             for label, results in measured.items():
                 seconds = statistics.median(result[0] for result in results)
                 figures[f"import_turns_per_s_{store}{label}"] = round(written / seconds, 1)
@@ -126,10 +128,33 @@ def import_figures(
     return figures
 
 
+FLOOR_SCRIPT = """
+import sqlite3, sys
+import numpy
+from massgen_cli.memory.longterm.store.embedder import LocalEmbedder
+
+query = numpy.asarray(LocalEmbedder().embed(sys.argv[2]), dtype=numpy.float32)
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT vector FROM memories WHERE vector IS NOT NULL")
+matrix = numpy.frombuffer(b"".join(row[0] for row in rows), dtype=numpy.float32).reshape(-1, query.size)
+print(int(numpy.argmax(matrix @ query)))
+"""
+"""What no search of a local store can go under: a bare script that imports numpy, onnxruntime and the
+tokenizer, loads the embedder's cached model, embeds the question, reads every vector of the store's
+index and finds the closest (no config, no command line, no lexical ranking, no output to format)."""
+
+
+def floor_once(state: Path) -> tuple[float, float]:
+    command = [sys.executable, "-c", FLOOR_SCRIPT, str(state / "memory" / "index.db"), QUESTION]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started, 0.0
+
+
 def search_figures(size: int, runs: int, trees: dict[str, Path | None]) -> dict[str, float]:
     """Seconds from the shell to the answer of ``massgen memory search`` on a local store of ``size``
     turns (median of ``runs``), for each tree on its own copy of the same store (a store is upgraded
-    once by the first search of a tree whose index form differs)."""
+    once by the first search of a tree whose index form differs), and the floor (``FLOOR_SCRIPT``)
+    measured in turn with them."""
     import shutil
 
     figures: dict[str, float] = {}
@@ -146,12 +171,16 @@ def search_figures(size: int, runs: int, trees: dict[str, Path | None]) -> dict[
             states[label] = folder / f"state{label or '_this'}"
             shutil.copytree(built, states[label])
             run_cli(_search(config), tree, states[label])  # upgrades the copy once, warms the file cache
-        measured = _interleaved(
-            trees, runs, lambda tree: run_cli(_search(config), tree, states[_label(trees, tree)])
-        )
+        measures = {
+            label: partial(run_cli, _search(config), tree, states[label]) for label, tree in trees.items()
+        }
+        measured = _interleaved({**measures, "_floor": partial(floor_once, built)}, runs)
+        floor = statistics.median(r[0] for r in measured.pop("_floor"))
+        figures["search_floor_s"] = round(floor, 3)
         for label, results in measured.items():
             figures[f"search_cli_s{label}"] = round(statistics.median(r[0] for r in results), 3)
             figures[f"search_cli_peak_rss_mb{label}"] = round(max(r[1] for r in results), 1)
+            figures[f"search_cli_over_floor{label}"] = round(figures[f"search_cli_s{label}"] / floor, 2)
     return figures
 
 
@@ -159,18 +188,14 @@ def _search(config: Path) -> list[str]:
     return ["memory", "search", QUESTION, "--config", str(config), "--limit", "5"]
 
 
-def _label(trees: dict[str, Path | None], tree: Path | None) -> str:
-    return next(label for label, candidate in trees.items() if candidate == tree)
-
-
 def _interleaved(
-    trees: dict[str, Path | None], runs: int, measure: Callable[[Path | None], tuple[float, float]]
+    measures: dict[str, Callable[[], tuple[float, float]]], runs: int
 ) -> dict[str, list[tuple[float, float]]]:
-    """``runs`` measurements of each tree, taken in turn (so a busy moment falls on both alike)."""
-    results: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
+    """``runs`` results of each measure, taken in turn (so a busy moment falls on all alike)."""
+    results: dict[str, list[tuple[float, float]]] = {label: [] for label in measures}
     for _ in range(runs):
-        for label, tree in trees.items():
-            results[label].append(measure(tree))
+        for label, measure in measures.items():
+            results[label].append(measure())
     return results
 
 

@@ -11,7 +11,12 @@ from datetime import date
 from massgen_cli.events import LookupReason, MemoryRetrieved, Notice, RetrievedMemory
 from massgen_cli.memory.longterm.record.memories import MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.retrieval import build_query, memory_message, within_budget
+from massgen_cli.memory.longterm.retrieve.retrieval import (
+    build_query,
+    memory_message,
+    shown_ids,
+    within_budget,
+)
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions, value_goal
 from massgen_cli.messages import Message
@@ -86,7 +91,7 @@ class Recall:
             return self.blocks.get(agent_id)
         chosen = within_budget(hits, memory.retrieval.token_budget)
         if self.run.traces is not None:
-            self.run.traces.observe(agent_id, [hit.id for hit in chosen])
+            self.run.traces.observe(agent_id, shown_ids(chosen))
         self._said(agent_id, reason, query, chosen)
         block = memory_message(chosen)
         if agent_id not in self.reasons:  # else a refresh came while it looked: the next step looks again

@@ -9,7 +9,7 @@ import pytest
 from massgen_cli.config.memory import ValueLearningConfig
 from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces, td_update
 from tests.cli.in_process_cli import massgen
-from tests.conftest import run_cli
+from tests.conftest import run_cli, write_config
 
 WINNER_TEXT = "The bridge code is 1234, from the harbour log."
 LOSER_TEXT = "The bridge code is 9999, as a rumour says."
@@ -154,3 +154,41 @@ def test_a_cancelled_turn_changes_no_value_and_a_finished_one_does(in_process):
     assert run.app.run.long_term.traces.traces == {}
     assert run.app.ask("Once more: the bridge code?").winner == "a"
     assert store.index.values(ids, "general") != before, "a finished turn does move the values"
+
+
+SHOWN_AROUND = """
+agent:
+  id: a
+  backend:
+    type: scripted
+    responses:
+      - {tool: new_answer, args: {content: "Yes: Ben went to the Pride parade with his sister in June."}}
+      - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+  retrieval: {limit: 1, context_turns: 1}
+  value_learning: {enabled: true, alpha: 0.5}
+"""
+
+
+def test_the_memories_shown_around_a_hit_learn_with_it(tmp_path, in_process):
+    config = str(write_config(tmp_path, SHOWN_AROUND))
+    said = [
+        {"content": "Did you go to the Pride parade, Ben?", "speaker": "Ana"},
+        {"content": "Yes, I went with my sister in June.", "speaker": "Ben"},
+        {"content": "The harbour ferry timetable changes every winter.", "speaker": "Ana"},
+    ]
+    data = tmp_path / "talk.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in said))
+    imported = massgen("memory", "import", str(data), "--config", config, "--session", "talk")
+    assert imported.exit_code == 0, imported.stderr
+
+    run = in_process(SHOWN_AROUND, session_id="talk")
+    assert run.app.ask("Did Ben go to the Pride parade?").winner == "a"
+    listing = massgen("memory", "list", "--config", config, "--session", "talk", "--json")
+    values = {row["text"]: row["value"] for row in map(json.loads, listing.stdout.splitlines())}
+    hit, around, unrelated = (line["content"] for line in said)
+    assert values[hit] > 0.5, "the hit was in the winner's context"
+    assert values[around] > 0.5, "so was the answer shown beside it"
+    assert values[unrelated] == 0.5, "this one was never shown"

@@ -46,6 +46,11 @@ def within_budget(hits: Sequence[MemoryHit], token_budget: int) -> list[MemoryHi
     return chosen
 
 
+def shown_ids(hits: Sequence[MemoryHit]) -> list[str]:
+    """The memories the hits put in front of an agent: each hit, then the memories shown around it."""
+    return [memory_id for hit in hits for memory_id in (hit.id, *(turn.id for turn in hit.context))]
+
+
 def attribution_line(hit: MemoryHit) -> str:
     return _attributed(hit.source, hit.text)
 

@@ -1,7 +1,8 @@
 """Learned memory values: TD(λ) from coordination outcomes.
 
 Each memory has a value per goal in [0, 1] (0.5 until it learns). When a memory is retrieved into an
-agent's context, that agent's eligibility trace for it grows (``e ← λ·e + 1``; the traces of its
+agent's context (a hit, or a memory recorded around a hit and shown with it), that agent's eligibility
+trace for it grows (``e ← λ·e + 1``; the traces of its
 other memories decay, ``e ← λ·e``, one step each retrieval). When the turn ends with a winner, the
 reward function scores each traced memory:
 
