@@ -142,7 +142,7 @@ def fill_server(store: PersistentMemory, size: int) -> None:
     from massgen_cli.memory.longterm.record.names import memory_names
     from massgen_cli.memory.longterm.store.index.schema import now_iso
     from massgen_cli.memory.longterm.store.index.terms import memory_terms
-    from massgen_cli.memory.longterm.store.server.base import vector_text
+    from massgen_cli.memory.longterm.store.vectors import vector_text
 
     index: Any = store.index
     tables, created = index.tables, now_iso()

@@ -137,11 +137,18 @@ def index(request, tmp_path) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 
 def test_a_key_another_writer_took_leaves_the_rest_of_a_batch_standing(index):
     index.add("first", "k:taken", "Said before.", FIELDS, Source("a", "s", 1, 1))
-    with index.batch():
+    refused_at_once = []
+    with index.batch() as refused_later:
         index.add("second", "k:new", "Said now.", FIELDS, Source("a", "s", 2, 1))
-        with pytest.raises(KeyTaken):
+        try:
             index.add("third", "k:taken", "Said before.", FIELDS, Source("b", "s", 2, 1))
+        except KeyTaken:
+            refused_at_once.append("third")
         assert index.add_source("first", Source("b", "s", 2, 1))
+    if isinstance(index, ServerIndex):  # pipelined: no add waits for the server; answered at the end
+        assert (refused_at_once, refused_later) == ([], [("third", "k:taken")])
+    else:
+        assert (refused_at_once, refused_later) == (["third"], [])
     assert (index.id_for_key("k:new"), index.id_for_key("k:taken")) == ("second", "first")
     assert not index.has("third")
     assert [s.agent_id for s in index.get(["first"])["first"].sources] == ["a", "b"]
@@ -152,3 +159,37 @@ def test_a_batch_that_fails_writes_nothing(index):
         index.add("second", "k:new", "Said now.", FIELDS, Source("a", "s", 2, 1))
         raise RuntimeError("the vector store went away")
     assert index.id_for_key("k:new") is None and index.empty()
+
+
+def test_a_key_taken_while_a_server_batch_was_written_becomes_a_source(tmp_path, pgvector_url, monkeypatch):
+    """Another folder stores the same line between this import's look-up of known keys and its batch:
+    the server refuses the add when the batch ends, and the line becomes a source of that memory, its
+    point gone, as recording it alone would leave it."""
+    from tests.memory.longterm.test_server_truth import settings
+
+    collection = f"bulk_{uuid.uuid4().hex[:10]}"
+    first, second = (
+        PersistentMemory(
+            settings(pgvector_url, collection), tmp_path / name, domain="general", task_type="general"
+        )
+        for name in ("first", "second")
+    )
+    try:
+        line: RecordMessage = {"role": "user", "content": "The ferry leaves at 06:40."}
+        other: RecordMessage = {"role": "user", "content": "The pier is number 3."}
+        [held] = first.record([line], RecordContext("agent_a", "talk", 0)).added
+        monkeypatch.setattr(second.index, "ids_for_keys", lambda keys: {})  # the look-up came first
+        late, fresh = second.record_many(
+            [(line, RecordContext("agent_b", "talk", 0)), (other, RecordContext("agent_b", "talk", 0))]
+        )
+        assert (late.added, late.existing) == ([], [held])
+        assert len(fresh.added) == 1 and fresh.existing == []
+        memories = {memory.text: memory for memory in first.list_memories()}
+        assert sorted(memories) == [line["content"], other["content"]]
+        assert [s.agent_id for s in memories[line["content"]].sources] == ["agent_a", "agent_b"]
+        points = first.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]
+        assert sorted(point["memory"] for point in points) == sorted(memories), "no orphan point"
+    finally:
+        first.close()
+        second.close()
+        close_clients()

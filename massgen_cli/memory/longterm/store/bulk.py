@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from massgen_cli.memory.longterm.store.journal import NAMESPACE
+from massgen_cli.memory.longterm.store.vectors import vector_text
 
 _HISTORY_ROW = (
     "INSERT INTO history (id, memory_id, old_memory, new_memory, event, created_at, updated_at, "
@@ -88,12 +89,13 @@ def one_commit(store: Any) -> Iterator[None]:
 
 
 def _vector(store: Any, vector: Sequence[float]) -> Any:
-    """A vector as ``store`` takes it: a list, or for pgvector its text (``[0.1, 0.2, ...]``, which
-    PostgreSQL reads as the column's type: the same values, without the slow adaptation of a list of
-    floats to an array)."""
-    values = list(map(float, vector))
+    """A vector as ``store`` takes it: a list, or for pgvector its text (``store.vectors.vector_text``,
+    which PostgreSQL reads as the column's type: the same float32 values, without the slow adaptation of
+    a list of floats to an array)."""
     pgvector = sys.modules.get("mem0.vector_stores.pgvector")  # loaded when the store is one
-    return str(values) if pgvector is not None and isinstance(store, pgvector.PGVector) else values
+    if pgvector is not None and isinstance(store, pgvector.PGVector):
+        return vector_text(vector)
+    return list(map(float, vector))
 
 
 def _local_persistence(store: Any) -> Any:

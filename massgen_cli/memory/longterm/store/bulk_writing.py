@@ -60,13 +60,18 @@ class BulkWriter:
         token = begin_write(self.index) if fresh else None
         try:
             written = self._write_vectors(fresh, token, ready or {}) if token else {}
-            with self.index.batch():
+            placed: dict[str, Placed] = {}
+            with self.index.batch() as taken:
                 for outcome, draft, context in drafts:
                     if draft.key in written:
                         memory_id, vector = written.pop(draft.key)
+                        placed[memory_id] = (outcome, draft, context)
                         self.writer.index_new(memory_id, draft, context, outcome, vector)
                     elif existing := known.get(draft.key) or self.index.id_for_key(draft.key):
                         self.writer.add_source(existing, draft.source, context, outcome)
+            for memory_id, _ in taken:  # answered when the batch ended (the server's index)
+                outcome, draft, context = placed[memory_id]
+                self.writer.key_taken(memory_id, draft, context, outcome)
         finally:
             if token:
                 self.index.finish(token)

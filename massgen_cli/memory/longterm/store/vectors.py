@@ -5,10 +5,28 @@ milliseconds, where local Qdrant scores filtered points in Python (about 90 ms).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 CHUNK_ROWS = 4096
 """Rows scored at once (each chunk is widened to float64 for the product)."""
+
+
+def vector_text(vector: Sequence[float] | Any) -> str | None:
+    """A vector as pgvector reads it from text (``[0.1,0.2,...]``), each value as the float32 every
+    index keeps, written with the 9 significant digits that give that float32 back exactly (3 times
+    faster than Python's own list text, whose 17 digits say the same float32)."""
+    if vector is None:
+        return None
+    import numpy as np
+
+    values = np.asarray(vector, dtype=np.float32).tolist()
+    return _vector_format(len(values)) % tuple(values)
+
+
+@lru_cache(maxsize=8)
+def _vector_format(dimensions: int) -> str:
+    return "[" + ",".join(["%.9g"] * dimensions) + "]"
 
 
 class VectorMatrix:

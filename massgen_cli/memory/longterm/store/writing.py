@@ -166,12 +166,19 @@ class MemoryWriter:
         try:
             self.index.add(memory_id, draft.key, draft.text, fields, draft.source, vector)
         except KeyTaken:  # another process stored the same content a moment ago
-            self.mem0.memory.delete(memory_id)
-            existing = self.index.id_for_key(draft.key)
-            if existing is not None:
-                self.add_source(existing, draft.source, context, outcome)
+            self.key_taken(memory_id, draft, context, outcome)
             return
         outcome.added.append(memory_id)
+
+    def key_taken(self, memory_id: str, draft: Draft, context: RecordContext, outcome: RecordOutcome) -> None:
+        """The index refused ``memory_id`` (its key was taken by another process a moment before): its
+        point goes, and the draft becomes a source of the memory that holds the key."""
+        if memory_id in outcome.added:  # an add answered when its batch ended
+            outcome.added.remove(memory_id)
+        self.mem0.memory.delete(memory_id)
+        existing = self.index.id_for_key(draft.key)
+        if existing is not None:
+            self.add_source(existing, draft.source, context, outcome)
 
     def add_source(
         self, memory_id: str, source: Source, context: RecordContext, outcome: RecordOutcome

@@ -34,10 +34,12 @@ class KeptRecords(Protocol):
     def ids_for_keys(self, keys: Iterable[str]) -> dict[str, str]:
         """The id of each of ``keys`` the index holds (one read for many: bulk writes)."""
 
-    def batch(self) -> AbstractContextManager[None]:
+    def batch(self) -> AbstractContextManager[list[tuple[str, str]]]:
         """Writes made inside land together, in one commit, or not at all (an ``add`` refused with
         ``KeyTaken`` leaves the others standing); where the index has no transactions, each as it is
-        made."""
+        made. An index that answers ``add`` only when the batch ends (the server's, whose writes are
+        pipelined) does not raise ``KeyTaken`` inside: the ``(memory id, key)`` of each refused add is
+        in the list given, once the block is left."""
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None

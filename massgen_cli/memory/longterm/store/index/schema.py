@@ -173,14 +173,14 @@ class IndexFile:
             self._db.close()
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> Iterator[list[tuple[str, str]]]:
         """The writes made inside commit together at the end (one disk sync rather than one each), or
-        not at all; the index is this thread's meanwhile."""
+        not at all; the index is this thread's meanwhile (``add`` answers at once)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             self._batched = True
             try:
-                yield
+                yield []
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:

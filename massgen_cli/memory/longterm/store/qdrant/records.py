@@ -63,9 +63,10 @@ class QdrantRecords(QdrantSources):
         return {str(point.payload["key"]): str(point.payload["memory_id"]) for point in found}
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Qdrant has no transactions: each write inside lands as it is made."""
-        yield
+    def batch(self) -> Iterator[list[tuple[str, str]]]:
+        """Qdrant has no transactions: each write inside lands as it is made (and ``add`` answers at
+        once)."""
+        yield []
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
 from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
@@ -56,11 +55,3 @@ class ServerBase:
 
 def distinct(ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ids))
-
-
-def vector_text(vector: Sequence[float] | Any) -> str | None:
-    """A vector as pgvector reads it from text: ``[0.1, 0.2, ...]`` (Python's own list text, which
-    writes each value as ``repr`` does, several times faster than joining them here)."""
-    if vector is None:
-        return None
-    return str(list(map(float, vector)))

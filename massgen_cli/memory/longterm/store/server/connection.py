@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
@@ -46,6 +46,22 @@ class ServerConnection:
             cursor.execute(statement, params)
             return cursor.fetchall() if self._pipelined or cursor.description else []
 
+    def rows_later(self, statement: str, params: Any = None) -> Callable[[], list[tuple[Any, ...]]]:
+        """Send a statement that returns rows; what it returned is read when the function given back is
+        called (in a pipeline the server is not waited for until then, so thousands of statements go
+        without a round trip each). Call it before the transaction ends."""
+        with self.cursor(keep=True) as cursor:
+            cursor.execute(statement, params)
+
+        def read() -> list[tuple[Any, ...]]:
+            with self._lock, self._failures():
+                try:
+                    return cursor.fetchall() if self._pipelined or cursor.description else []
+                finally:
+                    cursor.close()
+
+        return read
+
     def one(self, statement: str, params: Any = None) -> tuple[Any, ...] | None:
         found = self.rows(statement, params)
         return found[0] if found else None
@@ -62,16 +78,29 @@ class ServerConnection:
                 cursor.executemany(statement, rows)
 
     @contextlib.contextmanager
-    def cursor(self) -> Iterator[Any]:
+    def cursor(self, *, keep: bool = False) -> Iterator[Any]:
+        """A cursor of the connection, closed after the block (``keep``: left open for its results to
+        be read later, closed then)."""
+        with self._lock, self._failures():
+            cursor = self._open().cursor()
+            try:
+                yield cursor
+            except BaseException:
+                cursor.close()
+                raise
+            if not keep:
+                cursor.close()
+
+    @contextlib.contextmanager
+    def _failures(self) -> Iterator[None]:
+        """A lost connection becomes one clear line (and is opened again for the next statement)."""
         import psycopg
 
-        with self._lock:
-            try:
-                with self._open().cursor() as cursor:
-                    yield cursor
-            except psycopg.OperationalError as error:
-                self._drop()
-                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+        try:
+            yield
+        except psycopg.OperationalError as error:
+            self._drop()
+            raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
 
     @contextlib.contextmanager
     def transaction(self, *, pipelined: bool = False) -> Iterator[ServerConnection]:

@@ -28,8 +28,8 @@ from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_conditi
 from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
 from massgen_cli.memory.longterm.store.index.terms import query_terms
-from massgen_cli.memory.longterm.store.server.base import vector_text
 from massgen_cli.memory.longterm.store.server.schema import ServerTables
+from massgen_cli.memory.longterm.store.vectors import vector_text
 
 FTS5_IDF_FLOOR = 1e-6
 """FTS5 scores a term found in most memories 1e-6 rather than a negative weight."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from massgen_cli.memory.longterm.record.dates import memory_day
@@ -19,7 +19,8 @@ from massgen_cli.memory.longterm.store.index.contract import KeyTaken
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.index.upgrade import day_text
-from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
+from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct
+from massgen_cli.memory.longterm.store.vectors import vector_text
 
 VECTORS_MISSING = "vectors_missing"
 """Set while some memory has no vector (one uploaded from an index that had none): searches look for
@@ -30,6 +31,9 @@ SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
 
 class ServerRecords(ServerBase):
     """Memories, their sources and the write journal, on the server."""
+
+    _answers: list[tuple[str, str, Callable[[], list[tuple[Any, ...]]]]] | None = None
+    """Inside a ``batch``: each ``add``'s memory id, key and answer, read when the batch ends."""
 
     def id_for_key(self, key: str) -> str | None:
         row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
@@ -43,19 +47,26 @@ class ServerRecords(ServerBase):
         return dict(found)
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """The writes made inside commit together, or not at all, sent in a pipeline: a write waits for
-        the server only where its answer is read (an ``add`` refused with ``KeyTaken`` wrote nothing,
-        and the batch goes on)."""
+    def batch(self) -> Iterator[list[tuple[str, str]]]:
+        """The writes made inside commit together, or not at all, sent in a pipeline: nothing waits for
+        the server until the batch ends. An ``add`` inside is answered then: the ``(memory id, key)`` of
+        each one refused because the key was taken (by another process a moment before; it wrote
+        nothing) is in the list given, once the block is left."""
+        taken: list[tuple[str, str]] = []
         with self.server.transaction(pipelined=True):
-            yield
+            self._answers = []
+            try:
+                yield taken
+                taken += [(memory_id, key) for memory_id, key, added in self._answers if not added()]
+            finally:
+                self._answers = None
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
     ) -> None:
         """A new memory with its vector, first source, terms and names, in one statement; ``KeyTaken``
         when a memory with ``key`` exists (the unique key decides, not a check before the insert: then
-        nothing is written)."""
+        nothing is written). Inside a ``batch`` the answer comes when the batch ends."""
         indexed = fields.get("indexed") or text
         lexical = memory_terms(indexed, text)
         extra, created_at = json.dumps(fields.get("extra", {})), now_iso()
@@ -65,10 +76,13 @@ class ServerRecords(ServerBase):
         counts, names = Counter(lexical), memory_names(indexed, text).rows()
         params = [*row, *_source_row(memory_id, source)[1:], list(counts), list(counts.values()),
                   [kind for kind, _ in names], [name for _, name in names]]  # fmt: skip
-        if not self.server.rows(self._add_statement(), params):
-            raise KeyTaken(key)
+        added = self.server.rows_later(self._add_statement(), params)
         if vector is None:  # the next dense search makes it
             self.set_meta(VECTORS_MISSING, "1")
+        if self._answers is not None:
+            self._answers.append((memory_id, key, added))
+        elif not added():
+            raise KeyTaken(key)
 
     def _add_statement(self) -> str:
         """The memory row with its vector and, from what it returns (nothing when the key is taken), its

@@ -16,9 +16,10 @@ from massgen_cli.memory.longterm.store.index.context import (
     side_query,
     source_position,
 )
-from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct, vector_text
+from massgen_cli.memory.longterm.store.server.base import ServerBase, distinct
 from massgen_cli.memory.longterm.store.server.ranking import ranking_statement
 from massgen_cli.memory.longterm.store.server.records import SOURCE_COLUMNS, VECTORS_MISSING, source_from_row
+from massgen_cli.memory.longterm.store.vectors import vector_text
 
 
 class ServerSearch(ServerBase):
