@@ -11,8 +11,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from rich.console import Console
-
 from massgen_cli.errors import UsageError
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import speaker_of
@@ -36,14 +34,15 @@ def open_store(config: str | None, state_dir: Path | None, *, searching: bool = 
     """The long-term store a config describes (its memory block, whether or not it is enabled); for a
     search (``searching``), the offline embedder starts loading while the store opens."""
     from massgen_cli.config.memory_loader import load_memory_config
-    from massgen_cli.memory.longterm.store.embedding import warm_embedder
-    from massgen_cli.memory.longterm.store.mem0_config import plan_embedder
+    from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, warm_embedder
+
+    memory = load_memory_config(config)
+    loading = warm_embedder(plan_embedder(memory.persistent_memory.embedding)) if searching else None
+    # The store's modules load while the embedder does.
     from massgen_cli.memory.longterm.store.persistent import PersistentMemory
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
     from massgen_cli.state import resolve_state_dir
 
-    memory = load_memory_config(config)
-    loading = warm_embedder(plan_embedder(memory.persistent_memory.embedding)) if searching else None
     try:
         folder = resolve_state_dir(state_dir)
         store = PersistentMemory(
@@ -135,7 +134,7 @@ def search(
             side = "before" if turn.offset < 0 else "after "
             print(printable(f"       {side} [{turn.source.agent_id} · turn {turn.source.turn}]  {turn.text}"))
     if not hits:
-        Console(stderr=True).print("no memories found")
+        _stderr().print("no memories found")
     return 0
 
 
@@ -204,7 +203,7 @@ def _learned(index: Any, goals: dict[str, str]) -> dict[str, float]:
 def _say_listed(shown: int, hidden: int, session: str | None) -> None:
     """On stderr, before the list: how many stubs of removed tool results it leaves out, or that it is
     empty."""
-    console = Console(stderr=True, highlight=False)
+    console = _stderr(highlight=False)
     if hidden:
         console.print(f"{hidden} stub(s) of removed tool results not shown; --stubs shows them")
     elif not shown:
@@ -240,7 +239,7 @@ def values(config: str | None, state_dir: Path | None, *, goal: str | None, limi
         else:
             print(f"{value:.3f}  ({updates} updates)  {memory.key}  {one_line(memory.text, TEXT_CHARS)}")
     if not ranked:
-        Console(stderr=True).print(f"no learned values for goal '{goal}' yet")
+        _stderr().print(f"no learned values for goal '{goal}' yet")
     return 0
 
 
@@ -265,11 +264,11 @@ def clear(
         raise UsageError("say what to clear: --session ID, or --all for every memory")
     what = f"the memories of session {session}" if session else "every stored memory"
     if not yes and not confirm(f"Delete {what}?"):
-        Console(stderr=True).print("nothing deleted")
+        _stderr().print("nothing deleted")
         return 0
     with open_store(config, state_dir) as store:
         count = store.clear(session_id=session)
-    Console(stderr=True).print(f"deleted {count} memories")
+    _stderr().print(f"deleted {count} memories")
     return 0
 
 
@@ -279,7 +278,7 @@ def confirm(question: str) -> bool:
         raise UsageError(f"{question} Add --yes to confirm when stdin is not a terminal")
     from rich.prompt import Confirm
 
-    return Confirm.ask(question, console=Console(stderr=True))
+    return Confirm.ask(question, console=_stderr())
 
 
 def migrate(config: str | None, state_dir: Path | None, *, again: bool) -> int:
@@ -323,3 +322,10 @@ def _server_index(persistent: PersistentMemoryConfig, state_dir: Path) -> Any:
     # A Qdrant collection is made for the embedder's vectors; PostgreSQL's table takes any size.
     qdrant = persistent.vector_store == "qdrant"
     return open_index(persistent, state_dir, plan_embedder(persistent.embedding).dimensions if qdrant else 0)
+
+
+def _stderr(**options: Any) -> Any:
+    """A Rich console on stderr for the commands' notices (Rich is imported only when one is said)."""
+    from rich.console import Console
+
+    return Console(stderr=True, **options)

@@ -54,7 +54,9 @@ def test_two_gemini_agents_answer_and_vote_with_function_calls(tmp_path, playing
         if field(part, "functionCall") or field(part, "functionResponse")
     ]
     calls = [part for part in given_back if field(part, "functionCall")]
-    assert calls and {field(part, "functionCall")["name"] for part in calls} == {"vote"}
+    # An agent's thread ends with its last decision of turn 1: a vote, or under load a new answer given
+    # after a peer's (which decision comes last is timing).
+    assert calls and {field(part, "functionCall")["name"] for part in calls} <= {"vote", "new_answer"}
     assert all(field(part, "thoughtSignature") for part in calls)
     answered = {
         field(part, "functionResponse")["id"] for part in given_back if field(part, "functionResponse")

@@ -4,7 +4,6 @@ that built it (vectors of two embedders cannot be compared)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 
 from massgen_cli.errors import MemoryStoreError
@@ -25,12 +24,6 @@ def check_embedder(index: StoreIndex, plan: EmbedderPlan) -> None:
             f"this memory store was built with embedder {built_with} but the config asks for {wanted}; "
             "use the same embedding settings, another --state-dir, or `massgen memory clear --all --yes`"
         )
-
-
-def warm_embedder(plan: EmbedderPlan) -> threading.Thread | None:
-    """Start loading the offline embedder in the background when ``plan`` uses it (a search needs it
-    once the index is read); the thread to join, or None."""
-    return shared_local_embedder().warm() if plan.local else None
 
 
 class StoreEmbedding:

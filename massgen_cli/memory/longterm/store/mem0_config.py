@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,11 @@ from typing import Any
 from massgen_cli.config.memory import EmbeddingConfig, ModelEndpoint
 from massgen_cli.config.providers import GEMINI_OPENAI_URL, PROVIDERS
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.store.embedder import LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL
+from massgen_cli.memory.longterm.store.embedder import (
+    LOCAL_EMBEDDING_DIMS,
+    LOCAL_EMBEDDING_MODEL,
+    shared_local_embedder,
+)
 
 PLACEHOLDER_KEY = "not-used"
 
@@ -103,6 +108,13 @@ def _usable(
             placeholder, False, f"no key for the memory LLM ({variable} unset): recording verbatim"
         )
     return MemoryLLMPlan({"provider": provider, "config": config}, True, f"{provider}:{config['model']}")
+
+
+def warm_embedder(plan: EmbedderPlan) -> threading.Thread | None:
+    """Start loading the offline embedder in the background when ``plan`` uses it (a search needs it
+    once the index is read); the thread to join, or None. Call it before importing the store, whose
+    modules then load while the embedder does."""
+    return shared_local_embedder().warm() if plan.local else None
 
 
 def plan_embedder(endpoint: EmbeddingConfig) -> EmbedderPlan:

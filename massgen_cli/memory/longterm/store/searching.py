@@ -61,7 +61,7 @@ class MemorySearch:
 
     def _query_vector(self, query: str) -> Sequence[float]:
         self._index_missing_vectors()
-        self.index.warm()  # while the embedder may still be loading (``warm_embedder``)
+        self.index.warm()  # while the embedder may still be loading (``mem0_config.warm_embedder``)
         return self.embedding.embed([query])[0]
 
     def _hits(self, chosen: list[tuple[str, float]], scope: SearchFilter) -> list[MemoryHit]:

@@ -51,6 +51,18 @@ class VectorMatrix:
             return self._pending[-1][0]
         return int(self.rowids[-1]) if len(self.rowids) else 0
 
+    def adopt(self, rowids: Any, ids: list[str], matrix: Any) -> None:
+        """Start from rows kept before (normalised, in rowid order) instead of none."""
+        self.rowids, self.ids, self.matrix, self._pending = rowids, ids, matrix, []
+
+    def rows(self) -> tuple[Any, list[str], Any]:
+        """The stacked rows: rowids, memory ids and the normalised matrix."""
+        self.stack()
+        import numpy as np
+
+        matrix = self.matrix if self.matrix is not None else np.zeros((0, 0), dtype=np.float32)
+        return self.rowids, self.ids, matrix
+
     def extend(self, rows: Iterable[tuple[int, str, bytes]]) -> None:
         """Rows ``(rowid, id, float32 bytes)`` with rowids above ``last_rowid``; stacked at the next query."""
         self._pending += rows

@@ -113,6 +113,8 @@ class IndexFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()  # held through a batch, whose writes take it again
         self._batched = False
+        self.path = None if str(path) == ":memory:" else path  # None: an index held in memory
+        self._kept_rows = 0
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         try:
             self._prepare()
@@ -154,6 +156,10 @@ class IndexFile:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                # This index's own name: a copy of its vectors kept beside it says whose it is.
+                self._db.execute(
+                    "INSERT INTO meta VALUES ('index_id', lower(hex(randomblob(16)))) ON CONFLICT DO NOTHING"
+                )
                 for table, column, declaration in _ADDED_COLUMNS:
                     present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
                     if column not in present:

@@ -21,6 +21,12 @@ from massgen_cli.memory.longterm.store.index.context import (
     side_query,
     source_position,
 )
+from massgen_cli.memory.longterm.store.index.kept_vectors import (
+    KEEP_AFTER_ROWS,
+    KeptVectors,
+    read_kept,
+    write_kept,
+)
 from massgen_cli.memory.longterm.store.index.records import SOURCE_COLUMNS, source_of
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, placeholders, vector_blob
 from massgen_cli.memory.longterm.store.index.terms import fts_query, query_terms
@@ -101,7 +107,7 @@ class IndexSearch(IndexFile):
             named, more = named_condition(names)
             condition, params = f"{condition} AND {named}", [*params, *more]
         with self._lock:
-            self._sync_vectors()
+            self._stacked_vectors()
             allowed = [
                 row[0]
                 for row in self._db.execute(f"SELECT m.rowid FROM memories m WHERE {condition}", params)
@@ -143,20 +149,41 @@ class IndexSearch(IndexFile):
 
     def warm(self) -> None:
         with self._lock:
-            self._sync_vectors()
-            self.vectors.stack()
+            self._stacked_vectors()
 
-    def _sync_vectors(self) -> None:
-        """Bring the in-memory vectors up to date with the file (another process may have written)."""
+    def _stacked_vectors(self) -> None:
+        """The in-memory vectors up to date with the file (another process may have written), starting
+        from the copy kept beside it in a new process, and a new copy kept once enough rows were read
+        past it (``kept_vectors``)."""
         generation = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
         generation = generation[0] if generation else "0"
         if generation != self.vectors.generation:
             self.vectors.reset(generation)
+            self._kept_rows = self._start_from_kept(generation)
         rows = self._db.execute(
             "SELECT rowid, id, vector FROM memories WHERE rowid > ? AND vector IS NOT NULL ORDER BY rowid",
             (self.vectors.last_rowid,),
         )
         self.vectors.extend(rows)
+        self.vectors.stack()
+        if self.path is not None and len(self.vectors.ids) - self._kept_rows >= KEEP_AFTER_ROWS:
+            write_kept(self.path, KeptVectors(self._identity(generation), *self.vectors.rows()))
+            self._kept_rows = len(self.vectors.ids)
+
+    def _start_from_kept(self, generation: str) -> int:
+        """Adopt the kept copy when it is this index's at this generation and its last row is still
+        here; how many rows it gave."""
+        kept = read_kept(self.path, self._identity(generation)) if self.path is not None else None
+        if kept is None or not kept.ids:
+            return 0
+        last = self._db.execute("SELECT id FROM memories WHERE rowid = ?", (int(kept.rowids[-1]),)).fetchone()
+        if last is None or last[0] != kept.ids[-1]:
+            return 0
+        self.vectors.adopt(kept.rowids, kept.ids, kept.matrix)
+        return len(kept.ids)
+
+    def _identity(self, generation: str) -> str:
+        return f"{self.meta('index_id')}:{generation}"
 
     def without_vectors(self, limit: int) -> list[tuple[str, str]]:
         """``(id, indexed text)`` of memories without a vector (stored before the index kept vectors, or
