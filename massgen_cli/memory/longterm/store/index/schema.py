@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.index.kept_vectors import kept_path
 from massgen_cli.memory.longterm.store.index.upgrade import (
     BUMP_GENERATION,
     INDEX_FORM,
@@ -231,8 +232,11 @@ class IndexFile:
             return self._db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
 
     def _bump_generation(self) -> None:
-        """Tell every process that holds vectors in memory that some were removed or replaced."""
+        """Tell every process that holds vectors in memory that some were removed or replaced; the copy
+        kept beside the file goes too (what was deleted is not left there)."""
         self._db.execute(BUMP_GENERATION)
+        if self.path is not None:
+            kept_path(self.path).unlink(missing_ok=True)
 
 
 def placeholders(ids: Iterable[str]) -> tuple[list[str], str]:
