@@ -1,5 +1,5 @@
 """The index's vectors kept beside its file (``index.db.vectors.npz``), so a new process reads them in
-one go rather than row by row from SQLite: at 10k memories about 15 ms against 100 ms, which is most
+one go rather than row by row from SQLite: at 10k memories about 25 ms against 100 ms, which is most
 of what a ``massgen memory search`` adds to its embedder's start. Only a cache: a copy that does not
 belong to the index (another index's, another generation's, damaged) is passed over, and the rows
 added since it was kept are read from the index as before."""
