@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -34,6 +35,7 @@ class ServerRecords(ServerBase):
 
     _answers: list[tuple[str, str, Callable[[], list[tuple[Any, ...]]]]] | None = None
     """Inside a ``batch``: each ``add``'s memory id, key and answer, read when the batch ends."""
+    _batch_thread = 0
 
     def id_for_key(self, key: str) -> str | None:
         row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
@@ -53,13 +55,20 @@ class ServerRecords(ServerBase):
         each one refused because the key was taken (by another process a moment before; it wrote
         nothing) is in the list given, once the block is left."""
         taken: list[tuple[str, str]] = []
+        if self._batching():  # inside a batch already: the outer one answers, when it ends
+            yield taken
+            return
         with self.server.transaction(pipelined=True):
-            self._answers = []
+            self._answers, self._batch_thread = [], threading.get_ident()
             try:
                 yield taken
                 taken += [(memory_id, key) for memory_id, key, added in self._answers if not added()]
             finally:
                 self._answers = None
+
+    def _batching(self) -> bool:
+        """Whether this thread is inside a ``batch`` (another thread's writes wait for its end)."""
+        return self._answers is not None and self._batch_thread == threading.get_ident()
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
@@ -79,7 +88,7 @@ class ServerRecords(ServerBase):
         added = self.server.rows_later(self._add_statement(), params)
         if vector is None:  # the next dense search makes it
             self.set_meta(VECTORS_MISSING, "1")
-        if self._answers is not None:
+        if self._answers is not None and self._batching():
             self._answers.append((memory_id, key, added))
         elif not added():
             raise KeyTaken(key)
