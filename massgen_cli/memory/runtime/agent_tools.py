@@ -11,6 +11,7 @@ from datetime import date
 from massgen_cli.memory.longterm.record.dates import date_bound, today
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.retrieval import shown_ids
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
 from massgen_cli.memory.runtime.recall import Recall
 from massgen_cli.tools.base import ToolError
@@ -51,6 +52,8 @@ class AgentMemoryTools:
         days = _bound("since", since, end=False), _bound("until", until, end=True)
         search = functools.partial(self.recall.search, since=days[0], until=days[1])
         hits = await asyncio.to_thread(search, agent_id, query, limit, viewer)
+        if self.run.traces is not None:  # what it found is in its context now: it learns with the turn
+            self.run.traces.found(agent_id, shown_ids(hits))
         return [
             FoundMemory(
                 hit.id,

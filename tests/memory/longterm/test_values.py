@@ -192,3 +192,43 @@ def test_the_memories_shown_around_a_hit_learn_with_it(tmp_path, in_process):
     assert values[hit] > 0.5, "the hit was in the winner's context"
     assert values[around] > 0.5, "so was the answer shown beside it"
     assert values[unrelated] == 0.5, "this one was never shown"
+
+
+FOUND_BY_THE_TOOL = """
+agent:
+  id: a
+  backend:
+    type: scripted
+    responses:
+      - {tool: memory_search, args: {query: "Pride parade", since: "June 2023"}}
+      - {tool: new_answer, args: {content: "Yes: Ben went to the Pride parade with his sister in June."}}
+      - {tool: vote, args: {agent_id: agent1, reason: "x"}}
+memory:
+  enabled: true
+  persistent_memory: {enabled: true}
+  retrieval: {limit: 0, context_turns: 0}
+  value_learning: {enabled: true, alpha: 0.5}
+"""
+
+
+def test_what_the_memory_tool_finds_learns_with_the_turn(tmp_path, in_process):
+    config = str(write_config(tmp_path, FOUND_BY_THE_TOOL))
+    said = [
+        {"content": "Ben went to the Pride parade.", "speaker": "Ana", "timestamp": "2023-06-10"},
+        {
+            "content": "The harbour ferry timetable changes every winter.",
+            "speaker": "Ana",
+            "timestamp": "2023-01-05",
+        },
+    ]  # the tool keeps to June 2023 on: it finds the first line alone
+    data = tmp_path / "talk.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in said))
+    assert massgen("memory", "import", str(data), "--config", config, "--session", "talk").exit_code == 0
+
+    run = in_process(FOUND_BY_THE_TOOL, session_id="talk")
+    assert run.app.ask("Did Ben go to the Pride parade?").winner == "a"
+    listing = massgen("memory", "list", "--config", config, "--session", "talk", "--json")
+    values = {row["text"]: row["value"] for row in map(json.loads, listing.stdout.splitlines())}
+    found, unrelated = (line["content"] for line in said)
+    assert values[found] > 0.5, "retrieval was off: the tool found it, in the winner's step"
+    assert values[unrelated] == 0.5, "never found, never shown"

@@ -3,7 +3,8 @@
 Each memory has a value per goal in [0, 1] (0.5 until it learns). When a memory is retrieved into an
 agent's context (a hit, or a memory recorded around a hit and shown with it), that agent's eligibility
 trace for it grows (``e ← λ·e + 1``; the traces of its
-other memories decay, ``e ← λ·e``, one step each retrieval). When the turn ends with a winner, the
+other memories decay, ``e ← λ·e``, one step each retrieval). What the agent's ``memory_search`` tool
+finds grows its traces too, within the step (no decay). When the turn ends with a winner, the
 reward function scores each traced memory:
 
 - in the winning agent's context: ``reward_winner`` (default 1), with the winner's trace;
@@ -56,6 +57,13 @@ class EligibilityTraces:
         traces = self.traces[agent_id]
         for memory_id in traces:
             traces[memory_id] *= self.settings.lambda_
+        for memory_id in dict.fromkeys(memory_ids):
+            traces[memory_id] = traces.get(memory_id, 0.0) + 1.0
+
+    def found(self, agent_id: str, memory_ids: Iterable[str]) -> None:
+        """Memories ``agent_id`` found within its step (its memory tool): their traces grow, no other's
+        decays."""
+        traces = self.traces[agent_id]
         for memory_id in dict.fromkeys(memory_ids):
             traces[memory_id] = traces.get(memory_id, 0.0) + 1.0
 
