@@ -30,12 +30,23 @@ MEMORY_COLUMNS = "id, key, text, domain, task_type, role, created_at, expires_at
 SOURCE_COLUMNS = "memory_id, agent_id, session_id, turn, attempt, extra"
 
 
+class PendingAdds:
+    """The adds of a batch, each with its memory id, key and answer, read when the batch ends; only
+    the thread that opened the batch adds to it (another thread's writes wait for its end)."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+        self.adds: list[tuple[str, str, Callable[[], list[tuple[Any, ...]]]]] = []
+
+    def mine(self) -> bool:
+        return self.thread == threading.get_ident()
+
+
 class ServerRecords(ServerBase):
     """Memories, their sources and the write journal, on the server."""
 
-    _answers: list[tuple[str, str, Callable[[], list[tuple[Any, ...]]]]] | None = None
-    """Inside a ``batch``: each ``add``'s memory id, key and answer, read when the batch ends."""
-    _batch_thread = 0
+    _pending: PendingAdds | None = None
+    """The adds of the ``batch`` open, answered when it ends."""
 
     def id_for_key(self, key: str) -> str | None:
         row = self.server.one(f"SELECT id FROM {self.tables.index} WHERE key = %s", (key,))
@@ -55,20 +66,16 @@ class ServerRecords(ServerBase):
         each one refused because the key was taken (by another process a moment before; it wrote
         nothing) is in the list given, once the block is left."""
         taken: list[tuple[str, str]] = []
-        if self._batching():  # inside a batch already: the outer one answers, when it ends
+        if self._pending is not None and self._pending.mine():  # the outer batch answers, when it ends
             yield taken
             return
         with self.server.transaction(pipelined=True):
-            self._answers, self._batch_thread = [], threading.get_ident()
+            self._pending = pending = PendingAdds()
             try:
                 yield taken
-                taken += [(memory_id, key) for memory_id, key, added in self._answers if not added()]
+                taken += [(memory_id, key) for memory_id, key, added in pending.adds if not added()]
             finally:
-                self._answers = None
-
-    def _batching(self) -> bool:
-        """Whether this thread is inside a ``batch`` (another thread's writes wait for its end)."""
-        return self._answers is not None and self._batch_thread == threading.get_ident()
+                self._pending = None
 
     def add(
         self, memory_id: str, key: str, text: str, fields: dict[str, Any], source: Source, vector: Any = None
@@ -88,8 +95,9 @@ class ServerRecords(ServerBase):
         added = self.server.rows_later(self._add_statement(), params)
         if vector is None:  # the next dense search makes it
             self.set_meta(VECTORS_MISSING, "1")
-        if self._answers is not None and self._batching():
-            self._answers.append((memory_id, key, added))
+        pending = self._pending
+        if pending is not None and pending.mine():
+            pending.adds.append((memory_id, key, added))
         elif not added():
             raise KeyTaken(key)
 
