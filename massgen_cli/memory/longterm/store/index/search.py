@@ -24,6 +24,7 @@ from massgen_cli.memory.longterm.store.index.context import (
 from massgen_cli.memory.longterm.store.index.kept_vectors import (
     KEEP_AFTER_ROWS,
     KeptVectors,
+    kept_path,
     read_kept,
     write_kept,
 )
@@ -155,8 +156,7 @@ class IndexSearch(IndexFile):
         """The in-memory vectors up to date with the file (another process may have written), starting
         from the copy kept beside it in a new process, and a new copy kept once enough rows were read
         past it (``kept_vectors``)."""
-        generation = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
-        generation = generation[0] if generation else "0"
+        generation = self._generation()
         if generation != self.vectors.generation:
             self.vectors.reset(generation)
             self._kept_rows = self._start_from_kept(generation)
@@ -169,6 +169,12 @@ class IndexSearch(IndexFile):
         if self.path is not None and len(self.vectors.ids) - self._kept_rows >= KEEP_AFTER_ROWS:
             write_kept(self.path, KeptVectors(self._identity(generation), *self.vectors.rows()))
             self._kept_rows = len(self.vectors.ids)
+            if self._generation() != generation:  # memories deleted meanwhile: not left in a copy
+                kept_path(self.path).unlink(missing_ok=True)
+
+    def _generation(self) -> str:
+        found = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return found[0] if found else "0"
 
     def _start_from_kept(self, generation: str) -> int:
         """Adopt the kept copy when it is this index's at this generation and its last row is still
