@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
+from massgen_cli.memory.longterm.record.memories import IndexedMemory, RecordContext
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
@@ -25,3 +26,23 @@ def store(tmp_path: Path) -> Iterator[PersistentMemory]:
     yield memory
     memory.close()
     close_clients()
+
+
+def index_kept_in_the_folder(state_dir: Path) -> tuple[IndexedMemory, IndexedMemory]:
+    """What an earlier version kept in the state folder beside a server's store: the Otter line from
+    two agents (one memory, two sources) with a learned value of 0.8, the Falcon line marked stale
+    ("moved"), and agent_b the winner of turn 1 of session ``s``; the two memories, Otter first."""
+    local = open_store(state_dir)
+    for agent, turn, text in (
+        ("agent_a", 1, "Otter ridge opens at nine."),
+        ("agent_b", 2, "Otter ridge opens at nine."),
+        ("agent_b", 1, "Falcon harbour closes at six."),
+    ):
+        local.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
+    otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
+    local.index.set_value(otter.id, "general", 0.8)
+    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
+    local.record_winner("s", 1, "agent_b")
+    local.close()
+    close_clients()
+    return otter, falcon

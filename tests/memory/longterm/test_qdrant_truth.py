@@ -31,6 +31,7 @@ from massgen_cli.memory.longterm.store.vector_stores import close_clients, share
 from massgen_cli.session import Exchange, open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
+from tests.memory.conftest import index_kept_in_the_folder
 from tests.memory.longterm.test_server_truth import FALCON_RUN
 from tests.servers.postgres import free_port
 from tests.servers.qdrant import in_process_server
@@ -217,21 +218,7 @@ def test_a_folder_that_kept_its_index_locally_uploads_it_once(tmp_path, server, 
     """Earlier versions kept sources, values, marks and winners in the state folder beside a Qdrant
     server's collection: the first open of the server store moves them there, and `memory migrate`
     says what it moved."""
-    local = PersistentMemory(
-        PersistentMemoryConfig(enabled=True), tmp_path, domain="general", task_type="general"
-    )
-    for agent, turn, text in (
-        ("agent_a", 1, "Otter ridge opens at nine."),
-        ("agent_b", 2, "Otter ridge opens at nine."),
-        ("agent_b", 1, "Falcon harbour closes at six."),
-    ):
-        local.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
-    otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
-    local.index.set_value(otter.id, "general", 0.8)
-    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
-    local.record_winner("s", 1, "agent_b")
-    local.close()
-    close_clients()
+    otter, falcon = index_kept_in_the_folder(tmp_path)
 
     share_server_client(settings(collection), server)
     moved_to = PersistentMemory(settings(collection), tmp_path, domain="general", task_type="general")

@@ -17,10 +17,10 @@ from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
-from massgen_cli.memory.longterm.store.vector_stores import close_clients
 from massgen_cli.session import open_session
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
+from tests.memory.conftest import index_kept_in_the_folder
 from tests.servers.postgres import free_port
 
 pytestmark = pytest.mark.slow
@@ -208,24 +208,7 @@ def test_names_from_the_server_never_leave_the_session_folder(tmp_path, pgvector
 def test_a_folder_that_kept_its_index_locally_uploads_it_once(tmp_path, pgvector_url, collection):
     """Earlier versions kept sources, values, marks and winners in the state folder beside a server
     table: the first open of the server store moves them there, and `memory migrate` says so."""
-    local = PersistentMemory(
-        PersistentMemoryConfig(enabled=True), tmp_path, domain="general", task_type="general"
-    )
-    local.record(
-        [{"role": "user", "content": "Otter ridge opens at nine."}], RecordContext("agent_a", "s", 1)
-    )
-    local.record(
-        [{"role": "user", "content": "Otter ridge opens at nine."}], RecordContext("agent_b", "s", 2)
-    )
-    local.record(
-        [{"role": "user", "content": "Falcon harbour closes at six."}], RecordContext("agent_b", "s", 1)
-    )
-    otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
-    local.index.set_value(otter.id, "general", 0.8)
-    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
-    local.record_winner("s", 1, "agent_b")
-    local.close()
-    close_clients()
+    otter, falcon = index_kept_in_the_folder(tmp_path)
 
     server = PersistentMemory(
         settings(pgvector_url, collection), tmp_path, domain="general", task_type="general"

@@ -172,26 +172,31 @@ memory:
 """
 
 
+def values_after_a_won_turn(tmp_path, in_process, config_text: str, said: list[dict[str, str]]):  # type: ignore[no-untyped-def]
+    """Import ``said`` as session ``talk``, let the config's one agent win a turn about the parade in
+    that session, and give each line's learned value."""
+    config = str(write_config(tmp_path, config_text))
+    data = tmp_path / "talk.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in said))
+    imported = massgen("memory", "import", str(data), "--config", config, "--session", "talk")
+    assert imported.exit_code == 0, imported.stderr
+    run = in_process(config_text, session_id="talk")
+    assert run.app.ask("Did Ben go to the Pride parade?").winner == "a"
+    listing = massgen("memory", "list", "--config", config, "--session", "talk", "--json")
+    values = {row["text"]: row["value"] for row in map(json.loads, listing.stdout.splitlines())}
+    return [values[line["content"]] for line in said]
+
+
 def test_the_memories_shown_around_a_hit_learn_with_it(tmp_path, in_process):
-    config = str(write_config(tmp_path, SHOWN_AROUND))
     said = [
         {"content": "Did you go to the Pride parade, Ben?", "speaker": "Ana"},
         {"content": "Yes, I went with my sister in June.", "speaker": "Ben"},
         {"content": "The harbour ferry timetable changes every winter.", "speaker": "Ana"},
     ]
-    data = tmp_path / "talk.jsonl"
-    data.write_text("".join(json.dumps(line) + "\n" for line in said))
-    imported = massgen("memory", "import", str(data), "--config", config, "--session", "talk")
-    assert imported.exit_code == 0, imported.stderr
-
-    run = in_process(SHOWN_AROUND, session_id="talk")
-    assert run.app.ask("Did Ben go to the Pride parade?").winner == "a"
-    listing = massgen("memory", "list", "--config", config, "--session", "talk", "--json")
-    values = {row["text"]: row["value"] for row in map(json.loads, listing.stdout.splitlines())}
-    hit, around, unrelated = (line["content"] for line in said)
-    assert values[hit] > 0.5, "the hit was in the winner's context"
-    assert values[around] > 0.5, "so was the answer shown beside it"
-    assert values[unrelated] == 0.5, "this one was never shown"
+    hit, around, unrelated = values_after_a_won_turn(tmp_path, in_process, SHOWN_AROUND, said)
+    assert hit > 0.5, "the hit was in the winner's context"
+    assert around > 0.5, "so was the answer shown beside it"
+    assert unrelated == 0.5, "this one was never shown"
 
 
 FOUND_BY_THE_TOOL = """
@@ -212,23 +217,10 @@ memory:
 
 
 def test_what_the_memory_tool_finds_learns_with_the_turn(tmp_path, in_process):
-    config = str(write_config(tmp_path, FOUND_BY_THE_TOOL))
-    said = [
+    said = [  # the tool keeps to June 2023 on: it finds the first line alone
         {"content": "Ben went to the Pride parade.", "speaker": "Ana", "timestamp": "2023-06-10"},
-        {
-            "content": "The harbour ferry timetable changes every winter.",
-            "speaker": "Ana",
-            "timestamp": "2023-01-05",
-        },
-    ]  # the tool keeps to June 2023 on: it finds the first line alone
-    data = tmp_path / "talk.jsonl"
-    data.write_text("".join(json.dumps(line) + "\n" for line in said))
-    assert massgen("memory", "import", str(data), "--config", config, "--session", "talk").exit_code == 0
-
-    run = in_process(FOUND_BY_THE_TOOL, session_id="talk")
-    assert run.app.ask("Did Ben go to the Pride parade?").winner == "a"
-    listing = massgen("memory", "list", "--config", config, "--session", "talk", "--json")
-    values = {row["text"]: row["value"] for row in map(json.loads, listing.stdout.splitlines())}
-    found, unrelated = (line["content"] for line in said)
-    assert values[found] > 0.5, "retrieval was off: the tool found it, in the winner's step"
-    assert values[unrelated] == 0.5, "never found, never shown"
+        {"content": "The harbour ferry changes its timetable.", "speaker": "Ana", "timestamp": "2023-01-05"},
+    ]
+    found, unrelated = values_after_a_won_turn(tmp_path, in_process, FOUND_BY_THE_TOOL, said)
+    assert found > 0.5, "retrieval was off: the tool found it, in the winner's step"
+    assert unrelated == 0.5, "never found, never shown"

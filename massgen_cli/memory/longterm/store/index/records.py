@@ -99,15 +99,7 @@ class IndexRecords(IndexFile):
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO sources (memory_id, agent_id, session_id, turn, attempt, recorded_at, "
             "extra) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                source.agent_id,
-                source.session_id,
-                source.turn,
-                source.attempt,
-                now_iso(),
-                json.dumps(source.extra, ensure_ascii=False),
-            ),
+            source_row(memory_id, source),
         )
         return cursor.rowcount > 0
 
@@ -203,3 +195,17 @@ def source_of(row: tuple[Any, ...]) -> Source:
     """A source from a row of ``SOURCE_COLUMNS``."""
     _, agent_id, session_id, turn, attempt, extra = row
     return Source(agent_id, session_id, turn, attempt, json.loads(extra) if extra else {})
+
+
+def source_row(memory_id: str, source: Source) -> tuple[Any, ...]:
+    """A source as every index stores it: memory id, agent, session, turn, attempt, when it was
+    recorded, and its own fields as JSON."""
+    return (
+        memory_id,
+        source.agent_id,
+        source.session_id,
+        source.turn,
+        source.attempt,
+        now_iso(),
+        json.dumps(source.extra, ensure_ascii=False),
+    )

@@ -17,6 +17,7 @@ from massgen_cli.memory.longterm.record.dates import memory_day
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
+from massgen_cli.memory.longterm.store.index.records import source_row
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.index.upgrade import day_text
@@ -90,7 +91,7 @@ class ServerRecords(ServerBase):
         row = (memory_id, key, text, fields["domain"], fields["task_type"], fields["role"], created_at,
                fields.get("expires_at"), extra, indexed, len(lexical), vector_text(vector), day)  # fmt: skip
         counts, names = Counter(lexical), memory_names(indexed, text).rows()
-        params = [*row, *_source_row(memory_id, source)[1:], list(counts), list(counts.values()),
+        params = [*row, *source_row(memory_id, source)[1:], list(counts), list(counts.values()),
                   [kind for kind, _ in names], [name for _, name in names]]  # fmt: skip
         added = self.server.rows_later(self._add_statement(), params)
         if vector is None:  # the next dense search makes it
@@ -127,7 +128,7 @@ class ServerRecords(ServerBase):
 
     def add_source(self, memory_id: str, source: Source) -> bool:
         """Another recording of the same content; False if this exact source was known."""
-        return bool(self.server.rows(f"{self._source_insert()} RETURNING 1", _source_row(memory_id, source)))
+        return bool(self.server.rows(f"{self._source_insert()} RETURNING 1", source_row(memory_id, source)))
 
     def _source_insert(self) -> str:
         return (
@@ -227,15 +228,3 @@ def source_from_row(row: tuple[Any, ...]) -> Source:
     """A source from a row of ``SOURCE_COLUMNS``."""
     _, agent_id, session_id, turn, attempt, extra = row
     return Source(agent_id, session_id, int(turn), int(attempt), json.loads(extra) if extra else {})
-
-
-def _source_row(memory_id: str, source: Source) -> tuple[Any, ...]:
-    return (
-        memory_id,
-        source.agent_id,
-        source.session_id,
-        source.turn,
-        source.attempt,
-        now_iso(),
-        json.dumps(source.extra, ensure_ascii=False),
-    )
