@@ -14,7 +14,14 @@ import typer
 
 from massgen_cli import __version__
 from massgen_cli.cli.argv import first_positional, options_after_command, ray_value
-from massgen_cli.cli.guard import end_read_only, leave_without_waiting, reader_gone, stdout_file, watch_stdout
+from massgen_cli.cli.guard import (
+    end_read_only,
+    leave_without_waiting,
+    reader_gone,
+    spare_the_last_collections,
+    stdout_file,
+    watch_stdout,
+)
 from massgen_cli.cli.guard import guarded as _guarded
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
 from massgen_cli.cli.run_flags import (
@@ -195,6 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         leave_without_waiting(ending)
         if _command_words(args) in READ_ONLY_COMMANDS:
             end_read_only(ending)
+        spare_the_last_collections()
         raise ending from None
 
 
