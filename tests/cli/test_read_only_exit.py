@@ -1,10 +1,13 @@
-"""Commands that only read end without the interpreter's teardown once their output is out: what they
-wrote to a pipe arrives whole and their exit code is the command's (run as real processes, since the
-process's own end is the point)."""
+"""How a command's process ends. Commands that only read end without the interpreter's teardown once
+their output is out: what they wrote to a pipe arrives whole and their exit code is the command's. Any
+other command collects its garbage, then freezes the rest out of the interpreter's last collections.
+(Run as real processes, since the process's own end is the point.)"""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from massgen_cli.cli.main import READ_ONLY_COMMANDS, _command_words
 from tests.cli.in_process_cli import massgen
@@ -46,3 +49,33 @@ def test_the_command_words_are_read_wherever_options_stand():
     assert _command_words(["memory", "search", "ferry", "--limit", "3"]) == ("memory", "search")
     assert _command_words(["sessions", "list", "--state-dir", "list"]) == ("sessions", "list")
     assert _command_words(["memory", "import", "data.jsonl"]) not in READ_ONLY_COMMANDS
+
+
+END_OF_A_COMMAND = """
+import gc, sys
+from massgen_cli.cli.main import main
+
+class Cycle:
+    def __del__(self):
+        print("finalised", flush=True)
+
+knot = Cycle()
+knot.self = knot
+del knot
+gc.disable()  # the knot is garbage that only a collection finds
+try:
+    main(["--version"])
+except SystemExit as ended:
+    print(f"exit {ended.code} frozen {gc.get_freeze_count() > 0}", flush=True)
+"""
+
+
+def test_any_other_command_collects_its_garbage_then_freezes_the_rest_before_the_interpreter_ends():
+    """A cycle's finaliser runs when the command ends (its garbage is collected while everything is
+    still there), and what is left is frozen out of the interpreter's last collections."""
+    ended = subprocess.run(
+        [sys.executable, "-c", END_OF_A_COMMAND], capture_output=True, text=True, timeout=120
+    )
+    assert ended.returncode == 0, ended.stderr
+    lines = ended.stdout.splitlines()
+    assert lines[-2:] == ["finalised", "exit 0 frozen True"], ended.stdout
