@@ -95,55 +95,79 @@ class QdrantSearch(QdrantRecords):
         """``(offset, memory id, source)`` of the memories recorded just before and after ``source`` of
         ``memory_id`` in its session (``retrieve.context``), up to ``count`` on each side: source
         points in ``recorded_at`` order, read until ``SPREAD`` per neighbour wanted pass the scope, as
-        the other indexes read them."""
+        the other indexes read them. Five requests in all, unless too few of the first pages pass."""
         identity = point_id(
             "source", memory_id, source.agent_id, source.session_id, source.turn, source.attempt
         )
         found = self.client.retrieve(self.records, [identity], with_payload=["recorded_at"])
         if not found:
             return []
-        at = str(found[0].payload["recorded_at"])
+        at, wanted = str(found[0].payload["recorded_at"]), count * SPREAD
+        pages = [self._page(memory_id, source.session_id, at, wanted, after=after) for after in (False, True)]
         before, after = (
-            self._side(memory_id, source.session_id, at, count * SPREAD, scope, after=side)
-            for side in (False, True)
+            self._rest(memory_id, source.session_id, page, kept, wanted, scope, after=side)
+            for page, kept, side in zip(pages, self._admitted(pages, scope), (False, True), strict=True)
         )
         return nearest(memory_id, before, after, count)
 
-    def _side(
-        self, memory_id: str, session_id: str, at: str, wanted: int, scope: SearchFilter, *, after: bool
-    ) -> list[tuple[str, Source]]:
-        """Up to ``wanted`` records of one side of ``at`` in the session that ``scope`` lets a
-        neighbour come from, nearest first."""
+    def _page(self, memory_id: str, session_id: str, at: str, wanted: int, *, after: bool) -> list[Any]:
+        """Up to ``wanted`` source points of the session on one side of ``at``, nearest first, without
+        ``memory_id``'s (their payloads)."""
         from qdrant_client import models
 
+        moment = models.DatetimeRange.model_validate({"gt" if after else "lt": at})
+        where = records_of("source", equals("session_id", session_id))
+        where.must += [models.FieldCondition(key="recorded_at", range=moment)]
+        where.must_not = [equals("memory_id", memory_id)]
         direction = models.Direction.ASC if after else models.Direction.DESC
-        kept: list[tuple[str, Source]] = []
-        while len(kept) < wanted:
-            moment = models.DatetimeRange.model_validate({"gt" if after else "lt": at})
-            where = records_of("source", equals("session_id", session_id))
-            where.must += [models.FieldCondition(key="recorded_at", range=moment)]
-            where.must_not = [equals("memory_id", memory_id)]
-            order = models.OrderBy(key="recorded_at", direction=direction)
-            points, _ = self.client.scroll(
-                self.records, scroll_filter=where, limit=wanted, order_by=order, with_payload=True
-            )
-            kept += self._admitted([point.payload for point in points], scope)
-            if len(points) < wanted:
-                break
-            at = str(points[-1].payload["recorded_at"])
+        order = models.OrderBy(key="recorded_at", direction=direction)
+        points, _ = self.client.scroll(
+            self.records, scroll_filter=where, limit=wanted, order_by=order, with_payload=True
+        )
+        return [point.payload for point in points]
+
+    def _rest(
+        self,
+        memory_id: str,
+        session_id: str,
+        page: list[Any],
+        kept: list[tuple[str, Source]],
+        wanted: int,
+        scope: SearchFilter,
+        *,
+        after: bool,
+    ) -> list[tuple[str, Source]]:
+        """One side's ``wanted`` nearest that ``scope`` lets a neighbour come from: ``kept`` (what passed
+        of its first ``page``), and further pages while too few passed and the session has more."""
+        while len(kept) < wanted and len(page) == wanted:
+            page = self._page(memory_id, session_id, str(page[-1]["recorded_at"]), wanted, after=after)
+            kept = kept + self._admitted([page], scope)[0]
         return kept[:wanted]
 
-    def _admitted(self, entries: list[dict[str, Any]], scope: SearchFilter) -> list[tuple[str, Source]]:
-        """The source points (in their order) that ``scope`` lets a neighbour come from."""
+    def _admitted(
+        self, pages: list[list[dict[str, Any]]], scope: SearchFilter
+    ) -> list[list[tuple[str, Source]]]:
+        """For each page, its source points (in their order) that ``scope`` lets a neighbour come from;
+        the pages together in two requests (the winners of their turns, the memories still alive)."""
+        entries = [entry for page in pages for entry in page]
         winners = self.winners((entry["session_id"], int(entry["turn"])) for entry in entries)
         seen = context_scope(scope)
-        visible = [entry for entry in entries if counts(seen, {**entry, "won": won(entry, winners)})]
-        if not visible:
-            return []
+        passed = [counts(seen, {**entry, "won": won(entry, winners)}) for entry in entries]
+        visible = [entry["memory_id"] for entry, ok in zip(entries, passed, strict=True) if ok]
+        alive = self._alive(visible, scope)
+        flags = iter(passed)
+        return [
+            [(e["memory_id"], source_of(e)) for e in page if next(flags) and e["memory_id"] in alive]
+            for page in pages
+        ]
+
+    def _alive(self, memory_ids: list[str], scope: SearchFilter) -> set[str]:
+        """Those of ``memory_ids`` that the scope's memory filter admits now."""
+        if not memory_ids:
+            return set()
         where = memory_filter(memory_scope(scope), time.time())
-        where.must.append(one_of("memory_id", [entry["memory_id"] for entry in visible]))
-        alive = {point.payload["memory_id"] for point in self.every(self.memories, where, ["memory_id"])}
-        return [(entry["memory_id"], source_of(entry)) for entry in visible if entry["memory_id"] in alive]
+        where.must.append(one_of("memory_id", memory_ids))
+        return {point.payload["memory_id"] for point in self.every(self.memories, where, ["memory_id"])}
 
     def warm(self) -> None:
         """The server reads the vectors itself."""
