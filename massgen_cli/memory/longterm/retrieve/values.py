@@ -57,8 +57,7 @@ class EligibilityTraces:
         traces = self.traces[agent_id]
         for memory_id in traces:
             traces[memory_id] *= self.settings.lambda_
-        for memory_id in dict.fromkeys(memory_ids):
-            traces[memory_id] = traces.get(memory_id, 0.0) + 1.0
+        self.found(agent_id, memory_ids)
 
     def found(self, agent_id: str, memory_ids: Iterable[str]) -> None:
         """Memories ``agent_id`` found within its step (its memory tool): their traces grow, no other's

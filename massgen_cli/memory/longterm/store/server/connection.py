@@ -42,9 +42,7 @@ class ServerConnection:
 
     def rows(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
         """What a statement that returns rows returns (in a pipeline, after waiting for it)."""
-        with self.cursor() as cursor:
-            cursor.execute(statement, params)
-            return cursor.fetchall() if self._pipelined or cursor.description else []
+        return self.rows_later(statement, params)()
 
     def rows_later(self, statement: str, params: Any = None) -> Callable[[], list[tuple[Any, ...]]]:
         """Send a statement that returns rows; what it returned is read when the function given back is
