@@ -1,5 +1,6 @@
-"""Names in the ranking: a query that names a speaker or an entity ranks their memories ahead of
-look-alikes, in every index, also for memories stored before the index kept names."""
+"""Names in the ranking: a query that names a speaker ranks their memories ahead of look-alikes, and
+ahead of the lines that only address them, in every index, also for memories stored before the index
+kept names."""
 
 from __future__ import annotations
 
@@ -39,17 +40,16 @@ recorded them does; ``dated`` says when, relative to the day it is recorded."""
 PUPPY = "We brought home a puppy called Biscuit."
 
 
-def test_a_memory_names_its_speaker_and_the_capitalised_words_of_its_text():
+def test_a_memory_names_its_speaker_not_the_names_its_text_mentions():
     names = memory_names("[8 May 2023] Dr. Smith: We met Ana in Lisbon.", "We met Ana in Lisbon.")
-    assert (names.speaker, names.entities) == ("dr smith", ("ana", "lisbon"))
-    assert memory_names("bare text, no header", "bare text, no header").speaker == ""
+    assert names.rows() == [("speaker", "dr smith")]
+    assert memory_names("bare text, no header", "bare text, no header").rows() == []
 
 
-def test_a_query_names_speakers_in_any_case_and_entities_inside_a_sentence():
+def test_a_query_names_speakers_in_any_case():
     found = query_names("What did agent_b tell Nora's sister? Ask walrus.")
     assert {"agent_b", "nora", "walrus", "agent_b tell"} <= set(found.speakers)
     assert "what" not in found.speakers and "what did" not in found.speakers, "common words name no one"
-    assert found.entities == ("nora",), "'What' and 'Ask' start their sentences"
     assert not query_names("what is it?") and query_names("what is it?") == QueryNames()
 
 
@@ -88,6 +88,7 @@ def local_kind(state: Path) -> IndexKind:
         run("DELETE FROM names")
         run("DELETE FROM meta WHERE name = 'index_form'")
         for memory_id, indexed in run("SELECT id, indexed FROM memories"):
+            run("INSERT INTO names VALUES (?, 'entity', 'biscuit')", memory_id)  # as the third form kept
             run("UPDATE memories_fts SET body = ? WHERE id = ?", " ".join(terms(indexed)), memory_id)
             run("UPDATE memories SET length = ?, day = NULL WHERE id = ?", len(terms(indexed)), memory_id)
 
@@ -115,6 +116,7 @@ def pgvector_kind(state: Path, url: str) -> IndexKind:
         run(f'DELETE FROM "{collection}_names"')
         run(f"DELETE FROM \"{collection}_meta\" WHERE name = 'index_form'")
         for memory_id, indexed in run(f'SELECT id, indexed FROM "{collection}_index"'):
+            run(f"INSERT INTO \"{collection}_names\" VALUES (%s, 'entity', 'biscuit')", memory_id)
             run(
                 f'UPDATE "{collection}_index" SET length = %s, day = NULL WHERE id = %s',
                 len(terms(indexed)),
@@ -159,6 +161,7 @@ def qdrant_kind(state: Path, server: Any) -> IndexKind:
         plain = [models.PointVectors(id=p.id, vector={"terms": document_terms(terms(p.payload["indexed"]))})
                  for p in points]  # fmt: skip
         server.update_vectors(f"{collection}_index", plain)
+        server.set_payload(f"{collection}_index", {"entities": ["biscuit"]}, points=every)  # the third form's
         for point in points:
             length = {"length": len(terms(point.payload["indexed"]))}
             server.set_payload(f"{collection}_index", length, points=[point.id])
@@ -212,10 +215,10 @@ def test_a_named_agent_comes_first_and_an_old_index_learns_names_and_dates_when_
         store.close()
         close_clients()
     kept, held = index_kind.names(), index_kind.holding(month_term)
-    assert kept == 5 + 4, "each memory's speaker; the entities Walrus, Biscuit, Marten, Biscuit"
+    assert kept == 5, "each memory's speaker, and no name its text mentions"
     assert held >= 1, "the dated memory holds the month it names (and each memory its own month)"
     index_kind.forget()
-    assert index_kind.names() == 0 and index_kind.holding(month_term) == 0
+    assert index_kind.names() == 5 and index_kind.holding(month_term) == 0, "only a mentioned name each"
     store = index_kind.open()
     try:
         assert index_kind.names() == kept and index_kind.holding(month_term) == held
@@ -223,6 +226,40 @@ def test_a_named_agent_comes_first_and_an_old_index_learns_names_and_dates_when_
         assert first_answer(store, day_words, "dated", "lexical") == "I adopted a rabbit yesterday."
         assert dated_between(store, today, today) == ["I adopted a rabbit yesterday."], "its day again"
         assert dated_between(store, yesterday, yesterday) == [], "dated the day it was said"
+    finally:
+        store.close()
+        close_clients()
+
+
+TALK = (
+    ("8 May 2023", "Felix", "Nora, hi! How was your week?"),
+    ("8 May 2023", "Nora", "Busy! We finally adopted a kitten from the shelter on Saturday."),
+    ("8 May 2023", "Felix", "Nora, that's wonderful news!"),
+    ("8 May 2023", "Nora", "She is tiny and grey, and she sleeps on my keyboard."),
+    ("20 May 2023", "Felix", "Nora, that's wonderful news! Wow, Nora, good for you!"),
+    ("20 May 2023", "Nora", "Thanks! Felix, how is the new bike?"),
+    ("20 May 2023", "Felix", "Fast! I adopted a new route to work, Nora."),
+    ("3 June 2023", "Felix", "Nora, that's wonderful news!"),
+    ("3 June 2023", "Felix", "Yeah, Nora! Did you name her yet, Nora?"),
+)
+"""Felix keeps addressing Nora by name, in stock lines said on several days; only Nora says what she
+adopted."""
+
+
+def test_a_question_about_someone_ranks_their_own_line_before_the_lines_that_address_them(index_kind):
+    from massgen_cli.cli.memory_import import import_context, import_message
+
+    lines = [{"content": text, "speaker": who, "timestamp": day} for day, who, text in TALK]
+    store = index_kind.open()
+    try:
+        store.record_many([(import_message(line), import_context(line, "talk", None)) for line in lines])
+        store.record_winner("talk", 0, "import")
+        top = store.search("What pet did Nora adopt?", limit=3, scope=SearchFilter(session_id="talk"))
+        assert top[0].text == TALK[1][2], [hit.text for hit in top]
+        assert any(hit.source.extra["speaker"] == "Felix" for hit in top), "the others still follow"
+        every = store.search("Nora's wonderful news", limit=10, scope=SearchFilter(session_id="talk"))
+        echoed = [hit.text for hit in every if hit.text == "Nora, that's wonderful news!"]
+        assert len(echoed) == 2 and every[-1].text == echoed[0], "said on two days: its echo comes last"
     finally:
         store.close()
         close_clients()

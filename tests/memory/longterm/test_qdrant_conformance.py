@@ -1,11 +1,11 @@
 """The Qdrant index against the local one, on the same memories: what can be equal is equal (which
 memories a scope admits, listing, attribution, the memories around each one, values, stale marks,
 clearing), and the ranking, which Qdrant computes its own way (IDF over the whole collection; the same
-reciprocal rank fusion, ordering equal scores its own way), agrees as far as was measured
+reciprocal rank fusion), agrees as far as was measured
 (``benchmarks/qdrant_agreement.py``; its figures for this set are in the README).
 
 Qdrant is qdrant-client's in-process engine (local mode): the same Query API as a server, sparse
-vectors with the IDF modifier, prefetches and server-side fusion."""
+vectors with the IDF modifier, and the three rankings asked in one batch request."""
 
 from __future__ import annotations
 

@@ -188,14 +188,14 @@ def values_after_a_won_turn(tmp_path, in_process, config_text: str, said: list[d
 
 
 def test_the_memories_shown_around_a_hit_learn_with_it(tmp_path, in_process):
-    said = [
+    said = [  # the question names Ben: his answer is the hit, the question beside it is shown too
+        {"content": "The harbour ferry timetable changes every winter.", "speaker": "Ana"},
         {"content": "Did you go to the Pride parade, Ben?", "speaker": "Ana"},
         {"content": "Yes, I went with my sister in June.", "speaker": "Ben"},
-        {"content": "The harbour ferry timetable changes every winter.", "speaker": "Ana"},
     ]
-    hit, around, unrelated = values_after_a_won_turn(tmp_path, in_process, SHOWN_AROUND, said)
+    unrelated, around, hit = values_after_a_won_turn(tmp_path, in_process, SHOWN_AROUND, said)
     assert hit > 0.5, "the hit was in the winner's context"
-    assert around > 0.5, "so was the answer shown beside it"
+    assert around > 0.5, "so was the question shown beside it"
     assert unrelated == 0.5, "this one was never shown"
 
 

@@ -1,14 +1,11 @@
-"""Who a memory is about: its speaker and the names its text mentions, as the index keeps them (pure
-functions). A search that names someone ranks their memories ahead of look-alikes
-(``retrieve.names``).
+"""Who a memory is about: its speaker, as the index keeps it (pure functions). A search that names
+someone ranks their memories ahead of look-alikes (``retrieve.names``, which says why the names a
+text merely mentions do not count).
 
 A name is written as queries are read: words of letters, digits, underscores and inner hyphens,
 joined by one space, in lower case (``Dr. Smith`` is ``dr smith``, ``agent_a`` stays ``agent_a``).
 The speaker is the one a memory's indexed text names (``[<date>] <speaker>: <text>``: an imported
-``speaker``, ``user`` for the user's words, the agent's id for an agent's). The entities are the
-capitalised words of the text that are not common words ("Biscuit", "Lisbon", "Walrus"); a word that
-starts a sentence counts too, which a query never matches unless it names that word
-(``retrieve.names`` reads a query's names from its capitalised words inside a sentence).
+``speaker``, ``user`` for the user's words, the agent's id for an agent's).
 """
 
 from __future__ import annotations
@@ -35,15 +32,13 @@ COMMON_WORDS = frozenset(
 
 @dataclass(frozen=True)
 class MemoryNames:
-    """A memory's speaker (empty when its indexed text names none) and the entities of its text."""
+    """A memory's speaker (empty when its indexed text names none)."""
 
     speaker: str
-    entities: tuple[str, ...]
 
     def rows(self) -> list[tuple[str, str]]:
-        """``(kind, name)`` as the index keeps them: ``speaker`` and ``entity``."""
-        speaker = [("speaker", self.speaker)] if self.speaker else []
-        return speaker + [("entity", entity) for entity in self.entities]
+        """``(kind, name)`` as the index keeps them: the ``speaker``."""
+        return [("speaker", self.speaker)] if self.speaker else []
 
 
 def name_words(text: str) -> list[str]:
@@ -56,15 +51,6 @@ def as_name(text: str) -> str:
     return " ".join(name_words(text)).casefold()
 
 
-def capitalised(word: str) -> bool:
-    return word[:1].isupper() and word.casefold() not in COMMON_WORDS
-
-
-def entities_of(text: str) -> tuple[str, ...]:
-    """The capitalised words of ``text`` that are not common words, as names, each once."""
-    return tuple(dict.fromkeys(word.casefold() for word in name_words(text) if capitalised(word)))
-
-
 def speaker_in(indexed: str, text: str) -> str:
     """The speaker that ``indexed`` (``[<date>] <speaker>: <text>``) names for ``text``; empty when it
     is the text alone."""
@@ -74,4 +60,4 @@ def speaker_in(indexed: str, text: str) -> str:
 
 def memory_names(indexed: str, text: str) -> MemoryNames:
     """The names of a memory from what the index holds of it: its indexed text and its text."""
-    return MemoryNames(speaker_in(indexed, text), entities_of(text))
+    return MemoryNames(speaker_in(indexed, text))

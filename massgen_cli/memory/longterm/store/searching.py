@@ -1,6 +1,7 @@
-"""Search: the stored vectors, BM25 and the names the query gives, each ranked inside the search's
+"""Search: the stored vectors, BM25 and the speakers the query names, each ranked inside the search's
 scope, fused by reciprocal rank over pools whose size does not depend on the limit, optionally
-reordered by learned values, and attributed to the source that makes each memory visible."""
+reordered by learned values, echoes put after the line they repeat, and attributed to the source that
+makes each memory visible."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from massgen_cli.memory.longterm.record.keys import segment
-from massgen_cli.memory.longterm.record.memories import ContextTurn, MemoryHit
+from massgen_cli.memory.longterm.record.memories import ContextTurn, IndexedMemory, MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
+from massgen_cli.memory.longterm.store.index.terms import terms
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
 BACKFILL_BATCH = 256
@@ -42,21 +44,24 @@ class MemorySearch:
         ``dense`` or ``lexical`` alone). ``scope`` (a session, an agent, a domain, a task type, a
         turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
         place. The same query gives the same first results whatever ``limit``
-        (``retrieve.ranking.tiers``). With ``context``, each hit comes with up to that many memories
-        recorded on each side of it in its session (``retrieve.context``)."""
+        (``retrieve.ranking.tiers``); a line that repeats the words of one ranked before it comes after
+        the rest of its tier (``echoes_last``). With ``context``, each hit comes with up to that many
+        memories recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
         vector = self._query_vector(query) if method != "lexical" else None
         chosen: list[tuple[str, float]] = []
+        memories: dict[str, IndexedMemory] = {}
         for pool in tiers(limit):
             ranked = self.index.ranked(query, vector, pool, scope, method)
             if value_goal and value_weight > 0:
                 ranked = self.values.rank(ranked, segment(value_goal), value_weight)
-            chosen += _new(ranked, chosen)[: pool - len(chosen)]
+            memories |= self.index.get(memory_id for memory_id, _ in ranked if memory_id not in memories)
+            chosen += _new(echoes_last(ranked, memories), chosen)[: pool - len(chosen)]
             if len(chosen) >= limit or len(ranked) < pool:  # enough, or the scope has no more
                 break
-        hits = self._hits(chosen[:limit], scope)
+        hits = self._hits(chosen[:limit], memories, scope)
         return self._with_context(hits, context, scope) if context > 0 else hits
 
     def _query_vector(self, query: str) -> Sequence[float]:
@@ -64,10 +69,11 @@ class MemorySearch:
         self.index.warm()  # while the embedder may still be loading (``mem0_config.warm_embedder``)
         return self.embedding.embed([query])[0]
 
-    def _hits(self, chosen: list[tuple[str, float]], scope: SearchFilter) -> list[MemoryHit]:
+    def _hits(
+        self, chosen: list[tuple[str, float]], memories: dict[str, IndexedMemory], scope: SearchFilter
+    ) -> list[MemoryHit]:
         """The chosen memories, each shown as the source that makes it visible in ``scope``; a memory
         deleted or out of sight since it was ranked is left out."""
-        memories = self.index.get(memory_id for memory_id, _ in chosen)
         sources = self.index.attribute(memories, scope)
         return [
             MemoryHit(memory_id, memories[memory_id].text, score, memories[memory_id], sources[memory_id])
@@ -98,6 +104,24 @@ class MemorySearch:
             self.index.set_vectors(
                 {memory_id: vector for (memory_id, _), vector in zip(batch, vectors, strict=True)}
             )
+
+
+def echoes_last(
+    ranked: list[tuple[str, float]], memories: dict[str, IndexedMemory]
+) -> list[tuple[str, float]]:
+    """``ranked`` with each echo after every first saying: a memory whose text holds the same words as
+    one ranked before it (the same stock line said on other days, "Nora, that's wonderful news!",
+    is a memory of each day) keeps its order among the echoes, after the rest, so repeats do not fill
+    the first places."""
+    said: set[frozenset[str]] = set()
+    first: list[tuple[str, float]] = []
+    echoes: list[tuple[str, float]] = []
+    for pair in ranked:
+        memory = memories.get(pair[0])
+        words = frozenset(terms(memory.text)) if memory is not None else frozenset([pair[0]])
+        (echoes if words in said else first).append(pair)
+        said.add(words)
+    return first + echoes
 
 
 def _new(ranked: list[tuple[str, float]], chosen: list[tuple[str, float]]) -> list[tuple[str, float]]:

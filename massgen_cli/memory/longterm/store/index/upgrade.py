@@ -7,9 +7,10 @@ in the lexical table and their count in ``length``; the embedder reads the text 
 vector is cleared so the next dense search embeds the text (``MemorySearch`` fills missing vectors
 before it ranks). Indexes of the second form split words at underscores since: their terms are made
 again from the indexed text, which stays as it is (keys and vectors too). Indexes made before the index
-kept names (a memory's speaker and the entities of its text, ``record.names``), the dates a memory's
-relative dates name and its own date (in words among its terms, and as the day date filters compare:
-``record.dates``) get them from the indexed text, once."""
+kept names (a memory's speaker, ``record.names``), the dates a memory's relative dates name and its own
+date (in words among its terms, and as the day date filters compare: ``record.dates``) get them from
+the indexed text, once; the names an index of the third form kept of the words a text mentions
+(``entity``, no longer ranked: ``retrieve.names``) go."""
 
 from __future__ import annotations
 
@@ -88,15 +89,16 @@ def _today_form(text: str, old_indexed: str) -> str:
     return indexed_text(text, header["speaker"], header["date"])
 
 
-INDEX_FORM = "3"
-"""Every index (local, PostgreSQL, Qdrant) of this form keeps names, the dates relative dates name, and
-each memory's own date (in words among its terms, and as its day); one of an earlier form gets them
-when it is opened. Kept apart from the text form, which an earlier version that meets a newer one
-rewrites."""
+INDEX_FORM = "4"
+"""Every index (local, PostgreSQL, Qdrant) of this form keeps its memories' speakers, the dates relative
+dates name, and each memory's own date (in words among its terms, and as its day); one of an earlier
+form gets them when it is opened, and loses the names of the words its texts mention. Kept apart
+from the text form, which an earlier version that meets a newer one rewrites."""
 
 
 def upgrade_index(db: sqlite3.Connection) -> None:
-    """What an index of an earlier form lacks, in one transaction: names for every memory that has none,
+    """What an index of an earlier form lacks, in one transaction: speakers for every memory that has none
+    (the names of mentioned words gone),
     terms made again for the memories whose terms today's form counts otherwise (the dates they name),
     and each memory's day; then the mark that it was done."""
     db.execute("BEGIN IMMEDIATE")
@@ -107,6 +109,7 @@ def upgrade_index(db: sqlite3.Connection) -> None:
         rows = db.execute(
             "SELECT id, coalesce(indexed, text), text, length, created_at FROM memories"
         ).fetchall()
+        db.execute("DELETE FROM names WHERE kind = 'entity'")
         named = {row[0] for row in db.execute("SELECT DISTINCT memory_id FROM names")}
         db.executemany(
             "INSERT OR IGNORE INTO names VALUES (?, ?, ?)",

@@ -44,7 +44,6 @@ _INDEX_FIELDS = {
     "sources[].session_id": "keyword",
     "sources[].agent_id": "keyword",
     "speaker": "keyword",
-    "entities": "keyword",
     "day": "integer",
 }
 
@@ -84,10 +83,14 @@ class QdrantBase:
         """What collections made by an earlier version lack: the payload indexes added since, names
         (``record.names``) for the memories stored before the index kept them, terms made again for
         the memories whose terms today's form counts otherwise (the dates they name: ``record.dates``),
-        and each memory's day. Another process doing the same at once writes the same indexes,
-        fields and vectors."""
+        and each memory's day; the names of the words texts mention, which an earlier form kept, go.
+        Another process doing the same at once writes the same indexes, fields and vectors."""
+        from qdrant_client import models
+
         for collection, fields in ((self.memories, _INDEX_FIELDS), (self.records, _RECORD_FIELDS)):
             self._index_fields(collection, fields)
+        everything = models.Filter(must=[])
+        self.client.delete_payload(self.memories, ["entities"], points=everything, wait=True)
         wanted = ["indexed", "text", "speaker", "length", "created_at"]
         for point in self.every(self.memories, None, wanted):
             indexed, text = point.payload.get("indexed") or point.payload["text"], point.payload["text"]

@@ -58,15 +58,10 @@ def memory_filter(scope: SearchFilter, now: float) -> Any:
 
 
 def named_filter(names: QueryNames) -> Any:
-    """``retrieve.names.named_condition`` on a memory point: a named speaker's, or naming an entity."""
+    """``retrieve.names.named_condition`` on a memory point: a named speaker's."""
     from qdrant_client import models
 
-    should = [
-        one_of(field, list(wanted))
-        for field, wanted in (("speaker", names.speakers), ("entities", names.entities))
-        if wanted
-    ]
-    return models.Filter(should=should)
+    return models.Filter(must=[one_of("speaker", list(names.speakers))])
 
 
 def source_filter(scope: SearchFilter) -> Any:

@@ -68,9 +68,8 @@ def day_number(day: date | None) -> int | None:
 
 
 def names_payload(names: MemoryNames) -> dict[str, Any]:
-    """A memory's names as payload fields that filters match: ``speaker`` (empty when none) and
-    ``entities``."""
-    return {"speaker": names.speaker, "entities": list(names.entities)}
+    """A memory's names as payload fields that filters match: ``speaker`` (empty when none)."""
+    return {"speaker": names.speaker}
 
 
 def source_payload(memory_id: str, source: Source, recorded_at: str, writer: str) -> dict[str, Any]:

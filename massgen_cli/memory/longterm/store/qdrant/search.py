@@ -1,7 +1,8 @@
-"""Searching the Qdrant index through its Query API: a dense, a sparse and a named prefetch (dense
-among the memories the query names), each under the search's filter, fused by the server in one
-request with the other indexes' fusion (reciprocal rank, ``retrieve.ranking.RRF_K``); and the source
-each hit is shown as.
+"""Searching the Qdrant index through its Query API: a dense, a sparse and a named ranking (dense among
+the memories of the speakers the query names), each under the search's filter, asked in one batch
+request and fused here by the other indexes' fusion (``retrieve.ranking``: the server's weighted
+fusion stretches each rank by its weight rather than weighing its score); and the source each hit is
+shown as.
 
 Qdrant cannot compute the other indexes' lexical ranking (BM25 with the scope's own statistics): its
 sparse scores take their IDF from the whole collection and the length of each memory against a fixed
@@ -19,7 +20,7 @@ from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.context import SPREAD, context_scope, memory_scope, nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import query_names
-from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
+from massgen_cli.memory.longterm.retrieve.ranking import Method, reciprocal_rank_fusion
 from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.qdrant.filters import (
     counts,
@@ -47,46 +48,49 @@ class QdrantSearch(QdrantRecords):
         self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
         """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
-        of each ranking ``method`` asks for (the dense, sparse and named ones for ``hybrid``, fused by
-        the server by reciprocal rank)."""
+        of each ranking ``method`` asks for (the dense, sparse and named ones for ``hybrid``, asked in
+        one request and fused here as the other indexes fuse theirs)."""
         from qdrant_client import models
 
         prefetches = self._prefetches(query, vector, pool, memory_filter(scope, time.time()), method)
         if not prefetches:
             return []
-        fields = ["memory_id", "key"]
-        if method != "hybrid":
-            [only] = prefetches
-            found = self.client.query_points(
-                self.memories, query=only.query, using=only.using, query_filter=only.filter, limit=pool,
-                with_payload=fields,
-            )  # fmt: skip
-        else:
-            fusion = models.RrfQuery(rrf=models.Rrf(k=RRF_K))
-            found = self.client.query_points(
-                self.memories, prefetch=prefetches, query=fusion, limit=3 * pool, with_payload=fields
+        requests = [
+            models.QueryRequest(
+                query=found.query, using=found.using, filter=found.filter, limit=pool,
+                with_payload=["memory_id", "key"],
             )
-        ranked = sorted(found.points, key=lambda point: (-point.score, point.payload["key"]))
-        return [(point.payload["memory_id"], float(point.score)) for point in ranked]
+            for found in prefetches.values()
+        ]  # fmt: skip
+        answers = self.client.query_batch_points(self.memories, requests)
+        rankings = {
+            role: _in_key_order(answer.points) for role, answer in zip(prefetches, answers, strict=True)
+        }
+        if method != "hybrid":
+            return next(iter(rankings.values()))
+        keys = {point.payload["memory_id"]: point.payload["key"] for a in answers for point in a.points}
+        return reciprocal_rank_fusion(
+            rankings.get("dense", []), rankings.get("lexical", []), rankings.get("named", []), keys
+        )
 
     def _prefetches(
         self, query: str, vector: Sequence[float] | None, pool: int, where: Any, method: Method
-    ) -> list[Any]:
-        """The rankings ``method`` asks for, each under ``where``: dense, sparse, and for ``hybrid``
-        dense among the memories the query names."""
+    ) -> dict[str, Any]:
+        """The rankings ``method`` asks for, by role, each under ``where``: dense, lexical (sparse),
+        and for ``hybrid`` dense among the memories of the speakers the query names."""
         from qdrant_client import models
 
         wanted, names = query_terms(query), query_names(query)
         dense = [float(value) for value in vector] if vector is not None else None
-        prefetches = []
+        prefetches = {}
         if method != "lexical" and dense is not None:
-            prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=where, limit=pool))
+            prefetches["dense"] = models.Prefetch(query=dense, using=DENSE, filter=where, limit=pool)
         if method != "dense" and wanted:
             sparse = query_terms_vector(wanted)
-            prefetches.append(models.Prefetch(query=sparse, using=TERMS, filter=where, limit=pool))
+            prefetches["lexical"] = models.Prefetch(query=sparse, using=TERMS, filter=where, limit=pool)
         if method == "hybrid" and names and dense is not None:
             named = models.Filter(must=[where, named_filter(names)])
-            prefetches.append(models.Prefetch(query=dense, using=DENSE, filter=named, limit=pool))
+            prefetches["named"] = models.Prefetch(query=dense, using=DENSE, filter=named, limit=pool)
         return prefetches
 
     def neighbours(
@@ -209,3 +213,16 @@ class QdrantSearch(QdrantRecords):
             if shown is not None:
                 found[memory_id] = source_of(shown)
         return found
+
+
+SAME_SCORE = 6
+"""Decimal places within which two of the engine's scores are equal: it computes similarities in
+float32, a row's last bits depending on where the row sits, so the same vector stored twice scores
+1e-8 apart; the other indexes score it the same to the bit and order the two by key."""
+
+
+def _in_key_order(points: Sequence[Any]) -> list[tuple[str, float]]:
+    """``(memory id, score)`` of a ranking's points, best first, equal scores (``SAME_SCORE``) in key
+    order."""
+    ranked = sorted(points, key=lambda point: (-round(point.score, SAME_SCORE), point.payload["key"]))
+    return [(point.payload["memory_id"], float(point.score)) for point in ranked]

@@ -25,7 +25,7 @@ from typing import Any
 
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_condition, query_names
-from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, Method
+from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, WEIGHTS, Method
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
 from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.server.schema import ServerTables
@@ -215,8 +215,8 @@ RANKINGS = ("dense", "lexical", "named")
 
 
 def add_fusion(statement: Statement) -> None:
-    """``fused``: each memory's reciprocal-rank score, ``1 / (RRF_K + position)`` in each ranking that
-    holds it (positions from 0 in score then key order), added in the order ``retrieve.ranking`` adds
+    """``fused``: each memory's reciprocal-rank score, ``weight / (RRF_K + position)`` in each ranking
+    that holds it (positions from 0 in score then key order), added in the order ``retrieve.ranking`` adds
     them: the same floating-point sums as the local index; with its place in the lexical ranking
     (``place``), which orders equal scores."""
     for name in RANKINGS:
@@ -224,7 +224,10 @@ def add_fusion(statement: Statement) -> None:
             f"{name}_ranked AS (SELECT id, key, row_number() OVER "
             f'(ORDER BY score DESC, key COLLATE "C") - 1 AS place FROM {name})'
         )
-    score = " + ".join(f"coalesce(1::float8 / ({RRF_K} + {r}.place), 0)" for r in ("d", "l", "n"))
+    score = " + ".join(
+        f"coalesce({weight}::float8 / ({RRF_K} + {r}.place), 0)"
+        for r, weight in zip(("d", "l", "n"), WEIGHTS, strict=True)
+    )
     statement.add(
         f"fused AS (SELECT coalesce(d.id, l.id, n.id) AS id, coalesce(d.key, l.key, n.key) AS key, "
         f"{score} AS score, l.place AS place "

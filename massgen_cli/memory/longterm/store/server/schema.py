@@ -168,12 +168,14 @@ def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
 
 
 def _upgrade(connection: ServerConnection, tables: ServerTables) -> None:
-    """What tables of an earlier form lack: names (``record.names``) for every memory that has none,
+    """What tables of an earlier form lack: speakers (``record.names``) for every memory that has none
+    (the names of mentioned words, which an earlier form kept, gone),
     terms made again for the memories whose terms today's form counts otherwise (the dates they name:
     ``record.dates``), and each memory's day (a column tables of an earlier form lack; altered only
     here, as an ALTER locks the table even when it changes nothing)."""
     connection.run(f"ALTER TABLE {tables.index} ADD COLUMN IF NOT EXISTS day text")
     connection.run(f'CREATE INDEX IF NOT EXISTS "{tables.collection}_index_by_day" ON {tables.index}(day)')
+    connection.run(f"DELETE FROM {tables.names} WHERE kind = 'entity'")
     rows = connection.rows(
         f"SELECT m.id, coalesce(m.indexed, m.text), m.text, m.length, m.created_at, EXISTS (SELECT 1 "
         f"FROM {tables.names} n WHERE n.memory_id = m.id) FROM {tables.index} m"
