@@ -247,6 +247,29 @@ def figures(
     return measure(chosen, methods, show_misses)
 
 
+def run_figures() -> dict[str, float]:
+    """The figures ``benchmarks/run.py`` reports (none when the conversations are absent): any@5, any@10
+    and session@10 of hybrid, alone and counting the turns shown around each hit, and hybrid over the
+    better of its halves at its worst k and category."""
+    tally = figures(DEFAULT_DATA.resolve(), None, METHODS)
+    if tally is None:
+        return {}
+    found = {
+        "real_any_at_5": tally.share("hybrid", "any", 5),
+        "real_any_at_10": tally.share("hybrid", "any", 10),
+        "real_session_at_10": tally.share("hybrid", "session", 10),
+        "real_any_at_5_with_context": tally.share("hybrid+context", "any", 5),
+        "real_any_at_10_with_context": tally.share("hybrid+context", "any", 10),
+    }
+    ratios = [
+        tally.share("hybrid", "any", k, category)
+        / max(tally.share("dense", "any", k, category), tally.share("lexical", "any", k, category), 1e-9)
+        for k in KS
+        for category in CATEGORIES
+    ]
+    return {**found, "real_hybrid_over_better_half": min(ratios)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)

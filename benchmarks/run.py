@@ -31,6 +31,7 @@ import figures_coordination  # noqa: E402
 import figures_memory  # noqa: E402
 import figures_oversized  # noqa: E402
 import import_search  # noqa: E402
+import real_dialogues  # noqa: E402
 import serve  # noqa: E402
 from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
@@ -68,6 +69,10 @@ TARGETS = {
     "largest_request_fraction": Target(0.75),
     "retrieval_recall_at_5": Target(0.9, at_least=True),
     "dialogue_hybrid_over_better_half": Target(1.0, at_least=True),
+    "real_any_at_5": Target(0.8, at_least=True),
+    "real_any_at_10": Target(0.9, at_least=True),
+    "real_session_at_10": Target(0.98, at_least=True),
+    "real_hybrid_over_better_half": Target(1.0, at_least=True),
     "dialogue_lists_changed_by_crowd": Target(0),
     "dialogue_lists_changed_by_limit": Target(0),
     "embedded_default_right_fraction": Target(0.75, at_least=True),
@@ -137,6 +142,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "qdrant_writes": lambda: requests_per_write(10 if quick else 20),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
+        "real_dialogues": real_dialogues.run_figures,
         "recording": lambda: figures_memory.record_overhead(100 if quick else 400),
         "token_counting": figures_memory.token_count_incremental,
         "compression": figures_memory.compression,

@@ -52,9 +52,11 @@ def memory_search(
     context: Annotated[
         int,
         typer.Option(
-            "--context", min=0, help="Also show this many memories recorded before and after each result."
+            "--context",
+            min=0,
+            help="Also show this many memories recorded before and after each result (0: none).",
         ),
-    ] = 0,
+    ] = 1,
     since: SinceFilter = None,
     until: UntilFilter = None,
     as_json: JsonOption = False,

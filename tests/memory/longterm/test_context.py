@@ -44,16 +44,16 @@ def test_memory_search_shows_what_was_said_around_each_result(tmp_path):
     config.write_text(scripted({"a": ["x"]}, memory=MEMORY))
     import_talk(tmp_path, config)
     query = ("memory", "search", "Did you go to the parade?", "--config", str(config), "--limit", "1")
-    alone = json.loads(massgen(*query, "--json").stdout)
+    alone = json.loads(massgen(*query, "--json", "--context", "0").stdout)
     assert alone["text"] == TALK[1][1] and "context" not in alone
-    found = json.loads(massgen(*query, "--json", "--context", "1").stdout)
+    found = json.loads(massgen(*query, "--json").stdout)  # one on each side unless asked otherwise
     assert [(turn["offset"], turn["text"], turn["speaker"]) for turn in found["context"]] == [
         (-1, TALK[0][1], "Melanie"),
         (1, TALK[2][1], "Caroline"),
     ]
     wider = json.loads(massgen(*query, "--json", "--context", "2").stdout)
     assert [turn["offset"] for turn in wider["context"]] == [-1, 1, 2], "nothing before the first line"
-    shown = massgen(*query, "--context", "1").stdout.splitlines()
+    shown = massgen(*query).stdout.splitlines()
     assert shown[0].endswith(TALK[1][1]) and shown[2].startswith("       after  [import · turn 0]")
 
 
