@@ -62,7 +62,9 @@ def test_values_rise_for_winners_fall_for_losers_and_survive_new_processes(tmp_p
     monkeypatch.setenv("MASSGEN_HOME", str(tmp_path / "low"))
     low = run_demo(alpha=0.3)
     winner, loser = low[WINNER_TEXT], low[LOSER_TEXT]
-    assert winner[0] == loser[0] == 0.5, "turn 1 retrieves nothing, so nothing learns"
+    # In turn 1 an agent sees only its own records: a restart that looks memory up after its answer was
+    # recorded (timing) finds that answer, so the winner's may rise and the loser's fall, never the other way.
+    assert winner[0] >= 0.5 >= loser[0], (winner, loser)
     assert winner[0] < winner[1] <= winner[2] and loser[0] > loser[1] >= loser[2]
     # Each restart of an agent looks memory up again and grows its traces, and restarts depend on timing
     # (a busy machine makes more): a value may reach its bound early, but it never turns back.

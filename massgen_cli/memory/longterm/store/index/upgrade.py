@@ -97,10 +97,10 @@ from the text form, which an earlier version that meets a newer one rewrites."""
 
 
 def upgrade_index(db: sqlite3.Connection) -> None:
-    """What an index of an earlier form lacks, in one transaction: speakers for every memory that has none
-    (the names of mentioned words gone),
-    terms made again for the memories whose terms today's form counts otherwise (the dates they name),
-    and each memory's day; then the mark that it was done."""
+    """What an index of an earlier form lacks, in one transaction: speakers for every memory that has
+    none (the names of mentioned words gone), terms made again for the memories whose terms today's
+    form counts otherwise (the dates they name), and each memory's day; then the mark that it was
+    done."""
     db.execute("BEGIN IMMEDIATE")
     try:
         if db.execute("SELECT 1 FROM meta WHERE name = 'index_form' AND value = ?", (INDEX_FORM,)).fetchone():

@@ -50,21 +50,13 @@ class QdrantSearch(QdrantRecords):
         """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
         of each ranking ``method`` asks for (the dense, sparse and named ones for ``hybrid``, asked in
         one request and fused here as the other indexes fuse theirs)."""
-        from qdrant_client import models
 
-        prefetches = self._prefetches(query, vector, pool, memory_filter(scope, time.time()), method)
-        if not prefetches:
+        requests = self._requests(query, vector, pool, memory_filter(scope, time.time()), method)
+        if not requests:
             return []
-        requests = [
-            models.QueryRequest(
-                query=found.query, using=found.using, filter=found.filter, limit=pool,
-                with_payload=["memory_id", "key"],
-            )
-            for found in prefetches.values()
-        ]  # fmt: skip
-        answers = self.client.query_batch_points(self.memories, requests)
+        answers = self.client.query_batch_points(self.memories, list(requests.values()))
         rankings = {
-            role: _in_key_order(answer.points) for role, answer in zip(prefetches, answers, strict=True)
+            role: _in_key_order(answer.points) for role, answer in zip(requests, answers, strict=True)
         }
         if method != "hybrid":
             return next(iter(rankings.values()))
@@ -73,25 +65,31 @@ class QdrantSearch(QdrantRecords):
             rankings.get("dense", []), rankings.get("lexical", []), rankings.get("named", []), keys
         )
 
-    def _prefetches(
+    def _requests(
         self, query: str, vector: Sequence[float] | None, pool: int, where: Any, method: Method
     ) -> dict[str, Any]:
-        """The rankings ``method`` asks for, by role, each under ``where``: dense, lexical (sparse),
-        and for ``hybrid`` dense among the memories of the speakers the query names."""
+        """The rankings ``method`` asks for, by role, each of the ``pool`` best under ``where``: dense,
+        lexical (sparse), and for ``hybrid`` dense among the memories of the speakers the query names."""
         from qdrant_client import models
 
         wanted, names = query_terms(query), query_names(query)
         dense = [float(value) for value in vector] if vector is not None else None
-        prefetches = {}
+        fields = ["memory_id", "key"]
+        requests = {}
         if method != "lexical" and dense is not None:
-            prefetches["dense"] = models.Prefetch(query=dense, using=DENSE, filter=where, limit=pool)
+            requests["dense"] = models.QueryRequest(
+                query=dense, using=DENSE, filter=where, limit=pool, with_payload=fields
+            )
         if method != "dense" and wanted:
-            sparse = query_terms_vector(wanted)
-            prefetches["lexical"] = models.Prefetch(query=sparse, using=TERMS, filter=where, limit=pool)
+            requests["lexical"] = models.QueryRequest(
+                query=query_terms_vector(wanted), using=TERMS, filter=where, limit=pool, with_payload=fields
+            )
         if method == "hybrid" and names and dense is not None:
             named = models.Filter(must=[where, named_filter(names)])
-            prefetches["named"] = models.Prefetch(query=dense, using=DENSE, filter=named, limit=pool)
-        return prefetches
+            requests["named"] = models.QueryRequest(
+                query=dense, using=DENSE, filter=named, limit=pool, with_payload=fields
+            )
+        return requests
 
     def neighbours(
         self, memory_id: str, source: Source, count: int, scope: SearchFilter
