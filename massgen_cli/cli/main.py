@@ -8,11 +8,10 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from massgen_cli import __version__
 from massgen_cli.cli.argv import first_positional, options_after_command, ray_value
 from massgen_cli.cli.guard import (
     end_read_only,
@@ -29,15 +28,28 @@ from massgen_cli.cli.run_flags import (
     BackendOption,
     BaseUrlOption,
     ContinueOption,
+    DeepOption,
+    DomainOption,
     ListBackendsOption,
+    ListExamplesOption,
     ListSessionsOption,
+    MaxCostOption,
     ModelOption,
     OutputFileOption,
+    QuietOption,
     SessionOption,
     StreamEventsOption,
+    StrictOption,
     SystemMessageOption,
+    TaskTypeOption,
+    ValidateJsonOption,
+    ValidateOption,
+    VersionOption,
     WebOption,
 )
+
+if TYPE_CHECKING:
+    from massgen_cli.cli.commands import RunOptions
 
 SUBCOMMANDS = ("sessions", "memory", "batch", "logs", "serve")
 READ_ONLY_COMMANDS = frozenset(
@@ -61,12 +73,6 @@ run_app = typer.Typer(
 )
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"massgen-cli {__version__}")
-        raise typer.Exit()
-
-
 @run_app.command(
     help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
     "Subcommands: `massgen batch`, `massgen serve`, `massgen sessions list|show|delete|prune`, "
@@ -81,42 +87,17 @@ def run(
     config: ConfigOption = None,
     state_dir: StateDirOption = None,
     session: SessionOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
-    domain: Annotated[
-        str | None, typer.Option("--domain", help="Memory domain (overrides memory.domain).")
-    ] = None,
-    task_type: Annotated[
-        str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost",
-            metavar="USD",
-            help="Spend at most this many US dollars in this run (overrides orchestrator.max_cost_usd): "
-            "once spent, no new step starts and the best answer so far is final.",
-        ),
-    ] = None,
-    list_examples: Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")] = False,
-    validate: Annotated[
-        str | None,
-        typer.Option(
-            "--validate",
-            metavar="FILE",
-            help="Load a config (a path or @examples/NAME) without running it and print its errors, "
-            "warnings and notes, what its start needs included (keys, paths, tools, MCP commands); "
-            "exit 0 if valid, 2 if not.",
-        ),
-    ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="With --validate: warnings are errors.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="With --validate: one JSON object.")] = False,
-    deep: Annotated[
-        bool, typer.Option("--deep", help="With --validate: start each MCP server and list its tools.")
-    ] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
+    domain: DomainOption = None,
+    task_type: TaskTypeOption = None,
+    max_cost: MaxCostOption = None,
+    list_examples: ListExamplesOption = False,
+    validate: ValidateOption = None,
+    strict: StrictOption = False,
+    as_json: ValidateJsonOption = False,
+    deep: DeepOption = False,
+    version: VersionOption = False,
     backend: BackendOption = None,
     model: ModelOption = None,
     system_message: SystemMessageOption = None,
@@ -130,34 +111,46 @@ def run(
     web: WebOption = False,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
-    from massgen_cli.cli.commands import RunOptions, ask_or_chat, print_examples, print_sessions
-    from massgen_cli.cli.quickstart import QuickStart, print_backends
+    from massgen_cli.cli.commands import RunOptions
+    from massgen_cli.cli.quickstart import QuickStart
 
     if list_examples or list_backends or list_sessions:
-        listing = print_examples if list_examples else print_backends
-        _guarded(debug, (lambda: print_sessions(state_dir)) if list_sessions else listing)
-        return
-    if validate is not None:
+        _list(debug, state_dir, examples=list_examples, sessions=list_sessions)
+    elif validate is not None:
         from massgen_cli.cli.validate import validate_command
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
-        return
-    if web:
+    elif web:
         _guarded(debug, lambda: _with_web_view(question, config, state_dir, session))
-        return
-    quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
-    outputs = Outputs(automation, stream_events, output_file)
-    options = RunOptions(
-        question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
-    )
-    options = replace(options, quick=quick, outputs=outputs, continue_session=continue_session)
-    if outputs.automated:
+    else:
+        options = RunOptions(
+            question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
+        )
+        quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
+        outputs = Outputs(automation, stream_events, output_file)
+        _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session))
+
+
+def _list(debug: bool, state_dir: Path | None, *, examples: bool, sessions: bool) -> None:
+    """``--list-sessions``, ``--list-examples`` or ``--list-backends``."""
+    from massgen_cli.cli.commands import print_examples, print_sessions
+    from massgen_cli.cli.quickstart import print_backends
+
+    listing = print_examples if examples else print_backends
+    _guarded(debug, (lambda: print_sessions(state_dir)) if sessions else listing)
+
+
+def _ask(options: RunOptions) -> None:
+    """A question, or an interactive session, with the exit codes of automation when it asks for them."""
+    from massgen_cli.cli.commands import ask_or_chat
+
+    if options.outputs.automated:
         from massgen_cli.cli.automation import automation_exit_codes
 
         with automation_exit_codes():
-            _guarded(debug, lambda: ask_or_chat(options))
+            _guarded(options.debug, lambda: ask_or_chat(options))
         return
-    _guarded(debug, lambda: ask_or_chat(options))
+    _guarded(options.debug, lambda: ask_or_chat(options))
 
 
 def _with_web_view(

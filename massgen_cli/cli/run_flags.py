@@ -1,5 +1,5 @@
-"""The question command's options for the quick start, sessions and scripts, as Typer reads them (MassGen's
-names)."""
+"""The question command's options, as Typer reads them (MassGen's names): the run's own, the quick start,
+sessions, scripts, listings and config checks."""
 
 from __future__ import annotations
 
@@ -8,6 +8,51 @@ from typing import Annotated
 
 import typer
 
+from massgen_cli import __version__
+
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")]
+DomainOption = Annotated[
+    str | None, typer.Option("--domain", help="Memory domain (overrides memory.domain).")
+]
+TaskTypeOption = Annotated[
+    str | None, typer.Option("--task-type", help="Memory task type (overrides memory.task_type).")
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        metavar="USD",
+        help="Spend at most this many US dollars in this run (overrides orchestrator.max_cost_usd): "
+        "once spent, no new step starts and the best answer so far is final.",
+    ),
+]
+ListExamplesOption = Annotated[bool, typer.Option("--list-examples", help="List the shipped configs.")]
+ValidateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--validate",
+        metavar="FILE",
+        help="Load a config (a path or @examples/NAME) without running it and print its errors, "
+        "warnings and notes, what its start needs included (keys, paths, tools, MCP commands); "
+        "exit 0 if valid, 2 if not.",
+    ),
+]
+StrictOption = Annotated[bool, typer.Option("--strict", help="With --validate: warnings are errors.")]
+ValidateJsonOption = Annotated[bool, typer.Option("--json", help="With --validate: one JSON object.")]
+DeepOption = Annotated[
+    bool, typer.Option("--deep", help="With --validate: start each MCP server and list its tools.")
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"massgen-cli {__version__}")
+        raise typer.Exit()
+
+
+VersionOption = Annotated[
+    bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+]
 BackendOption = Annotated[
     str | None,
     typer.Option(

@@ -104,98 +104,108 @@ class AgentMemory(Protocol):
 def memory_tools(memory: AgentMemory, agent_id: str) -> list[Tool]:
     """``memory_search``, ``memory_save`` and ``memory_forget`` for ``agent_id``."""
     scopes = SCOPES if memory.all_sessions_allowed(agent_id) else SCOPES[:1]
+    calls = MemoryToolCalls(memory, agent_id, scopes)
+    return [
+        Tool(_search_spec(scopes), calls.search),
+        Tool(_save_spec(), calls.save),
+        Tool(_forget_spec(), calls.forget),
+    ]
 
-    async def search(arguments: dict[str, Any]) -> str:
+
+@dataclass(frozen=True)
+class MemoryToolCalls:
+    """What each memory tool does when ``agent_id`` calls it (``scopes``: the search scopes it may ask)."""
+
+    memory: AgentMemory
+    agent_id: str
+    scopes: tuple[str, ...]
+
+    async def search(self, arguments: dict[str, Any]) -> str:
         query = _text(arguments, "query", HIT_CHARS)
         scope = argument(arguments, "scope", str, "session")
-        if scope not in scopes:
-            raise ToolError(f"scope must be one of {', '.join(scopes)} (this run searches its own session)")
-        everywhere = scope == "all_sessions"
+        if scope not in self.scopes:
+            raise ToolError(
+                f"scope must be one of {', '.join(self.scopes)} (this run searches its own session)"
+            )
         since, until = (argument(arguments, name, str, "").strip() or None for name in ("since", "until"))
-        found = await memory.search_visible(
-            agent_id, query, SEARCH_LIMIT, all_sessions=everywhere, since=since, until=until
+        found = await self.memory.search_visible(
+            self.agent_id, query, SEARCH_LIMIT, all_sessions=scope == "all_sessions", since=since, until=until
         )
-        return _listing(found, memory.session_id)
+        return _listing(found, self.memory.session_id)
 
-    async def save(arguments: dict[str, Any]) -> str:
+    async def save(self, arguments: dict[str, Any]) -> str:
         text = _text(arguments, "text", SAVE_CHARS)
         kind = str(argument(arguments, "kind", str, "note")).strip().lower() or "note"
         if len(kind) > KIND_CHARS:
             raise ToolError(f"argument 'kind' is one word or two (at most {KIND_CHARS} characters)")
-        saved = await memory.save_memory(agent_id, text, kind)
+        saved = await self.memory.save_memory(self.agent_id, text, kind)
         return _saved_text(saved, kind)
 
-    async def forget(arguments: dict[str, Any]) -> str:
+    async def forget(self, arguments: dict[str, Any]) -> str:
         memory_id = _text(arguments, "id", 100)
         reason = _text(arguments, "reason", REASON_CHARS)
-        note = await memory.mark_stale(agent_id, memory_id, reason)
+        note = await self.memory.mark_stale(self.agent_id, memory_id, reason)
         if note is None:
             raise ToolError(f"no memory {memory_id} among those you can see (memory_search shows their ids)")
         if not note.newly:
             return f"Memory {memory_id} was already marked stale by {note.marked_by}: {note.reason}"
         return f"Marked memory {memory_id} stale: it is no longer found or retrieved (kept for audit)."
 
-    return [
-        Tool(
-            ToolSpec(
-                "memory_search",
-                f"Search the long-term memories you can see: yours and those of earlier turns' winners "
-                f"(at most {SEARCH_LIMIT}, best first, each with its id, score, who recorded it and when, "
-                "and what was recorded just before and after it).",
-                schema(
-                    {
-                        "query": {"type": "string", "description": "What to look for."},
-                        "scope": {
-                            "type": "string",
-                            "enum": list(scopes),
-                            "description": "'session' (default): this session's memories"
-                            + ("; 'all_sessions': every session's." if len(scopes) > 1 else "."),
-                        },
-                        "since": {"type": "string", "description": f"Only memories dated from: {DATES}."},
-                        "until": {"type": "string", "description": f"Only memories dated up to: {DATES}."},
-                    },
-                    ["query"],
-                ),
-            ),
-            search,
+
+def _search_spec(scopes: tuple[str, ...]) -> ToolSpec:
+    return ToolSpec(
+        "memory_search",
+        f"Search the long-term memories you can see: yours and those of earlier turns' winners "
+        f"(at most {SEARCH_LIMIT}, best first, each with its id, score, who recorded it and when, "
+        "and what was recorded just before and after it).",
+        schema(
+            {
+                "query": {"type": "string", "description": "What to look for."},
+                "scope": {
+                    "type": "string",
+                    "enum": list(scopes),
+                    "description": "'session' (default): this session's memories"
+                    + ("; 'all_sessions': every session's." if len(scopes) > 1 else "."),
+                },
+                "since": {"type": "string", "description": f"Only memories dated from: {DATES}."},
+                "until": {"type": "string", "description": f"Only memories dated up to: {DATES}."},
+            },
+            ["query"],
         ),
-        Tool(
-            ToolSpec(
-                "memory_save",
-                "Keep a text in long-term memory for later turns, as yours; the other agents see it once "
-                "your answer wins this turn. Returns the memory id.",
-                schema(
-                    {
-                        "text": {
-                            "type": "string",
-                            "description": f"What to keep ({SAVE_CHARS} characters at most).",
-                        },
-                        "kind": {
-                            "type": "string",
-                            "description": "What it is: fact, preference, note (default) or another word.",
-                        },
-                    },
-                    ["text"],
-                ),
-            ),
-            save,
+    )
+
+
+def _save_spec() -> ToolSpec:
+    return ToolSpec(
+        "memory_save",
+        "Keep a text in long-term memory for later turns, as yours; the other agents see it once "
+        "your answer wins this turn. Returns the memory id.",
+        schema(
+            {
+                "text": {"type": "string", "description": f"What to keep ({SAVE_CHARS} characters at most)."},
+                "kind": {
+                    "type": "string",
+                    "description": "What it is: fact, preference, note (default) or another word.",
+                },
+            },
+            ["text"],
         ),
-        Tool(
-            ToolSpec(
-                "memory_forget",
-                "Mark a memory you can see (by its id, from memory_search) as stale, with the reason: it is "
-                "no longer found or retrieved, and kept for audit.",
-                schema(
-                    {
-                        "id": {"type": "string", "description": "The memory's id."},
-                        "reason": {"type": "string", "description": "Why it is wrong or outdated."},
-                    },
-                    ["id", "reason"],
-                ),
-            ),
-            forget,
+    )
+
+
+def _forget_spec() -> ToolSpec:
+    return ToolSpec(
+        "memory_forget",
+        "Mark a memory you can see (by its id, from memory_search) as stale, with the reason: it is "
+        "no longer found or retrieved, and kept for audit.",
+        schema(
+            {
+                "id": {"type": "string", "description": "The memory's id."},
+                "reason": {"type": "string", "description": "Why it is wrong or outdated."},
+            },
+            ["id", "reason"],
         ),
-    ]
+    )
 
 
 def _text(arguments: dict[str, Any], name: str, limit: int) -> str:

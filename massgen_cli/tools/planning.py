@@ -130,18 +130,26 @@ class PlanBook:
 
 
 def _planning_tools(book: PlanBook, agent_id: str) -> list[Tool]:
-    task = {
-        "type": "object",
-        "properties": {
-            "description": {"type": "string"},
-            "priority": {"type": "string", "enum": list(PRIORITIES)},
-            "depends_on": {"type": "array", "items": {"type": "string"}, "description": "Task ids."},
-        },
-        "required": ["description"],
+    calls = PlanCalls(book, agent_id)
+    handlers = {
+        "create_task_plan": calls.create,
+        "add_task": calls.add,
+        "update_task_status": calls.update,
+        "add_task_note": calls.note,
+        "get_task_plan": calls.show,
     }
-    status = {"type": "string", "enum": list(STATUSES)}
+    return [Tool(spec, handlers[spec.name]) for spec in _plan_specs()]
 
-    async def create(arguments: dict[str, Any]) -> str:
+
+@dataclass(frozen=True)
+class PlanCalls:
+    """What each planning tool does to ``agent_id``'s plan in ``book``."""
+
+    book: PlanBook
+    agent_id: str
+
+    async def create(self, arguments: dict[str, Any]) -> str:
+        book, agent_id = self.book, self.agent_id
         if book.plans.get(agent_id):
             raise ToolError(
                 "you already have a plan; use add_task or update_task_status (get_task_plan shows it)"
@@ -156,12 +164,12 @@ def _planning_tools(book: PlanBook, agent_id: str) -> list[Tool]:
             raise
         return _changed(book, agent_id)
 
-    async def add(arguments: dict[str, Any]) -> str:
-        _add(book, agent_id, arguments)
-        return _changed(book, agent_id)
+    async def add(self, arguments: dict[str, Any]) -> str:
+        _add(self.book, self.agent_id, arguments)
+        return _changed(self.book, self.agent_id)
 
-    async def update(arguments: dict[str, Any]) -> str:
-        found = _task(book, agent_id, argument(arguments, "task_id", str))
+    async def update(self, arguments: dict[str, Any]) -> str:
+        found = _task(self.book, self.agent_id, argument(arguments, "task_id", str))
         new = argument(arguments, "status", str)
         if new not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}")
@@ -169,47 +177,50 @@ def _planning_tools(book: PlanBook, agent_id: str) -> list[Tool]:
         note = arguments.get("notes")
         if isinstance(note, str) and note.strip():
             found.notes.append(note.strip())
-        return _changed(book, agent_id)
+        return _changed(self.book, self.agent_id)
 
-    async def note(arguments: dict[str, Any]) -> str:
-        _task(book, agent_id, argument(arguments, "task_id", str)).notes.append(
-            argument(arguments, "note", str)
-        )
-        return _changed(book, agent_id)
+    async def note(self, arguments: dict[str, Any]) -> str:
+        found = _task(self.book, self.agent_id, argument(arguments, "task_id", str))
+        found.notes.append(argument(arguments, "note", str))
+        return _changed(self.book, self.agent_id)
 
-    async def show(arguments: dict[str, Any]) -> str:
-        return _plan_text(book.plans.get(agent_id, []))
+    async def show(self, arguments: dict[str, Any]) -> str:
+        return _plan_text(self.book.plans.get(self.agent_id, []))
 
+
+def _plan_specs() -> list[ToolSpec]:
+    """The planning tools as the model sees them."""
+    task = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"},
+            "priority": {"type": "string", "enum": list(PRIORITIES)},
+            "depends_on": {"type": "array", "items": {"type": "string"}, "description": "Task ids."},
+        },
+        "required": ["description"],
+    }
+    status = {"type": "string", "enum": list(STATUSES)}
     return [
-        Tool(
-            ToolSpec(
-                "create_task_plan",
-                "Create your task plan.",
-                schema({"tasks": {"type": "array", "items": task}}, ["tasks"]),
-            ),
-            create,
+        ToolSpec(
+            "create_task_plan",
+            "Create your task plan.",
+            schema({"tasks": {"type": "array", "items": task}}, ["tasks"]),
         ),
-        Tool(ToolSpec("add_task", "Add a task to your plan.", task), add),
-        Tool(
-            ToolSpec(
-                "update_task_status",
-                "Set a task's status (pending, in_progress, completed, verified, blocked), with notes.",
-                schema(
-                    {"task_id": {"type": "string"}, "status": status, "notes": {"type": "string"}},
-                    ["task_id", "status"],
-                ),
+        ToolSpec("add_task", "Add a task to your plan.", task),
+        ToolSpec(
+            "update_task_status",
+            "Set a task's status (pending, in_progress, completed, verified, blocked), with notes.",
+            schema(
+                {"task_id": {"type": "string"}, "status": status, "notes": {"type": "string"}},
+                ["task_id", "status"],
             ),
-            update,
         ),
-        Tool(
-            ToolSpec(
-                "add_task_note",
-                "Add a note to a task.",
-                schema({"task_id": {"type": "string"}, "note": {"type": "string"}}, ["task_id", "note"]),
-            ),
-            note,
+        ToolSpec(
+            "add_task_note",
+            "Add a note to a task.",
+            schema({"task_id": {"type": "string"}, "note": {"type": "string"}}, ["task_id", "note"]),
         ),
-        Tool(ToolSpec("get_task_plan", "Show your plan.", schema({}, [])), show),
+        ToolSpec("get_task_plan", "Show your plan.", schema({}, [])),
     ]
 
 

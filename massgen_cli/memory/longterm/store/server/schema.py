@@ -26,6 +26,95 @@ _PARTS = (
 )  # fmt: skip
 
 
+_DDL = """
+CREATE TABLE IF NOT EXISTS {meta} (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {index} (
+    seq bigserial UNIQUE,
+    id text PRIMARY KEY,
+    key text UNIQUE NOT NULL,
+    text text NOT NULL,
+    domain text NOT NULL,
+    task_type text NOT NULL,
+    role text NOT NULL,
+    created_at text NOT NULL,
+    expires_at double precision,
+    extra text NOT NULL DEFAULT '{{}}',
+    indexed text,
+    length integer NOT NULL DEFAULT 0,
+    vector vector,
+    day text
+);
+CREATE TABLE IF NOT EXISTS {statistics} (
+    slot integer PRIMARY KEY,
+    memories bigint NOT NULL,
+    length bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {terms} (
+    memory_id text NOT NULL REFERENCES {index}(id) ON DELETE CASCADE,
+    term text NOT NULL,
+    tf integer NOT NULL,
+    PRIMARY KEY (term, memory_id) INCLUDE (tf)
+);
+CREATE INDEX IF NOT EXISTS "{collection}_terms_by_memory" ON {terms}(memory_id);
+CREATE TABLE IF NOT EXISTS {names} (
+    memory_id text NOT NULL REFERENCES {index}(id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    name text NOT NULL,
+    PRIMARY KEY (name, kind, memory_id)
+);
+CREATE INDEX IF NOT EXISTS "{collection}_names_by_memory" ON {names}(memory_id);
+CREATE TABLE IF NOT EXISTS {sources} (
+    seq bigserial PRIMARY KEY,
+    memory_id text NOT NULL REFERENCES {index}(id) ON DELETE CASCADE,
+    agent_id text NOT NULL,
+    session_id text NOT NULL,
+    turn bigint NOT NULL,
+    attempt bigint NOT NULL,
+    recorded_at text NOT NULL,
+    extra text NOT NULL DEFAULT '{{}}',
+    UNIQUE (memory_id, agent_id, session_id, turn, attempt)
+);
+CREATE INDEX IF NOT EXISTS "{collection}_sources_by_session" ON {sources}(session_id, agent_id);
+CREATE TABLE IF NOT EXISTS {values} (
+    memory_id text NOT NULL REFERENCES {index}(id) ON DELETE CASCADE,
+    goal text NOT NULL,
+    value double precision NOT NULL,
+    updates integer NOT NULL DEFAULT 0,
+    updated_at text NOT NULL,
+    PRIMARY KEY (memory_id, goal)
+);
+CREATE TABLE IF NOT EXISTS {winners} (
+    session_id text NOT NULL,
+    turn bigint NOT NULL,
+    agent_id text NOT NULL,
+    attempt bigint,
+    PRIMARY KEY (session_id, turn)
+);
+CREATE TABLE IF NOT EXISTS {stale} (
+    memory_id text PRIMARY KEY REFERENCES {index}(id) ON DELETE CASCADE,
+    reason text NOT NULL,
+    marked_by text NOT NULL,
+    session_id text,
+    turn bigint,
+    marked_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {pending} (
+    token text PRIMARY KEY,
+    kind text NOT NULL,
+    started_at text NOT NULL,
+    owner integer
+);
+CREATE TABLE IF NOT EXISTS {sessions} (
+    session_id text PRIMARY KEY,
+    turns_started bigint NOT NULL DEFAULT 0,
+    record text,
+    state text NOT NULL DEFAULT '{{}}',
+    updated_at text NOT NULL
+);
+"""
+"""The tables of one collection's index: ``{collection}`` and each of ``_PARTS`` as its quoted table name."""
+
+
 @dataclass(frozen=True)
 class ServerTables:
     """The table names of one collection's index, quoted: ``"<collection>_<part>"``."""
@@ -64,92 +153,8 @@ class ServerTables:
         )
 
     def ddl(self) -> str:
-        return f"""
-CREATE TABLE IF NOT EXISTS {self.meta} (name text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS {self.index} (
-    seq bigserial UNIQUE,
-    id text PRIMARY KEY,
-    key text UNIQUE NOT NULL,
-    text text NOT NULL,
-    domain text NOT NULL,
-    task_type text NOT NULL,
-    role text NOT NULL,
-    created_at text NOT NULL,
-    expires_at double precision,
-    extra text NOT NULL DEFAULT '{{}}',
-    indexed text,
-    length integer NOT NULL DEFAULT 0,
-    vector vector,
-    day text
-);
-CREATE TABLE IF NOT EXISTS {self.statistics} (
-    slot integer PRIMARY KEY,
-    memories bigint NOT NULL,
-    length bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {self.terms} (
-    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
-    term text NOT NULL,
-    tf integer NOT NULL,
-    PRIMARY KEY (term, memory_id) INCLUDE (tf)
-);
-CREATE INDEX IF NOT EXISTS "{self.collection}_terms_by_memory" ON {self.terms}(memory_id);
-CREATE TABLE IF NOT EXISTS {self.names} (
-    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
-    kind text NOT NULL,
-    name text NOT NULL,
-    PRIMARY KEY (name, kind, memory_id)
-);
-CREATE INDEX IF NOT EXISTS "{self.collection}_names_by_memory" ON {self.names}(memory_id);
-CREATE TABLE IF NOT EXISTS {self.sources} (
-    seq bigserial PRIMARY KEY,
-    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
-    agent_id text NOT NULL,
-    session_id text NOT NULL,
-    turn bigint NOT NULL,
-    attempt bigint NOT NULL,
-    recorded_at text NOT NULL,
-    extra text NOT NULL DEFAULT '{{}}',
-    UNIQUE (memory_id, agent_id, session_id, turn, attempt)
-);
-CREATE INDEX IF NOT EXISTS "{self.collection}_sources_by_session" ON {self.sources}(session_id, agent_id);
-CREATE TABLE IF NOT EXISTS {self.values} (
-    memory_id text NOT NULL REFERENCES {self.index}(id) ON DELETE CASCADE,
-    goal text NOT NULL,
-    value double precision NOT NULL,
-    updates integer NOT NULL DEFAULT 0,
-    updated_at text NOT NULL,
-    PRIMARY KEY (memory_id, goal)
-);
-CREATE TABLE IF NOT EXISTS {self.winners} (
-    session_id text NOT NULL,
-    turn bigint NOT NULL,
-    agent_id text NOT NULL,
-    attempt bigint,
-    PRIMARY KEY (session_id, turn)
-);
-CREATE TABLE IF NOT EXISTS {self.stale} (
-    memory_id text PRIMARY KEY REFERENCES {self.index}(id) ON DELETE CASCADE,
-    reason text NOT NULL,
-    marked_by text NOT NULL,
-    session_id text,
-    turn bigint,
-    marked_at text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {self.pending} (
-    token text PRIMARY KEY,
-    kind text NOT NULL,
-    started_at text NOT NULL,
-    owner integer
-);
-CREATE TABLE IF NOT EXISTS {self.sessions} (
-    session_id text PRIMARY KEY,
-    turns_started bigint NOT NULL DEFAULT 0,
-    record text,
-    state text NOT NULL DEFAULT '{{}}',
-    updated_at text NOT NULL
-);
-"""
+        """The statements that create every table and index (each only if it is missing)."""
+        return _DDL.format(collection=self.collection, **{part: getattr(self, part) for part in _PARTS})
 
 
 def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
