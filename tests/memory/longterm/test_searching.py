@@ -156,3 +156,27 @@ def test_a_store_made_before_the_index_kept_vectors_gets_them_at_the_first_searc
     [hit] = store.search("who looks after the lighthouse", limit=1, method="dense")
     assert hit.text == "The lighthouse keeper is Morwenna."
     assert store.index.without_vectors(10) == []
+
+
+def test_echoes_come_after_every_first_saying_and_the_first_places_do_not_depend_on_the_limit(store):
+    from massgen_cli.cli.memory_import import import_context, import_message
+
+    stock = ["That's wonderful news about the boat!", "Wow, wonderful news about the boat!"]
+    lines = [
+        {"content": stock[n % 2], "speaker": "Felix", "timestamp": f"{n + 1} May 2023"} for n in range(12)
+    ] + [
+        {
+            "content": f"The boat trip number {n} had wonderful weather.",
+            "speaker": "Nora",
+            "timestamp": "8 May 2023",
+        }
+        for n in range(12)
+    ]
+    store.record_many([(import_message(line), import_context(line, "talk", None)) for line in lines])
+    scope = SearchFilter(session_id="talk")
+    every = [hit.text for hit in store.search("wonderful news about the boat", limit=50, scope=scope)]
+    assert len(every) == 24 and set(every[:2]) == set(stock), "each stock line once, first"
+    assert set(every[-10:]) == set(stock), "the ten echoes last"
+    for limit in (1, 3, 5):
+        found = [hit.text for hit in store.search("wonderful news about the boat", limit=limit, scope=scope)]
+        assert found == every[:limit], limit

@@ -5,7 +5,7 @@ makes each memory visible."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from massgen_cli.memory.longterm.record.keys import segment
@@ -52,16 +52,17 @@ class MemorySearch:
         scope = (scope or SearchFilter()).normalized()
         vector = self._query_vector(query) if method != "lexical" else None
         chosen: list[tuple[str, float]] = []
-        memories: dict[str, IndexedMemory] = {}
+        memories = KnownMemories(self.index)
         for pool in tiers(limit):
             ranked = self.index.ranked(query, vector, pool, scope, method)
             if value_goal and value_weight > 0:
                 ranked = self.values.rank(ranked, segment(value_goal), value_weight)
-            memories |= self.index.get(memory_id for memory_id, _ in ranked if memory_id not in memories)
-            chosen += _new(echoes_last(ranked, memories), chosen)[: pool - len(chosen)]
+            chosen += _new(echoes_last(ranked, limit, memories), chosen)[: pool - len(chosen)]
             if len(chosen) >= limit or len(ranked) < pool:  # enough, or the scope has no more
                 break
-        hits = self._hits(chosen[:limit], memories, scope)
+        hits = self._hits(
+            chosen[:limit], memories.read([memory_id for memory_id, _ in chosen[:limit]]), scope
+        )
         return self._with_context(hits, context, scope) if context > 0 else hits
 
     def _query_vector(self, query: str) -> Sequence[float]:
@@ -70,7 +71,7 @@ class MemorySearch:
         return self.embedding.embed([query])[0]
 
     def _hits(
-        self, chosen: list[tuple[str, float]], memories: dict[str, IndexedMemory], scope: SearchFilter
+        self, chosen: list[tuple[str, float]], memories: Mapping[str, IndexedMemory], scope: SearchFilter
     ) -> list[MemoryHit]:
         """The chosen memories, each shown as the source that makes it visible in ``scope``; a memory
         deleted or out of sight since it was ranked is left out."""
@@ -106,22 +107,41 @@ class MemorySearch:
             )
 
 
+class KnownMemories:
+    """The memories one search has read from the index, each read once."""
+
+    def __init__(self, index: StoreIndex):
+        self.index = index
+        self.known: dict[str, IndexedMemory] = {}
+
+    def read(self, ids: list[str]) -> dict[str, IndexedMemory]:
+        """Those of ``ids`` still in the index (deleted ones are left out)."""
+        self.known |= self.index.get(memory_id for memory_id in ids if memory_id not in self.known)
+        return self.known
+
+
 def echoes_last(
-    ranked: list[tuple[str, float]], memories: dict[str, IndexedMemory]
+    ranked: list[tuple[str, float]], wanted: int, memories: KnownMemories
 ) -> list[tuple[str, float]]:
     """``ranked`` with each echo after every first saying: a memory whose text holds the same words as
     one ranked before it (the same stock line said on other days, "Nora, that's wonderful news!",
     is a memory of each day) keeps its order among the echoes, after the rest, so repeats do not fill
-    the first places."""
+    the first places. Read ``wanted`` memories at a time, until ``wanted`` first sayings are found:
+    the first ``wanted`` places are those of the whole list so ordered, the rest stay as ranked."""
     said: set[frozenset[str]] = set()
     first: list[tuple[str, float]] = []
     echoes: list[tuple[str, float]] = []
-    for pair in ranked:
-        memory = memories.get(pair[0])
-        words = frozenset(terms(memory.text)) if memory is not None else frozenset([pair[0]])
-        (echoes if words in said else first).append(pair)
-        said.add(words)
-    return first + echoes
+    read = 0
+    while read < len(ranked) and len(first) < wanted:
+        chunk = ranked[read : read + wanted]
+        read += len(chunk)
+        known = memories.read([memory_id for memory_id, _ in chunk])
+        for pair in chunk:
+            memory = known.get(pair[0])
+            words = frozenset(terms(memory.text)) if memory is not None else frozenset([pair[0]])
+            (echoes if words in said else first).append(pair)
+            said.add(words)
+    return first + echoes + ranked[read:]
 
 
 def _new(ranked: list[tuple[str, float]], chosen: list[tuple[str, float]]) -> list[tuple[str, float]]:
