@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,14 @@ from massgen_cli.errors import MassGenError, UsageError
 
 if TYPE_CHECKING:
     from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
+    from massgen_cli.memory.longterm.store.bulk_writing import Items
 
 IMPORT_BATCH = 512
+"""Lines written at once, at most."""
+IMPORT_BATCH_WINDOWS = 256
+"""Stored chunks a batch makes, at most (one is embedded while the one before is written): a file of
+long lines is held and embedded about this many chunks at a time, never a whole batch of lines at once
+(50 lines of 1 MB made 47,000 chunks held as vectors together)."""
 IMPORTER = "import"
 """Who recorded an imported line that names no agent (it wins turn 0 of the line's session)."""
 
@@ -33,18 +40,14 @@ def import_file(
 
     lines = sum(1 for _ in _read_jsonl(path))
     tally = ImportTally()
-    batches = (
-        [(import_message(item), import_context(item, session, agent)) for item in batch]
-        for batch in _batches(_read_jsonl(path), IMPORT_BATCH)
-    )
+    batches = _batches(_read_jsonl(path), session, agent, tally)
     with open_store(config, state_dir) as store:
         with Progress(console=Console(stderr=True), transient=True) as bar, Importer(store) as importer:
             task = bar.add_task(f"importing {path.name}", total=lines)
             # Only what the store does not hold yet is embedded; each batch is written at once.
-            for pairs, outcomes in importer.write(batches):
-                for outcome, (_, context) in zip(outcomes, pairs, strict=True):
-                    tally.add(outcome, context)
-                bar.advance(task, len(pairs))
+            for _batch, outcomes in importer.write(batches):
+                tally.add(outcomes)
+                bar.advance(task, tally.lines_in_batches.popleft())
         for session_id in tally.importer_sessions:
             store.record_winner(session_id, 0, IMPORTER)
     console = Console(stderr=True)
@@ -61,25 +64,46 @@ class ImportTally:
     def __init__(self) -> None:
         self.added = self.existing = self.unseen = 0
         self.importer_sessions: set[str] = set()
+        self.lines_in_batches: deque[int] = deque()
+        """The lines each batch read ends, in order (a long line's pieces may span batches)."""
 
-    def add(self, outcome: RecordOutcome, context: RecordContext) -> None:
-        self.added += len(outcome.added)
-        self.existing += len(outcome.existing)
+    def read(self, context: RecordContext) -> None:
         if context.agent_id == IMPORTER:
             if context.turn == 0:
                 self.importer_sessions.add(context.session_id)
             else:
                 self.unseen += 1
 
+    def add(self, outcomes: list[RecordOutcome]) -> None:
+        for outcome in outcomes:
+            self.added += len(outcome.added)
+            self.existing += len(outcome.existing)
 
-def _batches(items: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
+
+def _batches(
+    records: Iterator[dict[str, Any]], session: str | None, agent: str | None, tally: ImportTally
+) -> Iterator[Items]:
+    """The records as batches to write: at most ``IMPORT_BATCH`` lines and about
+    ``IMPORT_BATCH_WINDOWS`` chunks each, a line longer than that split into pieces that make the same
+    chunks (each piece keeps its line's fields)."""
+    from massgen_cli.memory.longterm.record.memories import chunk_text, text_pieces
+
+    batch: Items = []
+    windows = ended = 0
+    for item in records:
+        context = import_context(item, session, agent)
+        tally.read(context)
+        message = import_message(item)
+        for piece in text_pieces(message["content"], IMPORT_BATCH_WINDOWS):
+            if batch and (windows >= IMPORT_BATCH_WINDOWS or len(batch) >= IMPORT_BATCH):
+                tally.lines_in_batches.append(ended)
+                yield batch
+                batch, windows, ended = [], 0, 0
+            batch.append(({**message, "content": piece}, context))
+            windows += len(chunk_text(piece))
+        ended += 1
     if batch:
+        tally.lines_in_batches.append(ended)
         yield batch
 
 

@@ -183,3 +183,31 @@ def test_an_import_of_a_later_turn_without_an_agent_says_how_to_make_it_seen(tmp
     assert "--agent" in imported.stderr and "'turn'" in imported.stderr
     again = massgen("memory", "import", str(data), "--config", config, "--session", "talk", "--agent", "a")
     assert again.exit_code == 0 and "importer's" not in again.stderr
+
+
+def test_an_import_of_long_lines_is_embedded_a_bounded_batch_at_a_time(tmp_path, monkeypatch):
+    """A file of long lines streams: each batch embedded holds about ``IMPORT_BATCH_WINDOWS`` chunks,
+    however long a line is, and the chunks stored are the whole lines' chunks (a 50 MB file of 50 lines
+    was held and embedded whole: 910 MB)."""
+    from massgen_cli.cli import memory_import
+    from massgen_cli.memory.longterm.record.memories import chunk_text
+    from massgen_cli.memory.longterm.store.embedder import LocalEmbedder
+
+    monkeypatch.setattr(memory_import, "IMPORT_BATCH_WINDOWS", 8)
+    embedded: list[int] = []
+    embed_many = LocalEmbedder.embed_many
+    monkeypatch.setattr(
+        LocalEmbedder,
+        "embed_many",
+        lambda self, texts: embedded.append(len(texts)) or embed_many(self, texts),
+    )
+    config = write_config(tmp_path, CONFIG)
+    lines = [" ".join(f"w{line}x{n}" for n in range(3_000)) for line in range(3)]
+    data = tmp_path / "long.jsonl"
+    data.write_text("".join(json.dumps({"content": text, "speaker": "Ann"}) + "\n" for text in lines))
+    chunks = [chunk for text in lines for chunk in chunk_text(text)]
+    imported = massgen("memory", "import", str(data), "--config", str(config))
+    assert imported.exit_code == 0 and f"imported 3 records: {len(chunks)} new memories" in imported.stderr
+    assert len(embedded) >= len(chunks) // 8 and max(embedded) <= 8 + 1
+    listed = massgen("memory", "list", "--config", str(config), "--json").stdout
+    assert sorted(json.loads(line)["text"] for line in listed.splitlines()) == sorted(chunks)

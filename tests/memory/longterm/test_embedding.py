@@ -66,3 +66,25 @@ def test_the_optimised_model_is_kept_in_the_users_cache_and_made_again_when_dama
     assert warmed.embed(text) == made, "loaded from the cache, in the background: the same vector to the bit"
     (cached / MODEL_FILE).write_bytes(b"not a model")
     assert LocalEmbedder().embed(text) == made and (cached / MODEL_FILE).stat().st_size > 1_000, "made again"
+
+
+def test_a_call_pads_at_most_one_longest_texts_worth_and_the_vectors_are_each_texts_alone(monkeypatch):
+    """The activations' memory grows with a call's padded tokens (batches of eight 200-word chunks
+    peaked at 540 MB): long texts go one at a time, short ones together, and a text's vector is the
+    same whatever it is batched with."""
+    from massgen_cli.memory.longterm.store import embedder
+
+    embedder_ = LocalEmbedder()
+    calls: list[list[list[int]]] = []
+    embed_batch = LocalEmbedder._embed_batch
+    monkeypatch.setattr(
+        LocalEmbedder, "_embed_batch", lambda self, ids: calls.append(ids) or embed_batch(self, ids)
+    )
+    long_texts = [" ".join(f"harbour{n} tide{n * i}" for i in range(150)) for n in range(3)]
+    short_texts = [f"The ferry {n} leaves at dawn." for n in range(12)]
+    together = embedder_.embed_many([*long_texts, *short_texts])
+    assert all(len(call) * max(map(len, call)) <= embedder.BATCH_TOKENS for call in calls)
+    assert any(len(call) > 1 for call in calls), "short texts still share a call"
+    alone = [embedder_.embed(text) for text in [*long_texts, *short_texts]]
+    for batched, single in zip(together, alone, strict=True):
+        assert batched == pytest.approx(single, abs=1e-5)

@@ -173,3 +173,15 @@ def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP
         return [text.strip()] if text.strip() else []
     step = words - overlap
     return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens) - overlap, step)]
+
+
+def text_pieces(text: str, windows: int, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """``text`` in pieces of at most ``windows`` of ``chunk_text``'s windows each, cut where a window
+    starts, so the pieces' chunks are the whole text's chunks, in order (a long text is recorded a
+    piece at a time, never all its chunks at once)."""
+    tokens = text.split()
+    step = words - overlap
+    starts = range(0, len(tokens) - overlap, step)
+    if len(starts) <= windows:
+        return [text]
+    return [" ".join(tokens[i : i + windows * step + overlap]) for i in starts[::windows]]

