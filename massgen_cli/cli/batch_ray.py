@@ -4,10 +4,10 @@
 ``concurrency`` tasks are in flight and results come back in completion order.
 
 Long-term memory shared across machines needs a server store: a config whose persistent memory is on
-local Qdrant (a folder one process at a time) is refused before Ray starts. With PostgreSQL (or no
-long-term memory) a task answers in a state folder of its own on its node and its logs, session and
-spooled records come back with its result (``task_bundle``); with Qdrant server mode, whose index lives
-in the state folder, tasks use the driver's state folder path, which every node must share.
+local Qdrant (a folder one process at a time) is refused before Ray starts. With PostgreSQL or a Qdrant
+server (which hold the memory index and the sessions themselves), or no long-term memory, a task
+answers in a state folder of its own on its node, and its logs, session and spooled records come back
+with its result (``task_bundle``): nodes share no folder.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage, RecordOutcome
 from massgen_cli.memory.longterm.store.bulk import VerbatimRecord
-from massgen_cli.memory.longterm.store.journal import begin_write
+from massgen_cli.memory.longterm.store.contention import retried
+from massgen_cli.memory.longterm.store.journal import journalled_write
 from massgen_cli.memory.longterm.store.writing import Draft, MemoryWriter, kept
 
 Items = list[tuple[RecordMessage, RecordContext]]
@@ -18,6 +19,8 @@ Items = list[tuple[RecordMessage, RecordContext]]
 Vectors = Mapping[str, Sequence[float]]
 """Vectors made ahead, by text."""
 Placed = tuple[RecordOutcome, Draft, RecordContext]
+Written = dict[str, tuple[str, Sequence[float]]]
+"""Each new key's point id and vector, as written to the vector store."""
 
 
 class BulkWriter:
@@ -57,29 +60,37 @@ class BulkWriter:
         drafts = self._drafts(items, outcomes)
         known = self.index.ids_for_keys(draft.key for _, draft, _ in drafts)
         fresh = _first_of_each([(draft, context) for _, draft, context in drafts if draft.key not in known])
-        token = begin_write(self.index) if fresh else None
-        try:
-            written = self._write_vectors(fresh, token, ready or {}) if token else {}
-            placed: dict[str, Placed] = {}
-            with self.index.batch() as taken:
-                for outcome, draft, context in drafts:
-                    if draft.key in written:
-                        memory_id, vector = written.pop(draft.key)
-                        placed[memory_id] = (outcome, draft, context)
-                        self.writer.index_new(memory_id, draft, context, outcome, vector)
-                    elif existing := known.get(draft.key) or self.index.id_for_key(draft.key):
-                        self.writer.add_source(existing, draft.source, context, outcome)
-            for memory_id, _ in taken:  # answered when the batch ended (the server's index)
-                outcome, draft, context = placed[memory_id]
-                self.writer.key_taken(memory_id, draft, context, outcome)
-        finally:
-            if token:
-                self.index.finish(token)
+        if not fresh:
+            retried(lambda: self._index_all(drafts, known, {}))
+            return outcomes
+        with journalled_write(self.index, lambda: self.writer.mem0.memory) as token:
+            written = self._write_vectors(fresh, token, ready or {})
+            retried(lambda: self._index_all(drafts, known, written))
         return outcomes
+
+    def _index_all(self, drafts: list[Placed], known: dict[str, str], written: Written) -> None:
+        """The index's rows of ``drafts`` in one transaction (tried again whole when the server aborts
+        it: each try starts from the outcomes and points it was given)."""
+        for outcome, _, _ in drafts:
+            outcome.added.clear()
+            outcome.existing.clear()
+        unplaced = dict(written)
+        placed: dict[str, Placed] = {}
+        with self.index.batch() as taken:
+            for outcome, draft, context in drafts:
+                if draft.key in unplaced:
+                    memory_id, vector = unplaced.pop(draft.key)
+                    placed[memory_id] = (outcome, draft, context)
+                    self.writer.index_new(memory_id, draft, context, outcome, vector)
+                elif existing := known.get(draft.key) or self.index.id_for_key(draft.key):
+                    self.writer.add_source(existing, draft.source, context, outcome)
+        for memory_id, _ in taken:  # answered when the batch ended (the server's index)
+            outcome, draft, context = placed[memory_id]
+            self.writer.key_taken(memory_id, draft, context, outcome)
 
     def _write_vectors(
         self, firsts: list[tuple[Draft, RecordContext]], token: str, ready: Vectors
-    ) -> dict[str, tuple[str, Sequence[float]]]:
+    ) -> Written:
         """The new drafts embedded in one batch (but those ``ready`` has) and written to the vector store
         at once; each key's point id and vector."""
         vectors = self.writer.embedding.stored_vectors([draft.text for draft, _ in firsts], ready)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
@@ -23,6 +24,19 @@ def begin_write(index: StoreIndex) -> str:
     return token
 
 
+@contextlib.contextmanager
+def journalled_write(index: StoreIndex, memory: Callable[[], Any]) -> Iterator[str]:
+    """A write to the vector store and the index as one: journalled (``begin_write``) with the token
+    given, closed when the block ends, and undone when it fails (``undo_write`` on ``memory()``)."""
+    token = begin_write(index)
+    try:
+        yield token
+    except BaseException:
+        undo_write(index, memory(), token)
+        raise
+    index.finish(token)
+
+
 def reconcile(index: StoreIndex, memory: Any) -> None:
     """Finish what a process that died left half-done in mem0's ``memory``: points of a write the index
     never got are removed, and a delete goes through."""
@@ -31,8 +45,26 @@ def reconcile(index: StoreIndex, memory: Any) -> None:
             with contextlib.suppress(Exception):
                 memory.delete(token)
         else:
-            written = memory.get_all(filters={"user_id": NAMESPACE, WRITE_TOKEN: token}, top_k=1000)
-            for item in written.get("results", []):
-                if not index.has(item["id"]):
-                    memory.delete(item["id"])
+            discard_unindexed(index, memory, token)
+        index.finish(token)
+
+
+def discard_unindexed(index: StoreIndex, memory: Any, token: str) -> None:
+    """Remove the points of write ``token`` that the index does not hold (a page at a time, until a page
+    holds none: a batch may have written thousands)."""
+    while True:
+        written = memory.get_all(filters={"user_id": NAMESPACE, WRITE_TOKEN: token}, top_k=1000)
+        orphans = [item["id"] for item in written.get("results", []) if not index.has(item["id"])]
+        if not orphans:
+            return
+        for memory_id in orphans:
+            memory.delete(memory_id)
+
+
+def undo_write(index: StoreIndex, memory: Any, token: str) -> None:
+    """A write that failed in this process undone at once: its points the index does not hold are
+    removed and the journal entry closed. When that cannot be done now (the server is gone), the entry
+    stays for the next open's ``reconcile``."""
+    with contextlib.suppress(Exception):
+        discard_unindexed(index, memory, token)
         index.finish(token)

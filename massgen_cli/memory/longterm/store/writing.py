@@ -21,7 +21,7 @@ from massgen_cli.memory.longterm.record.memories import (
 )
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken, StoreIndex
-from massgen_cli.memory.longterm.store.journal import NAMESPACE, WRITE_TOKEN, begin_write
+from massgen_cli.memory.longterm.store.journal import NAMESPACE, WRITE_TOKEN, journalled_write
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
 
 
@@ -99,9 +99,8 @@ class MemoryWriter:
 
     def _record_facts(self, messages: list[RecordMessage], context: RecordContext) -> RecordOutcome:
         outcome = RecordOutcome(verbatim=False)
-        token = begin_write(self.index)
-        payload = {**self._payload(context), WRITE_TOKEN: token}
-        try:
+        with journalled_write(self.index, lambda: self.mem0.memory) as token:
+            payload = {**self._payload(context), WRITE_TOKEN: token}
             result = self.mem0.memory.add(messages, user_id=NAMESPACE, metadata=payload, infer=True)
             facts = replace(context, level="semantic")
             for item in result.get("results", []):
@@ -109,8 +108,6 @@ class MemoryWriter:
                     continue
                 outcome.facts += 1
                 self._adopt(item["id"], self._draft(str(item["memory"]), "assistant", facts), facts, outcome)
-        finally:
-            self.index.finish(token)
         return outcome
 
     def _draft(
@@ -126,8 +123,7 @@ class MemoryWriter:
             self.add_source(existing, draft.source, context, outcome)
             return
         vector = self.embedding.stored_vector(draft.text)
-        token = begin_write(self.index)
-        try:
+        with journalled_write(self.index, lambda: self.mem0.memory) as token:
             result = self.mem0.memory.add(
                 [{"role": draft.role, "content": draft.text}],
                 user_id=NAMESPACE,
@@ -135,8 +131,6 @@ class MemoryWriter:
                 infer=False,
             )
             self.index_new(result["results"][0]["id"], draft, context, outcome, vector)
-        finally:
-            self.index.finish(token)
 
     def _adopt(self, memory_id: str, draft: Draft, context: RecordContext, outcome: RecordOutcome) -> None:
         """Index a fact mem0 just stored under its key; a fact already known becomes a new source instead."""

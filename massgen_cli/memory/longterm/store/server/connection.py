@@ -9,16 +9,23 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from massgen_cli.errors import MemoryStoreError
+from massgen_cli.memory.longterm.store.contention import StoreContention
 from massgen_cli.memory.longterm.store.vector_stores import (
     PGVECTOR_CONNECT_SECONDS,
     pgvector_conninfo,
     pgvector_problem,
 )
 
+ABORTED_FOR_ANOTHER = ("40P01", "40001")
+"""SQLSTATEs of a transaction the server aborted for another's sake: a deadlock, a serialization
+conflict."""
+
 
 class ServerConnection:
     """Autocommit statements, or several in one transaction (``transaction``); a connection lost
-    between statements is opened again for the next one."""
+    between statements is opened again for the next one. A write the server aborted for another's
+    sake, or whose connection broke, raises ``StoreContention`` (``contention.retried`` tries it
+    again)."""
 
     def __init__(self, connection_string: str):
         self.conninfo = pgvector_conninfo(connection_string)
@@ -97,8 +104,7 @@ class ServerConnection:
         try:
             yield
         except psycopg.OperationalError as error:
-            self._drop()
-            raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+            raise self._failure(error) from error
 
     @contextlib.contextmanager
     def transaction(self, *, pipelined: bool = False) -> Iterator[ServerConnection]:
@@ -119,10 +125,23 @@ class ServerConnection:
                     self._pipelined = pipelined
                     yield self
             except psycopg.OperationalError as error:
-                self._drop()
-                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+                raise self._failure(error) from error
             finally:
                 self._pipelined = False
+
+    def _failure(self, error: Exception) -> MemoryStoreError:
+        """The error to raise for a server error: a transaction the server aborted for another's sake
+        (a deadlock, a serialization conflict) is ``StoreContention``, and says so; a lost connection
+        is dropped (opened again for the next statement)."""
+        if getattr(error, "sqlstate", None) in ABORTED_FOR_ANOTHER:
+            detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            return StoreContention(
+                f"the PostgreSQL memory store aborted a write that met another process's ({detail}); "
+                "nothing of it was kept"
+            )
+        lost = bool(getattr(self._connection, "broken", False))  # mid-statement: the server may be back
+        self._drop()
+        return (StoreContention if lost else MemoryStoreError)(pgvector_problem(self.conninfo, error))
 
     def _drop(self) -> None:
         with contextlib.suppress(Exception):

@@ -160,9 +160,16 @@ class ServerTables:
 def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
     """Every table of the index, once, reshaped when an earlier version made them (``reshape``), and
     what tables of an earlier index form lack (``_upgrade``); the vector extension must be installed in
-    the database."""
+    the database. Opening a current store reads its forms and changes nothing: a ``CREATE INDEX IF NOT
+    EXISTS`` locks its table even when the index exists, and beside an importer's batch that lock
+    deadlocked and killed the writer. Making or reshaping runs under an advisory lock, by one process;
+    another that comes meanwhile waits for it and finds the store current."""
+    if _current(connection, tables):
+        return
     with connection.transaction():
         connection.run("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"massgen:{tables.collection}",))
+        if _current(connection, tables):
+            return
         for statement in filter(str.strip, tables.ddl().split(";")):
             connection.run(statement)
         if connection.one(f"SELECT value FROM {tables.meta} WHERE name = 'server_form'") != (SERVER_FORM,):
@@ -170,6 +177,16 @@ def create_tables(connection: ServerConnection, tables: ServerTables) -> None:
         found = connection.one(f"SELECT value FROM {tables.meta} WHERE name = 'index_form'")
         if found is None or found[0] != INDEX_FORM:
             _upgrade(connection, tables)
+
+
+def _current(connection: ServerConnection, tables: ServerTables) -> bool:
+    """Whether the tables exist in this version's server form and index form (read, nothing locked)."""
+    if connection.one("SELECT to_regclass(%s)", (tables.meta,)) in (None, (None,)):
+        return False
+    forms = dict(
+        connection.rows(f"SELECT name, value FROM {tables.meta} WHERE name IN ('server_form', 'index_form')")
+    )
+    return forms.get("server_form") == SERVER_FORM and forms.get("index_form") == INDEX_FORM
 
 
 def _upgrade(connection: ServerConnection, tables: ServerTables) -> None:
