@@ -71,6 +71,7 @@ class SessionMirror(Protocol):
     def push(self, session_id: str, directory: Path) -> None: ...
     def release(self, session_id: str) -> None: ...
     def delete(self, session_id: str) -> bool: ...
+    def records(self) -> dict[str, dict[str, Any]]: ...
     def close(self) -> None: ...
 
 
@@ -308,10 +309,15 @@ def _load_or_create(
         if saved:
             directory.mkdir(parents=True, exist_ok=True)
         return _create(directory, session_id, config_path, saved=saved, made=made)
-    data: dict[str, Any] = read_json(path, "session record")
+    return Session(directory, record_from(read_json(path, "session record")), saved=saved)
+
+
+def record_from(data: dict[str, Any]) -> SessionRecord:
+    """A session record from its JSON (``TypeError`` or ``ValueError`` when it is not one)."""
+    data = dict(data)
     data["exchanges"] = [Exchange(**item) for item in data.get("exchanges", [])]
     data.setdefault("lists_all_runs", "log_folders" in data)  # older records did not list log folders
-    return Session(directory, SessionRecord(**data), saved=saved)
+    return SessionRecord(**data)
 
 
 def _create(

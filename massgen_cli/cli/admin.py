@@ -102,23 +102,37 @@ def serve(
     _guarded(debug, lambda: serve_api(options))
 
 
+SessionsConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Also the sessions its memory server keeps for every machine (default: the config this "
+        "folder's latest session ran with).",
+    ),
+]
+
+
 @sessions_app.command("list", help="List sessions, most recent first.")
-def sessions_list(state_dir: StateDirOption = None, debug: DebugOption = False) -> None:
+def sessions_list(
+    config: SessionsConfigOption = None, state_dir: StateDirOption = None, debug: DebugOption = False
+) -> None:
     from massgen_cli.cli.commands import print_sessions
 
-    _guarded(debug, lambda: print_sessions(state_dir))
+    _guarded(debug, lambda: print_sessions(state_dir, config))
 
 
 @sessions_app.command("show", help="A session's turns: questions, winners, tokens and cost, with totals.")
 def sessions_show(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id (see `sessions list`).")],
+    config: SessionsConfigOption = None,
     state_dir: StateDirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="The session's record as JSON.")] = False,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli.cli.commands import show_session
 
-    _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json))
+    _guarded(debug, lambda: show_session(state_dir, session_id, as_json=as_json, config=config))
 
 
 @sessions_app.command(

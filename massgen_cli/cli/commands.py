@@ -228,31 +228,36 @@ def print_examples() -> None:
         print(f"@examples/{path.relative_to(EXAMPLES_DIR).with_suffix('')}")
 
 
-def print_sessions(state_dir: Path | None) -> int:
-    from massgen_cli.session import list_sessions
-    from massgen_cli.state import resolve_state_dir
+def print_sessions(state_dir: Path | None, config: str | None = None) -> int:
+    """This folder's sessions and, when the config (or the config of the folder's latest session) keeps
+    memory on a server, the server's, each marked by where it is kept."""
+    from massgen_cli.cli.sessions_kept import kept_sessions
 
-    records = list_sessions(resolve_state_dir(state_dir))
-    if not records:
+    sessions, from_server = kept_sessions(state_dir, config)
+    if not sessions:
         _stderr_console().print("no sessions yet")
-    for record in records:
-        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}")
+    for session in sessions:
+        record = session.record
+        where = f"\tkept={session.where}" if from_server else ""
+        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}{where}")
     return 0
 
 
-def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = False) -> int:
+def show_session(
+    state_dir: Path | None, session_id: str, *, as_json: bool = False, config: str | None = None
+) -> int:
     """The session's turns (answered, failed and cancelled) with their winners, tokens and cost, where
     ``/reset`` began a new conversation, and the totals (turns recorded before costs were kept show none)."""
     import json
     from collections import Counter
     from dataclasses import asdict
 
+    from massgen_cli.cli.sessions_kept import kept_session
     from massgen_cli.cli.slash import spending_table
     from massgen_cli.events import Usage
-    from massgen_cli.session import read_session
-    from massgen_cli.state import resolve_state_dir
 
-    record = read_session(resolve_state_dir(state_dir), session_id)
+    kept = kept_session(state_dir, session_id, config)
+    record = kept.record
     if as_json:
         print(json.dumps(asdict(record), ensure_ascii=False, indent=1))
         return 0
@@ -270,4 +275,6 @@ def show_session(state_dir: Path | None, session_id: str, *, as_json: bool = Fal
     console.print(turns, soft_wrap=True)
     if used:
         console.print(f"Total: {Usage.total(used).describe()}", soft_wrap=True)
+    if kept.where == "server":
+        console.print("[dim]kept on the memory server (this folder has no copy)[/]", soft_wrap=True)
     return 0

@@ -107,6 +107,30 @@ def test_a_second_machine_finds_lists_and_continues_what_the_first_recorded(tmp_
     assert json.loads(shown.stdout)["turns_completed"] == 1, "deleted for every machine"
 
 
+def test_a_new_machine_lists_and_shows_the_sessions_the_server_keeps(tmp_path, config):
+    """`sessions list|show` read only the local folder: a new machine said "no sessions yet" while the
+    server held them, and showed 1 turn where the server had 2."""
+    first, second, fresh = tmp_path / "machine-a", tmp_path / "machine-b", tmp_path / "machine-c"
+    asked = massgen("-c", config, "--state-dir", str(first), "--session", "kbA", "What is the launch code?")
+    assert asked.exit_code == 0, asked.stderr
+    again = massgen("-c", config, "--state-dir", str(second), "--session", "kbA", "And the code again?")
+    assert again.exit_code == 0, again.stderr
+
+    alone = massgen("sessions", "list", "--state-dir", str(fresh))
+    assert "no sessions yet" in alone.stderr, "without a config a new folder knows no server"
+    listed = massgen("sessions", "list", "-c", config, "--state-dir", str(fresh))
+    assert listed.exit_code == 0, listed.stderr
+    [line] = listed.stdout.splitlines()
+    assert line.startswith("kbA\tturns=2\t") and line.endswith("\tkept=server")
+
+    shown = massgen("sessions", "show", "kbA", "--json", "-c", config, "--state-dir", str(fresh))
+    questions = [exchange["question"] for exchange in json.loads(shown.stdout)["exchanges"]]
+    assert questions == ["What is the launch code?", "And the code again?"]
+    behind = massgen("sessions", "show", "kbA", "--json", "--state-dir", str(first))
+    assert json.loads(behind.stdout)["turns_completed"] == 2, "the folder's own config names the server"
+    assert massgen("sessions", "list", "--state-dir", str(first)).stdout.startswith("kbA\tturns=2\t")
+
+
 def test_marks_values_winners_and_clear_reach_every_folder(tmp_path, pgvector_url, collection):
     one = PersistentMemory(
         settings(pgvector_url, collection), tmp_path / "a", domain="general", task_type="general"

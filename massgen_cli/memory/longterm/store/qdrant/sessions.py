@@ -119,6 +119,26 @@ class QdrantSessions:
                 self.name, {"expires": time.time() + LEASE_SECONDS}, points=_lease_of(session_id, self.holder)
             )
 
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every session's record the server keeps, by id."""
+        from qdrant_client import models
+
+        only_sessions = models.Filter(
+            must=[models.FieldCondition(key="kind", match=models.MatchValue(value="session"))]
+        )
+        found: dict[str, dict[str, Any]] = {}
+        offset = None
+        while True:
+            points, offset = self.client.scroll(
+                self.name, scroll_filter=only_sessions, limit=256, offset=offset, with_payload=True
+            )
+            for point in points:
+                payload = point.payload or {}
+                if payload.get("record"):
+                    found[str(payload["session_id"])] = json.loads(payload["record"])
+            if offset is None:
+                return found
+
     def delete(self, session_id: str) -> bool:
         found = self.client.retrieve(self.name, [point_id("session", session_id)], with_payload=False)
         self.client.delete(self.name, [point_id("session", session_id)], wait=True)
