@@ -62,7 +62,7 @@ def guarded(debug: bool, action: Callable[[], int | None]) -> None:
     except MassGenError as error:
         if debug:
             raise
-        _print_error(error)
+        print_error(error)
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:
         from massgen_cli.cli.signals import TERMINATED
@@ -84,7 +84,7 @@ def guarded(debug: bool, action: Callable[[], int | None]) -> None:
 def _fail(error: Exception, debug: bool) -> NoReturn:
     if debug:
         raise error
-    _print_error(RuntimeError(_failure_line(error)))
+    print_error(RuntimeError(_failure_line(error)))
     raise typer.Exit(1) from None
 
 
@@ -98,7 +98,7 @@ def _failure_line(error: Exception) -> str:
     return f"unexpected {type(error).__name__}: {error} (a bug; run with --debug for details)"
 
 
-def _print_error(error: Exception) -> None:
+def print_error(error: Exception) -> None:
     from rich.console import Console
     from rich.markup import escape
 

@@ -164,6 +164,19 @@ def _with_web_view(
     return run_with_web_view(WebRun(question, config, state_dir, session))
 
 
+def _refuse_massgen_words(args: list[str]) -> None:
+    """MassGen's command words end here, with a usage error saying what does their job."""
+    from massgen_cli.cli.massgen_words import massgen_word_refusal
+
+    refusal = massgen_word_refusal(args)
+    if refusal is not None:
+        from massgen_cli.cli.guard import print_error
+        from massgen_cli.errors import UsageError
+
+        print_error(UsageError(refusal))
+        raise SystemExit(UsageError.exit_code)
+
+
 def route(args: list[str]) -> tuple[typer.Typer, list[str]]:
     """The app that takes a command line, and the arguments as it reads them: a subcommand goes to the
     admin app (the options before its name moved after it), anything else is a question."""
@@ -185,6 +198,7 @@ def main(argv: list[str] | None = None) -> None:
 
     end_on_signals()  # from the start: loading a config or starting a server can take a while
     keep_files_private()
+    _refuse_massgen_words(args)
     app, args = route(args)
     stdout_at_start = stdout_file()
     watch_stdout()
