@@ -61,6 +61,11 @@ class SessionRecord:
     """False for a record written before records listed log folders: the runs before are missing from
     ``log_folders``, and a scan of the run logs finds them."""
 
+    @property
+    def turns_taken(self) -> int:
+        """The turns that ended, answered, failed or cancelled (as ``sessions show`` counts them)."""
+        return max(len(self.exchanges), self.turns_completed)
+
 
 class SessionMirror(Protocol):
     """Where a session is kept beyond this state folder (a memory server), so it continues anywhere."""

@@ -239,7 +239,7 @@ def print_sessions(state_dir: Path | None, config: str | None = None) -> int:
     for session in sessions:
         record = session.record
         where = f"\tkept={session.where}" if from_server else ""
-        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}{where}")
+        print(f"{record.session_id}\tturns={record.turns_taken}\tupdated={record.updated_at}{where}")
     return 0
 
 

@@ -112,7 +112,7 @@ def prune_sessions(
     ]
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     for record in old:
-        print(f"{record.session_id}\tturns={record.turns_completed}\tupdated={record.updated_at}")
+        print(f"{record.session_id}\tturns={record.turns_taken}\tupdated={record.updated_at}")
     if not old:
         kind = f"{TEMP_PREFIX}* sessions" if temp_only else "sessions"
         console.print(f"no {kind} unused for more than {older_than}")

@@ -80,6 +80,8 @@ def test_failed_and_cancelled_turns_count_the_same_everywhere_and_reset_keeps_th
     assert tokens(listed[0]["usage"]) == total
     shown = massgen("sessions", "show", session_id).stdout
     assert "4 turn(s): 2 answered, 1 failed, 1 cancelled" in shown
+    [line] = massgen("sessions", "list").stdout.splitlines()
+    assert line.startswith(f"{session_id}\tturns=4\t"), "the list counts the turns show counts"
     assert f"Total: {total:,} tokens" in shown
     told = massgen("logs", "show", run).stdout
     assert f"· 4 turn(s) · {total:,} tokens" in told
