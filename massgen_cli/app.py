@@ -79,6 +79,8 @@ class MassGenApp:
         except BaseException:
             self._close_mirror()
             raise
+        if loaded.built is not None and saved:
+            self.session.keep_built_config(loaded.built)
         ledger = Ledger(config.agent_ids)
         self.events = EventSink(view, ledger)
         self.run_log = RunLog(

@@ -80,6 +80,10 @@ class SessionMirror(Protocol):
     def close(self) -> None: ...
 
 
+BUILT_CONFIG_FILE = "command_line_config.json"
+"""Where a session started from the command line's agents (quick start) keeps the config they made."""
+
+
 class Session:
     """A session on disk: ``<state>/sessions/<id>/session.json``, held by one process at a time (an
     exclusive lock on ``.lock`` until ``close``), so two runs never take the same turn number."""
@@ -153,6 +157,13 @@ class Session:
         self.record.updated_at = datetime.now().isoformat(timespec="seconds")
         write_json(self.directory / "session.json", asdict(self.record))
         self.push()
+
+    def keep_built_config(self, document: dict[str, Any]) -> None:
+        """The config the command line's agents made (quick start), kept beside the record once, so
+        ``--continue`` runs the same agents without the flags again."""
+        path = self.directory / BUILT_CONFIG_FILE
+        if self.saved and not path.exists():
+            write_json(path, document)
 
     def push(self) -> None:
         """The session's files to its mirror (what another machine continues from)."""

@@ -30,7 +30,7 @@ def continued(
     answered turn, as MassGen skips empty sessions. Its config too, when the command line gives none
     (as in MassGen): the file the session last ran with."""
     from massgen_cli.cli.quickstart import ORIGIN
-    from massgen_cli.session import list_sessions
+    from massgen_cli.session import BUILT_CONFIG_FILE, list_sessions, sessions_root
     from massgen_cli.state import resolve_state_dir
 
     if session is not None:
@@ -46,6 +46,9 @@ def continued(
         return latest.session_id, config
     kept = Path(latest.config_path)
     if kept.name == ORIGIN:
+        built = sessions_root(folder) / latest.session_id / BUILT_CONFIG_FILE
+        if built.is_file():  # the agents the command line gave, kept with the session
+            return latest.session_id, str(built)
         raise UsageError(
             f"session {latest.session_id} ran on agents given on the command line: give them again "
             '(massgen --continue --model NAME "...")'

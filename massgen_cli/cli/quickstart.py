@@ -49,10 +49,12 @@ def load_quick_start(quick: QuickStart) -> LoadedConfig:
 
     if not quick.models and not quick.backend:
         raise UsageError(f"{' and '.join(quick.flags())} need --model NAME (or --backend TYPE)")
+    document = build_document(quick)
     try:
-        loaded = load_built(build_document(quick), Path.cwd() / ORIGIN)
+        loaded = load_built(document, Path.cwd() / ORIGIN)
     except ConfigError as error:
         raise ConfigError([_as_flags(line, quick) for line in error.problems], error.warnings) from None
+    loaded.built = document
     for agent in loaded.config.agents:
         if agent.backend.model is None and agent.backend.protocol not in MODEL_FREE_PROTOCOLS:
             raise UsageError(f"--backend {quick.backend} needs --model NAME (the model to call)")

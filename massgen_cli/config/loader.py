@@ -47,6 +47,9 @@ class LoadedConfig:
     risks: list[str] = field(default_factory=list)
     """Of the warnings, those about what the run may do to the user's machine (commands run unconfined):
     said even with ``--quiet``."""
+    built: dict[str, Any] | None = None
+    """The document the command line built (quick start), kept in its session so ``--continue`` runs
+    the same agents without the flags again."""
 
     def agent_path(self, index: int) -> str:
         """The YAML path of the ``index``-th agent, as the file writes it."""

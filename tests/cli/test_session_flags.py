@@ -57,21 +57,26 @@ def test_continue_with_nothing_to_continue_is_a_clear_error():
     assert "does not combine with --session" in result.stderr
 
 
-def test_continue_of_a_quick_start_session_asks_for_its_flags_again():
+def test_continue_of_a_quick_start_session_runs_its_agents_without_the_flags_again():
+    """A session started from the command line's agents was refused by `--continue` unless every flag
+    was given again; its agents are kept with it now (the flags may still be given)."""
     fake = FakeProviderServer().start()
     try:
-        fake.script(openai_stream("One."), openai_stream("Two."))
+        fake.script(openai_stream("One."), openai_stream("Two."), openai_stream("Three."))
         quick = ["--backend", "vllm", "--base-url", f"{fake.root_url}/v1", "--model", "m"]
         assert massgen(*quick, "Q1?").exit_code == 0
-        refused = massgen("--continue", "Q2?")
-        assert refused.exit_code == 2
-        assert "ran on agents given on the command line: give them again" in refused.stderr
-        continued = massgen("--continue", *quick, "Q2?")
+        continued = massgen("--continue", "Q2?")
+        again = massgen("--continue", *quick, "Q3?")
     finally:
         fake.stop()
     assert continued.exit_code == 0, continued.stderr
-    assert continued.stdout == "Two.\n"
-    assert [m["content"] for m in fake.requests[1].body["messages"] if m["role"] == "user"] == ["Q1?", "Q2?"]
+    assert continued.stdout == "Two.\n" and again.stdout == "Three.\n", again.stderr
+    assert [m["content"] for m in fake.requests[2].body["messages"] if m["role"] == "user"] == [
+        "Q1?",
+        "Q2?",
+        "Q3?",
+    ]
+    assert fake.requests[1].body["model"] == "m"
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])
