@@ -54,7 +54,8 @@ def _resolve_example(name: str) -> Path:
     ours = massgen_counterpart(relative)
     if ours is not None:
         return _resolve_example(ours)
-    close = suggest(relative, stems)
+    # A scripted (fake) config is no answer to a name that asks for a real model (single_gpt5nano).
+    close = suggest(relative, [stem for stem in stems if "scripted" not in stem or "scripted" in relative])
     if not close and relative.split("/")[0] in MASSGEN_CATEGORIES:
         raise ConfigError(
             f"@examples/{name} is one of MassGen's example configs, which massgen-cli does not ship: "

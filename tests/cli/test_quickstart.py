@@ -173,6 +173,10 @@ def test_massgens_example_names_resolve_to_their_counterpart_or_point_to_the_lis
         assert "`massgen --list-examples` lists the shipped ones" in refused.stderr
     typo = massgen("-c", "@examples/basic/scripted_singel", "Q?")
     assert typo.exit_code == 2 and "(did you mean 'basic/scripted_single'?)" in typo.stderr
+    real = massgen("-c", "@examples/basic/single/single_gpt5nano", "Q?")
+    assert "is one of MassGen's example configs" in real.stderr and "scripted" not in real.stderr, (
+        "a fake config is no suggestion for a real model's"
+    )
     shipped = {str(p.relative_to(EXAMPLES_DIR).with_suffix("")) for p in shipped_configs()}
     assert not shipped & set(MASSGEN_EXAMPLES), "a MassGen name never hides a shipped config"
     assert set(MASSGEN_EXAMPLES.values()) <= shipped
