@@ -25,7 +25,7 @@ from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
-from massgen_cli.ui import ConsoleView
+from massgen_cli.view import SilentView, View
 from massgen_cli.worker_threads import new_event_loop
 
 
@@ -43,13 +43,14 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 
 
 class MassGenApp:
-    """Agents, a session, logs and a view, ready to answer questions (``inbox``: where messages sent
-    during a turn come in, for the agents to read at their next step)."""
+    """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
+    nothing when None; ``inbox``: where messages sent during a turn come in, for the agents to read at
+    their next step)."""
 
     def __init__(
         self,
         loaded: LoadedConfig,
-        view: ConsoleView,
+        view: View | None = None,
         *,
         state_dir: Path,
         session_id: str | None = None,
@@ -57,7 +58,7 @@ class MassGenApp:
         inbox: Inbox | None = None,
     ):
         config = loaded.config
-        self.loaded, self.view, self.closed = loaded, view, False
+        self.loaded, self.view, self.closed = loaded, view or SilentView(), False
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
         self._cancelling = threading.Lock()
         self._cancel_next = False
@@ -82,7 +83,7 @@ class MassGenApp:
         if loaded.built is not None and saved:
             self.session.keep_built_config(loaded.built)
         ledger = Ledger(config.agent_ids)
-        self.events = EventSink(view, ledger)
+        self.events = EventSink(self.view, ledger)
         self.run_log = RunLog(
             state_dir,
             self.session.id,

@@ -11,7 +11,6 @@ resumable: ``resume`` skips the ids already in it. A failing question is recorde
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import threading
@@ -299,21 +298,9 @@ def batch_progress(total: int) -> tuple[BatchProgress, Callable[[BatchResult], N
 
 def app_factory(loaded: LoadedConfig, state_dir: Path) -> AppFactory:
     """Quiet apps on ``loaded`` under ``state_dir``, one per session id."""
-    from rich.console import Console
-
     from massgen_cli.app import MassGenApp
-    from massgen_cli.ui import ConsoleView
 
     def make(session_id: str) -> Any:
-        sink = _Discard()
-        view = ConsoleView(loaded.config.agent_ids, console=Console(file=sink), out=sink, quiet=True)
-        return MassGenApp(loaded, view, state_dir=state_dir, session_id=session_id)
+        return MassGenApp(loaded, state_dir=state_dir, session_id=session_id)
 
     return make
-
-
-class _Discard(io.StringIO):
-    """Where a batch question's console output goes: the result line and its log folder hold the rest."""
-
-    def write(self, text: str) -> int:
-        return len(text)
