@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
-from massgen_cli.memory.longterm.store.server.schema import ServerTables, create_tables
+from massgen_cli.memory.longterm.store.server.schema import create_tables
+from massgen_cli.memory.longterm.store.server.tables import ServerTables
 
 
 def open_tables(connection_string: str, collection: str) -> tuple[ServerTables, ServerConnection]:

@@ -28,7 +28,7 @@ from massgen_cli.memory.longterm.retrieve.names import QueryNames, named_conditi
 from massgen_cli.memory.longterm.retrieve.ranking import RRF_K, WEIGHTS, Method
 from massgen_cli.memory.longterm.store.index.bm25 import K1, B
 from massgen_cli.memory.longterm.store.index.terms import query_terms
-from massgen_cli.memory.longterm.store.server.schema import ServerTables
+from massgen_cli.memory.longterm.store.server.tables import ServerTables
 from massgen_cli.memory.longterm.store.vectors import vector_text
 
 FTS5_IDF_FLOOR = 1e-6

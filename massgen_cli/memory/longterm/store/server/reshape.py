@@ -11,12 +11,8 @@ version made (under ``create_tables``'s lock, in its transaction):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from massgen_cli.memory.longterm.store.server.connection import ServerConnection
-
-if TYPE_CHECKING:
-    from massgen_cli.memory.longterm.store.server.schema import ServerTables
+from massgen_cli.memory.longterm.store.server.tables import ServerTables
 
 SERVER_FORM = "2"
 """The form ``reshape`` makes; kept in the collection's meta table as ``server_form``."""
