@@ -215,6 +215,27 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+LIVE_LINES = 8
+"""The most lines of a running command's output a ``CommandOutput`` carries."""
+LIVE_LINE_CHARS = 200
+"""The most characters of one of those lines."""
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a running command (the command tool) printed so far: its last finished lines (at most
+    ``LIVE_LINES``, each cut at ``LIVE_LINE_CHARS``, terminal escape codes stripped, secrets redacted),
+    the line it is writing (``unfinished``) and how many lines it has finished in all. Sent at most a few
+    times a second while it runs; the command's whole output is its tool result."""
+
+    agent_id: str
+    call_id: str
+    command: str
+    lines: tuple[str, ...]
+    unfinished: str
+    finished_lines: int
+
+
 @dataclass(frozen=True)
 class CommandRan:
     """An agent's shell command (the command tool) ended: the command line (on one line, cut at 500
@@ -330,6 +351,7 @@ RunEvent = (
     | ToolStarted
     | ToolFinished
     | CommandRan
+    | CommandOutput
     | MemoryRetrieved
     | MemoryRecorded
     | FinalAnswer

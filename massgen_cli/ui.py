@@ -22,6 +22,7 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    CommandOutput,
     CommandRan,
     FinalAnswer,
     MemoryRecorded,
@@ -38,6 +39,8 @@ from massgen_cli.text import one_line
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
 SHOWN_COMMAND_CHARS = 200  # of a command line on the console (the logs keep 500)
+PRINTED_OUTPUT_LINES = 20
+"""The most lines of a running command's output printed without a live view (its result has them all)."""
 SHOWN_MEMORY_CHARS = 100
 """The most characters of a memory's text on the console (with --debug)."""
 STATUS_STYLE = {
@@ -86,7 +89,12 @@ class ConsoleView:
             self._notice(event)
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
             self._notice(Notice("debug", memory_said(event)))
+        elif isinstance(event, CommandOutput):
+            self.panels.running[event.agent_id] = event
+            self._refresh()
+            self.lines.command_output(event)
         elif isinstance(event, CommandRan):
+            self.panels.running.pop(event.agent_id, None)
             self.commands.add(event.call_id)
             self.lines.command(event)
         elif isinstance(event, ToolFinished):
@@ -184,6 +192,8 @@ class _Panels:
         self.text = {agent_id: "" for agent_id in agent_ids}
         self.answers: dict[str, str] = {}
         self.spent = {agent_id: Usage(0, 0) for agent_id in agent_ids}
+        self.running: dict[str, CommandOutput] = {}
+        """Each agent's running command, with its last lines."""
         self.live: Live | None = None
 
     def reset(self) -> None:
@@ -236,7 +246,7 @@ class _Panels:
             table.add_column(ratio=1)
         panels = [
             Panel(
-                Text(self.text[agent_id][-TAIL_CHARS:] or "…", overflow="fold"),
+                Text(self._shown(agent_id), overflow="fold"),
                 title=f"{agent_id} · {status}",
                 subtitle=self.spent[agent_id].describe()
                 if self.spent.get(agent_id, Usage(0, 0)).tokens
@@ -249,6 +259,14 @@ class _Panels:
         table.add_row(*panels)
         return Group(table)
 
+    def _shown(self, agent_id: str) -> str:
+        """The tail of what the agent wrote, or its running command with its last lines."""
+        running = self.running.get(agent_id)
+        if running is None:
+            return self.text[agent_id][-TAIL_CHARS:] or "…"
+        output = [*running.lines, running.unfinished] if running.unfinished else list(running.lines)
+        return "\n".join([f"$ {one_line(running.command, DETAIL_CHARS)}", *output[-6:]])
+
 
 class _Lines:
     """The lines printed on the console: notices, the answer's heading, the end of a turn, the log folder;
@@ -259,6 +277,8 @@ class _Lines:
         self.quiet = quiet
         self.debug = debug
         self.per_agent = per_agent
+        self.printed: dict[str, int] = {}
+        """How many lines of each running command (by call id) were printed."""
 
     def state(self, event: AgentStatus | VoteCast) -> None:
         if isinstance(event, VoteCast):
@@ -277,6 +297,29 @@ class _Lines:
             self.console.print(
                 f"[{style}]{escape(f'[{event.agent_id}]')} {escape(one_line(line, DETAIL_CHARS))}[/]"
             )
+
+    def command_output(self, event: CommandOutput) -> None:
+        """A running command (without a live view): its command line when it starts, then the lines it
+        finished since the last ones printed, up to ``PRINTED_OUTPUT_LINES`` in all."""
+        if not self.per_agent:
+            return
+        who = escape(f"[{event.agent_id}]")
+        if event.call_id not in self.printed:
+            self.printed[event.call_id] = 0
+            said = escape(f"$ {one_line(event.command, SHOWN_COMMAND_CHARS)}")
+            self.console.print(f"[dim]{who} {said} …[/]")
+        printed = self.printed[event.call_id]
+        if printed >= PRINTED_OUTPUT_LINES or event.finished_lines <= printed:
+            return
+        new = event.finished_lines - printed
+        fresh = list(event.lines[-new:])
+        if new > len(fresh):
+            fresh.insert(0, f"[… {new - len(fresh)} line(s)]")
+        for line in fresh[: PRINTED_OUTPUT_LINES - printed]:
+            self.console.print(f"[dim]{who} │ {escape(line)}[/]", soft_wrap=True)
+        self.printed[event.call_id] = event.finished_lines
+        if event.finished_lines >= PRINTED_OUTPUT_LINES:
+            self.console.print(f"[dim]{who} │ … (the rest is in the command's result)[/]")
 
     def command(self, event: CommandRan) -> None:
         """A command an agent ran, on a line of its own, with or without the live view."""

@@ -16,11 +16,13 @@ from typing import Any, Protocol
 
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
+from massgen_cli.coordination.command_output import LiveCommandOutput
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
 from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import CommandRan, ToolCall, ToolFinished, ToolStarted
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog
+from massgen_cli.tools.commands import COMMAND_TOOL, OUTPUT_HEARD
 from massgen_cli.tools.toolbox import ToolResult, result_summary
 
 Recall = Callable[[list[Message]], Awaitable[list[Message]]]
@@ -216,7 +218,16 @@ async def _run_calls(agent: Agent, calls: list[ToolCall], room: int, emit: Emit)
 
 async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
     emit(ToolStarted(agent.id, call.id, call.name, _shown_arguments(call.arguments)))
-    result = await agent.toolbox.run(call)
+    live = LiveCommandOutput(agent.id, call.id, str(call.arguments.get("command", "")), emit)
+    hearing = OUTPUT_HEARD.set(live) if call.name == COMMAND_TOOL else None
+    if hearing is not None:
+        live.started()
+    try:
+        result = await agent.toolbox.run(call)
+    finally:
+        live.close()
+        if hearing is not None:
+            OUTPUT_HEARD.reset(hearing)
     summary = result_summary(call.name, result.text)
     seconds = round(result.seconds, 3)
     if (command := result.command) is not None:  # told before the call's end, which it belongs to

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from massgen_cli.events import Notice, RunEvent, StreamEvent
+from massgen_cli.events import CommandOutput, Notice, RunEvent, StreamEvent
 from massgen_cli.events_json import event_to_dict
 from massgen_cli.redaction import redact
 from massgen_cli.state import timestamp
@@ -144,6 +144,8 @@ class RunLog:
             log.close()
 
     def __call__(self, event: RunEvent) -> None:
+        if isinstance(event, CommandOutput):  # live lines for the views; the tool's result keeps them all
+            return
         if self.current is not None:
             self.current.event(event, session_id=self.session_id, turn=self.turn)
         elif not self.opened_once and len(self.early) < EARLY_EVENTS:

@@ -11,6 +11,8 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ EXIT_CODE = "exit code: "
 OUTPUT_SUMMARY_LINES = 5
 OUTPUT_SUMMARY_CHARS = 400
 CLEAN_UP_S = 15.0
+OUTPUT_HEARD: ContextVar[Callable[[bytes], None] | None] = ContextVar("command_output_heard", default=None)
+"""Who hears a command's output as it comes (the run's views, through the tool loop); nobody when None."""
 """How long past the call's timeout a command that timed out has to be killed and its sandbox removed."""
 
 
@@ -193,7 +197,10 @@ async def _read_all(process: asyncio.subprocess.Process) -> str:
     without end)."""
     assert process.stdout is not None
     head, tail, total = bytearray(), bytearray(), 0
+    heard = OUTPUT_HEARD.get()
     while chunk := await process.stdout.read(1 << 16):
+        if heard is not None:
+            heard(chunk)
         total += len(chunk)
         room = OUTPUT_HEAD_BYTES - len(head)
         head += chunk[:room]
