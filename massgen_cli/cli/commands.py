@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from massgen_cli.cli.automation import Outputs, RunWatch
+from massgen_cli.cli.mode_flags import ModeFlags
 from massgen_cli.cli.quickstart import QuickStart
 from massgen_cli.cli.signals import TERMINATED
 from massgen_cli.errors import MassGenError, UsageError, outside_failure
@@ -46,6 +47,7 @@ class RunOptions:
     outputs: Outputs = field(default_factory=Outputs)
     continue_session: bool = False
     max_cost: float | None = None
+    modes: ModeFlags = field(default_factory=ModeFlags)
 
 
 def ask_or_chat(options: RunOptions) -> int:
@@ -95,6 +97,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     loaded = load_run_config(options.config, options.quick)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     _override_spending_cap(loaded.config, options.max_cost)
+    options.modes.apply(loaded.config)
     console = _stderr_console()
     if quiet:  # what may harm the machine in full, the rest in one line: never silent
         for risk in loaded.risks:

@@ -22,6 +22,7 @@ from massgen_cli.cli.guard import (
     watch_stdout,
 )
 from massgen_cli.cli.guard import guarded as _guarded
+from massgen_cli.cli.mode_flags import single_agent_argv
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
 from massgen_cli.cli.run_flags import (
     AutomationOption,
@@ -36,8 +37,10 @@ from massgen_cli.cli.run_flags import (
     MaxCostOption,
     ModelOption,
     OutputFileOption,
+    QuickModeOption,
     QuietOption,
     SessionOption,
+    SingleAgentOption,
     StreamEventsOption,
     StrictOption,
     SystemMessageOption,
@@ -109,9 +112,12 @@ def run(
     automation: AutomationOption = False,
     stream_events: StreamEventsOption = False,
     web: WebOption = False,
+    single_agent: SingleAgentOption = None,
+    quick_mode: QuickModeOption = False,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
+    from massgen_cli.cli.mode_flags import ModeFlags
     from massgen_cli.cli.quickstart import QuickStart
 
     if list_examples or list_backends or list_sessions:
@@ -128,7 +134,8 @@ def run(
         )
         quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
         outputs = Outputs(automation, stream_events, output_file)
-        _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session))
+        modes = ModeFlags(single_agent, quick_mode)
+        _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
 
 
 def _list(debug: bool, state_dir: Path | None, *, examples: bool, sessions: bool) -> None:
@@ -199,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     end_on_signals()  # from the start: loading a config or starting a server can take a while
     keep_files_private()
     _refuse_massgen_words(args)
-    app, args = route(args)
+    app, args = route(single_agent_argv(args))
     stdout_at_start = stdout_file()
     watch_stdout()
     try:

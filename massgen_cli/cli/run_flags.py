@@ -81,6 +81,22 @@ BaseUrlOption = Annotated[
 SessionOption = Annotated[
     str | None, typer.Option("--session", "--session-id", help="Continue (or create) this session.")
 ]
+SingleAgentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--single-agent",
+        metavar="[ID]",
+        help="Run one agent of the config: ID, or the first when none is given (MassGen's single-agent).",
+    ),
+]
+QuickModeOption = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help="One answer per agent, no refinement: a lone agent's answer is final; several answer on their "
+        "own, vote once all have answered, and the winner presents a synthesis (MassGen's --quick).",
+    ),
+]
 ContinueOption = Annotated[
     bool, typer.Option("--continue", help="Continue the most recent session (of the state folder).")
 ]

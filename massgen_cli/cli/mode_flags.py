@@ -1,0 +1,59 @@
+"""MassGen's mode flags on the question command: ``--single-agent [ID]`` runs one agent of the config (the
+first when no id is given), ``--quick`` asks for one answer per agent with no refinement (one agent: its
+answer is the final answer; several: they answer on their own, vote once all have answered, and the
+winner presents a synthesis of every answer). They change the loaded config, as the config's own keys
+would."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from massgen_cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from massgen_cli.config.schema import AgentConfig, MassGenConfig
+
+FIRST_AGENT = ""
+"""``--single-agent`` given without an id: the config's first agent."""
+
+
+@dataclass(frozen=True)
+class ModeFlags:
+    single_agent: str | None = None
+    quick: bool = False
+
+    def apply(self, config: MassGenConfig) -> None:
+        if self.single_agent is not None:
+            config.agents = [_chosen(config, self.single_agent)]
+        if self.quick:
+            orchestrator = config.orchestrator
+            orchestrator.max_new_answers_per_agent = 1
+            orchestrator.skip_final_presentation = True
+            if len(config.agents) > 1:
+                orchestrator.disable_injection = True
+                orchestrator.defer_voting_until_all_answered = True
+                orchestrator.final_answer_strategy = "synthesize"
+
+
+def _chosen(config: MassGenConfig, agent_id: str) -> AgentConfig:
+    if agent_id == FIRST_AGENT:
+        return config.agents[0]
+    for agent in config.agents:
+        if agent.id == agent_id:
+            return agent
+    raise UsageError(
+        f"--single-agent {agent_id}: the config has no such agent ({', '.join(config.agent_ids)})"
+    )
+
+
+def single_agent_argv(args: list[str]) -> list[str]:
+    """``--single-agent`` written without an id (last, or before another option) as the first agent's
+    flag: ``--single-agent=`` (an id may follow it as ``--single-agent ID``)."""
+    fixed = list(args)
+    for at, token in enumerate(fixed):
+        if token == "--":
+            break
+        if token == "--single-agent" and (at + 1 == len(fixed) or fixed[at + 1].startswith("-")):
+            fixed[at] = f"--single-agent={FIRST_AGENT}"
+    return fixed
