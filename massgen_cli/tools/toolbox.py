@@ -281,6 +281,7 @@ def custom_tools(
             for function in entry.functions():
                 yield _custom_tool(entry, function, workspace, reach)
 
+
 def check_custom_tools(agent: AgentConfig, where: str) -> None:
     """What building the config's custom tools would fail on (a ``ConfigError``), found without running
     a tool file: each file is checked as written (``custom_check``); MassGen's own tools and ours for

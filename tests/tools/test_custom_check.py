@@ -74,7 +74,7 @@ def test_validate_runs_nothing_of_a_tool_file_and_a_run_still_imports_it(tmp_pat
     ],
 )
 def test_validate_says_what_a_start_would_fail_on(
-    tmp_path: Path, source: str, function: str, entry: dict, said: str  # type: ignore[type-arg]
+    tmp_path: Path, source: str, function: str, entry: dict[str, object], said: str
 ):
     report = validated(tool_config(tmp_path, source, function, **entry))
     assert not report["valid"]
