@@ -36,7 +36,7 @@ def tool_config(folder: Path, source: str, function: str = "greet", **entry: obj
     return write_config(folder, scripted({"a": [call, "done"]}, backends={"a": {"custom_tools": [tool]}}))
 
 
-def validated(config: Path) -> dict:  # type: ignore[type-arg]
+def validated(config: Path) -> dict[str, object]:
     return json.loads(run_cli("--validate", str(config), "--json").stdout)
 
 
