@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def tool_config(folder: Path, source: str, function: str = "greet", **entry: obj
     return write_config(folder, scripted({"a": [call, "done"]}, backends={"a": {"custom_tools": [tool]}}))
 
 
-def validated(config: Path) -> dict[str, object]:
+def validated(config: Path) -> dict[str, Any]:
     return json.loads(run_cli("--validate", str(config), "--json").stdout)
 
 
