@@ -251,7 +251,8 @@ def _script(name: str, args: list[str]) -> str | None:
         return " ".join(args).removeprefix("-- ")
     if name == "trap":
         args = args[args[:1] == ["--"] :]
-        return args[0] if len(args) > 1 and args[0] != "-" else None  # one word alone names a signal
+        listing = bool(args) and args[0].startswith("-")  # `-` resets, `-p` and `-l` list
+        return args[0] if len(args) > 1 and not listing else None  # one word alone names a signal
     return _shell_script(args, name)
 
 

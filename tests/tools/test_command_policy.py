@@ -138,7 +138,7 @@ def test_a_blocked_command_is_refused_wherever_it_is_in_the_line(command: str):
         "",
         "ls *.py [ab].txt && echo ?",
         "[ -f x ] && [[ -d y ]] && echo yes",
-        "trap - EXIT; trap INT; trap 'echo bye' EXIT",
+        "trap - EXIT; trap INT; trap 'echo bye' EXIT; trap -p EXIT",
     ],
 )
 def test_harmless_lines_are_accepted(command: str):
@@ -202,6 +202,7 @@ def test_a_trap_action_meets_the_patterns():
         BLOCK_TOUCH.check("trap 'touch marker' EXIT")
     with pytest.raises(ToolError, match="none of the allowed patterns"):
         ONLY_LS_CAT_ECHO.check("trap 'curl x' EXIT")
+    CommandPolicy.of([r"^(trap|echo)\b"], None).check("trap -p EXIT; trap -- 'echo bye' EXIT")
 
 
 UNPARSABLE = [
