@@ -1,8 +1,8 @@
 """What a start needs beyond a config that loads, checked all at once for ``--validate``: each backend
 builds (its key or variable is there, its endpoint is known), the context paths exist, the files
 ``upload_files`` sends can be sent, the command tool can run where the config asks (the sandbox), the
-custom tool files load with what they import, and each MCP server's command is on the PATH (``--deep``:
-each server starts and lists its tools).
+custom tool files define their functions and what they import can be found (read, never run), and each
+MCP server's command is on the PATH (``--deep``: each server starts and lists its tools).
 
 A problem that stops the start is an error; one the run goes on without (an MCP server) a warning. Each
 line names the YAML path and the remedy, as the start would. Nothing is written and no model is asked."""
@@ -71,7 +71,7 @@ def _tools(agent: AgentConfig, where: str, found: StartCheck) -> None:
         except ConfigError as error:
             found.errors.extend(error.problems)
     try:
-        list(toolbox.custom_tools(agent, None, where))
+        toolbox.check_custom_tools(agent, where)  # read, never run: validating runs no file it names
     except ConfigError as error:
         found.errors.extend(error.problems)
     _uploads(agent, where, found)

@@ -20,6 +20,7 @@ from typing import Any
 from massgen_cli.errors import UsageError
 from massgen_cli.events import RunEvent
 from massgen_cli.events_json import event_from_dict
+from massgen_cli.runlogs import shapes
 
 LOGS_FOLDER = "massgen_logs"
 RUN_PREFIX = "log_"
@@ -54,7 +55,8 @@ class RequestRecord:
         self.path = path
         self.agent_id = agent_id
         self.number = number
-        data = _json_file(path) or {}
+        data = _json_file(path)
+        data = data if isinstance(data, dict) else {}
         self.purpose = str(data.get("purpose") or "coordination")
         self.time = moment(str(data.get("time", ""))) or datetime.fromtimestamp(path.stat().st_mtime)
         """Logs written before requests carried their time are timed by the file's modification."""
@@ -70,9 +72,10 @@ class AttemptRecord:
 
     @cached_property
     def summary(self) -> dict[str, Any] | None:
-        """``summary.json``; None when the attempt never got that far (a killed process)."""
+        """``summary.json``, each known field of its type or left out (``shapes``); None when the attempt
+        never got that far (a killed process)."""
         data = _json_file(self.folder / "summary.json")
-        return data if isinstance(data, dict) else None
+        return shapes.summary(data) if isinstance(data, dict) else None
 
     @cached_property
     def events(self) -> list[LoggedEvent]:
@@ -99,7 +102,8 @@ class AttemptRecord:
         for path in sorted((self.folder / "requests").glob("*.json")):
             match = _REQUEST.match(path.name)
             if match:
-                found.append(RequestRecord(path, match.group(1), int(match.group(2))))
+                agent_id = shapes.without_surrogates(match.group(1))  # a name's undecodable bytes
+                found.append(RequestRecord(path, agent_id, int(match.group(2))))
         return found
 
     @property
@@ -237,15 +241,15 @@ def _children(folder: Path) -> list[Path]:
 
 def _json_file(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return shapes.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, json.JSONDecodeError):
         return None
 
 
 def _logged_event(line: str) -> LoggedEvent | None:
     """The event a line holds, or None when it holds none."""
     try:
-        data = json.loads(line)
+        data = shapes.loads(line)
         event = event_from_dict(_as_written_now(data)) if isinstance(data, dict) else None
     except ValueError:  # not JSON (its errors are ValueErrors), or no event of this vocabulary
         return None

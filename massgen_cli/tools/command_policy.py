@@ -5,9 +5,10 @@ groups, ``$( … )``, backquotes and ``<( … )`` (in double quotes and heredocs
 ``sh -c`` or ``eval``, behind wrappers (``env``, ``sudo``, ``timeout``, ``xargs``, ``flock``, ``chrt``,
 ``setpriv``, ``script -c``, ``su -c``, ``watch``…), in ``find -exec`` and in ``alias`` definitions; each
 is its words joined by single spaces, and a program given by path meets blocked patterns by its base
-name too. The patterns are policy on top of the sandbox, the security boundary: no parser sees commands
-a shell builds (``$CMD``, globs, scripts in files). With patterns set, an unparsable line is refused, and
-so is a shell that would read its script from standard input (``… | sh``, ``sh <<EOF``).
+name too; a ``trap``'s action is a script of its own. The patterns are policy on top of the sandbox, the
+security boundary: no parser sees commands a shell builds (``$CMD``, globs in arguments, scripts in
+files). With patterns set, an unparsable line is refused, and so is a shell that would read its script
+from standard input (``… | sh``, ``sh <<EOF``) and a program named by a glob (``/usr/bin/tou?h``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ QUOTED_SUBSTITUTION = re.compile(  # `…`, or ${…} with one level of nested b
 )
 IGNORED = re.compile(r"(?<![^\s;&|()<>])(\d+|\{\w+\})(?=[<>])|\$(?=['\"])")  # "2" of 2>, "$" of $'…'
 EXPANSION = re.compile(r"\$(?:\{[^}]*\}|\(…\)|\w+|[^\w\s])")  # $x, ${x}, $(…) (as placeholder), $@
+GLOB = re.compile(r"[*?]|\[[^]]*\]|\{[^}]*(,|\.\.)[^}]*\}")
+"""Pathname patterns and (in bash) braces: a program named so is what the shell finds (``/usr/bin/tou?h``)."""
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 WRAPPERS = {  # getopt-style: `x:` takes a value, `x::` only an attached one; `name=` a long option's value
@@ -223,8 +226,10 @@ def _layers(words: list[str]) -> Iterator[list[str]]:
     unexpanded = EXPANSION.sub("", words[0])  # unquoted expansions may be empty: `$x rm`, `${x}rm`
     if unexpanded != words[0]:
         yield from _layers([unexpanded, *words[1:]] if unexpanded else words[1:])
+    if GLOB.search(words[0]):
+        raise UnparsableCommand(f"the program `{words[0]}` is a pattern the shell expands, unseen by checks")
     name = posixpath.basename(words[0])
-    script = " ".join(words[1:]).removeprefix("-- ") if name == "eval" else _shell_script(words[1:], name)
+    script = _script(name, words[1:])
     if script is not None:
         yield from simple_commands(script)
     elif name in WRAPPERS:
@@ -237,6 +242,18 @@ def _layers(words: list[str]) -> Iterator[list[str]]:
             yield from simple_commands(definition.partition("=")[2])
     if name in SHELLS and script is None and _reads_standard_input(words[1:]):
         raise UnparsableCommand(f"`{name}` would read its script from standard input, which no check sees")
+
+
+def _script(name: str, args: list[str]) -> str | None:
+    """The command line ``name`` given ``args`` runs as a script: ``eval``'s words, a ``trap``'s action
+    (run on its signal or at exit), a shell's ``-c``; None for anything else."""
+    if name == "eval":
+        return " ".join(args).removeprefix("-- ")
+    if name == "trap":
+        args = args[args[:1] == ["--"] :]
+        listing = bool(args) and args[0].startswith("-")  # `-` resets, `-p` and `-l` list
+        return args[0] if len(args) > 1 and not listing else None  # one word alone names a signal
+    return _shell_script(args, name)
 
 
 def _find_commands(args: list[str]) -> Iterator[list[str]]:

@@ -11,7 +11,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +25,9 @@ from massgen_cli.tools.base import CommandOutcome, Tool, ToolError, ToolOutput, 
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
+from massgen_cli.tools.protected import Guard, remove_planted
 from massgen_cli.tools.reaper import reaped
-from massgen_cli.tools.sandbox import Mount, SandboxSpec
+from massgen_cli.tools.sandbox import Mount, SandboxSpec, hidden_paths
 from massgen_cli.tools.sandbox_launch import pids_cgroup, stale_pids_cgroups
 from massgen_cli.tools.set_id_sweep import clear_set_id_bits
 
@@ -51,19 +52,25 @@ class Confinement:
     roots: Roots
     sandbox: SandboxSettings | None
 
-    def argv(self, command: str) -> list[str]:
-        """The command line: the shell in the sandbox, or behind the reaper that ends all it started
-        with the runner (the sandbox does that itself)."""
+    def argv(self, command: str, guards: Sequence[Guard] = ()) -> list[str]:
+        """The command line: the shell in the sandbox (its protected places kept as ``guards`` say), or
+        behind the reaper that ends all it started with the runner (the sandbox does that itself)."""
         shell = ["/bin/sh", "-c", command]
         if self.sandbox is None:
             return reaped(shell, own_pids=True)
-        return self.sandbox.spec(self.roots).command(shell)
+        return self.sandbox.spec(self.roots, guards).command(shell)
+
+    def guards(self) -> list[Guard]:
+        """How a sandboxed command is kept from what the user runs unread (none for an unconfined one)."""
+        if self.sandbox is None:
+            return []
+        return self.roots.guards(hidden_paths(self.sandbox.hidden))
 
     def writable_folders(self) -> list[Path]:
         """The folders a sandboxed command may write now (none are tracked for an unconfined one)."""
         if self.sandbox is None:
             return []
-        return [mount.path for mount in self.sandbox.spec(self.roots).mounts if mount.writable]
+        return [root.path for root in self.roots.roots if self.roots.may_write(root)]
 
 
 @dataclass(frozen=True)
@@ -74,12 +81,13 @@ class SandboxSettings:
     network: bool = False
     limits: CommandLimits = field(default_factory=CommandLimits)
 
-    def spec(self, roots: Roots) -> SandboxSpec:
-        mounts = tuple(
-            Mount(root.path, root.writable or (root.final_only and roots.presenting)) for root in roots.roots
-        )
-        protected = tuple(Mount(path, writable=False) for path in roots.protected_paths())
-        return SandboxSpec((*mounts, *protected), roots.base, self.hidden, self.network, self.limits)
+    def spec(self, roots: Roots, guards: Sequence[Guard] = ()) -> SandboxSpec:
+        """The sandbox of a command: the roots, and in those it may write the protected places read-only
+        and the folders above them bound onto themselves (mount points cannot be renamed)."""
+        mounts = [Mount(root.path, roots.may_write(root)) for root in roots.roots]
+        mounts += [Mount(path, writable=True) for kept in guards for path in kept.pinned]
+        mounts += [Mount(path, writable=False) for kept in guards for path in kept.read_only]
+        return SandboxSpec(tuple(mounts), roots.base, self.hidden, self.network, self.limits)
 
 
 def command_tool(confinement: Confinement, policy: CommandPolicy, max_timeout_s: float) -> Tool:
@@ -128,9 +136,10 @@ class Exited:
 async def run_command(confinement: Confinement, command: str, timeout_s: float) -> Exited:
     """Run ``command``; on timeout or cancellation its whole process group (and sandbox) is killed (a
     ``ToolError`` says how it ended)."""
-    started, cleared = time.time(), []
+    started, cleared, removed = time.time(), [], []
+    guards = await asyncio.to_thread(confinement.guards)
     process = await asyncio.create_subprocess_exec(
-        *confinement.argv(command),
+        *confinement.argv(command, guards),
         cwd=confinement.roots.base,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -158,9 +167,22 @@ async def run_command(confinement: Confinement, command: str, timeout_s: float) 
         if confinement.sandbox is not None:
             await _remove_pids_cgroup(process.pid)
             cleared = await asyncio.to_thread(clear_set_id_bits, confinement.writable_folders(), started)
+            removed = await asyncio.to_thread(_remove_planted, guards)
     assert process.returncode is not None, "_kill_group waited for it"
     code = process.returncode
-    return Exited(code, f"{EXIT_CODE}{code}\n{output}{_cleared_note(cleared)}")
+    return Exited(code, f"{EXIT_CODE}{code}\n{output}{_cleared_note(cleared)}{_removed_note(removed)}")
+
+
+def _remove_planted(guards: Sequence[Guard]) -> list[Path]:
+    """What the command made at protected places, removed (it and all it started have ended)."""
+    return remove_planted(path for kept in guards for path in kept.planted())
+
+
+def _removed_note(removed: list[Path]) -> str:
+    if not removed:
+        return ""
+    named = ", ".join(str(path) for path in removed[:5]) + (" …" if len(removed) > 5 else "")
+    return f"\n[removed what the command made where the user runs files unread ({len(removed)}): {named}]"
 
 
 def _cleared_note(cleared: list[Path]) -> str:

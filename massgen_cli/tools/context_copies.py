@@ -5,7 +5,8 @@ the agent changed and what changed in the original meanwhile (drift).
 
 Only regular files are copied and applied; links, special files and the folders the run keeps for itself
 (workspaces, snapshots, the state folder, ``.git`` and the like) are left out. Applying writes through no
-link (each folder is opened without following one) and never into a protected path."""
+link (each folder is opened without following one) and never into a protected path (the config's, or
+what the user runs unread: ``.envrc``, a virtualenv)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import shutil
 import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from massgen_cli.state import user_umask
 from massgen_cli.tools.file_access import open_resolved
+from massgen_cli.tools.protected import protected_place
 from massgen_cli.tools.snapshots import IGNORED
 
 DriftPolicy = Literal["skip", "prefer_presenter", "fail"]
@@ -112,6 +114,10 @@ class ContextCopy:
         return _stamp_or_none(self.base / relative) != self.baseline.get(relative)
 
     def _is_protected(self, relative: str) -> bool:
+        """Whether ``relative`` is a place the config protects or one the user runs unread (``.envrc``,
+        a virtualenv's files: ``protected.protected_place``)."""
+        if protected_place(PurePosixPath(relative)):
+            return True
         resolved = (self.base / relative).resolve()
         return any(resolved == place or resolved.is_relative_to(place) for place in self.protected)
 

@@ -39,7 +39,7 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
     module_name = "massgen_custom_tools." + re.sub(r"\W", "_", str(file.resolve()))
     module = sys.modules.get(module_name)
     if module is None:
-        stand_in = _massgen_stand_in_for(file)
+        stand_in = massgen_stand_in_for(file)
         # A file of MassGen's tree is named as MassGen names it, so its relative imports of MassGen's tool
         # types (``from .._result import …``) reach the stand-in; it is kept under our own name.
         spec_name = (massgen_module_name(file.resolve()) if stand_in else None) or module_name
@@ -50,7 +50,7 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
         try:
             spec.loader.exec_module(module)
         except Exception as error:
-            hint = _missing_module_hint(error, stand_in or "massgen" in file.parts)
+            hint = missing_module_hint(error, stand_in or "massgen" in file.parts)
             raise CustomToolLoadError(
                 f"{path} failed to load: {type(error).__name__}: {error}{hint}"
             ) from None
@@ -61,7 +61,7 @@ def load_function(path: str, function: str) -> Callable[..., Any]:
     return found
 
 
-def _massgen_stand_in_for(file: Path) -> bool:
+def massgen_stand_in_for(file: Path) -> bool:
     """A tool file that imports MassGen gets its stand-in when MassGen is not installed; whether it did."""
     from massgen_cli.tools import massgen_compat
 
@@ -83,7 +83,7 @@ def massgen_module_name(path: PurePath) -> str | None:
     return ".".join(parts[starts[-1] :]) if starts else None
 
 
-def _missing_module_hint(error: Exception, massgen_tool: bool) -> str:
+def missing_module_hint(error: Exception, massgen_tool: bool) -> str:
     """What to install for a tool file that imports a module this environment lacks: MassGen itself for
     a MassGen tool that needs more of it than the stand-in of its tool types, else the package."""
     if not isinstance(error, ImportError):
@@ -150,6 +150,9 @@ def custom_tool(
     """``function`` as the tool ``custom_tool__<name>``."""
     hidden = dict(preset)
     parameters = inspect.signature(function).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    if not takes_any and (unknown := sorted(set(preset) - set(parameters))):
+        raise CustomToolLoadError(preset_refused(getattr(function, "__name__", name), unknown))
     if workspace is not None and WORKSPACE_ARGUMENT in parameters:
         hidden.setdefault(WORKSPACE_ARGUMENT, str(workspace))
     model = arguments_model(name, function, set(hidden))
@@ -170,6 +173,10 @@ def custom_tool(
     schema.pop("title", None)
     text = description or _summary(inspect.getdoc(function) or "") or f"The function {function.__name__}."
     return Tool(ToolSpec(PREFIX + name, text, schema), run)
+
+
+def preset_refused(function: str, unknown: list[str]) -> str:
+    return f"'{function}' takes no argument {', '.join(map(repr, unknown))} (given in preset_args)"
 
 
 def arguments_model(name: str, function: Callable[..., Any], hidden: set[str]) -> type[BaseModel]:

@@ -5,16 +5,12 @@ not inside a private folder (the runner's state folder) unless a root lies insid
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from massgen_cli.tools.base import ToolError
-
-PROTECTED = (".git/hooks", ".git/config", ".venv/bin", "venv/bin", ".envrc")
-"""What an agent may not write even inside a root it may write: places whose files the user will run
-without reading them (git hooks, git's config with its fsmonitor command, a virtualenv's activate script
-and programs, direnv's file)."""
+from massgen_cli.tools.protected import Guard, guard, protected_place
 
 
 @dataclass(frozen=True)
@@ -74,16 +70,19 @@ class Roots:
             raise ToolError(f"{named} is protected by the config (protected_paths): read-only for agents")
         return resolved
 
-    def protected_paths(self) -> list[Path]:
-        """The protected places that exist inside the roots an agent may write (the usual ones and the
-        config's), for the sandbox to show read-only."""
-        places = [
-            place
+    def guards(self, skip: Iterable[Path] = ()) -> list[Guard]:
+        """How the sandbox keeps the protected places (``protected``, and the config's) of each folder the
+        agent may write now; ``skip``: folders hidden anyway, not looked into."""
+        hidden = tuple(skip)
+        return [
+            guard(root.path, root.protected, hidden)
             for root in self.roots
-            if root.writable or root.final_only
-            for place in (*(root.path / relative for relative in PROTECTED), *root.protected)
+            if self.may_write(root) and root.path.is_dir()
         ]
-        return [place for place in places if place.exists()]
+
+    def may_write(self, root: Root) -> bool:
+        """Whether the agent may write in ``root`` now."""
+        return root.writable or (root.final_only and self.presenting)
 
     def is_private(self, path: Path) -> bool:
         """Whether ``path`` (resolved) lies in a private folder and in no root inside that folder."""
@@ -128,8 +127,7 @@ class Roots:
 
 def _protected(path: Path, root: Path) -> str:
     """The protected place ``path`` (inside ``root``) lies in, or ""."""
-    relative = path.relative_to(root).as_posix()
-    return next((place for place in PROTECTED if relative == place or relative.startswith(f"{place}/")), "")
+    return protected_place(PurePosixPath(path.relative_to(root).as_posix()))
 
 
 def _root_line(root: Root) -> str:

@@ -4,8 +4,9 @@ a failure becomes the result text)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from massgen_cli.tools.custom import (
     load_function,
     load_massgen_function,
 )
+from massgen_cli.tools.custom_check import check_tool_file
 from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.massgen_media import Reach, own_massgen_tool, own_tool
 from massgen_cli.tools.paths import Root, Roots
@@ -275,13 +277,44 @@ def custom_tools(
     for number, entry in enumerate(agent.backend.custom_tools):
         if entry.from_massgen and not massgen_installed():
             continue  # said when the config loaded
-        try:
+        with _entry_problems(f"{where}.custom_tools[{number}]"):
             for function in entry.functions():
                 yield _custom_tool(entry, function, workspace, reach)
-        except (CustomToolLoadError, ValueError) as error:
-            raise ConfigError(f"{where}.custom_tools[{number}]: {error}") from None
-        except Exception as error:  # MassGen's own tools, from an installed MassGen that cannot import
-            raise ConfigError(f"{where}.custom_tools[{number}]: {type(error).__name__}: {error}") from None
+
+
+def check_custom_tools(agent: AgentConfig, where: str) -> None:
+    """What building the config's custom tools would fail on (a ``ConfigError``), found without running
+    a tool file: each file is checked as written (``custom_check``); MassGen's own tools and ours for
+    its multimodal files are built as a start builds them (no file of the config runs for those)."""
+    reach = Reach(question_roots(None), AgentModel(agent.backend.protocol))
+    for number, entry in enumerate(agent.backend.custom_tools):
+        if entry.from_massgen and not massgen_installed():
+            continue
+        with _entry_problems(f"{where}.custom_tools[{number}]"):
+            for function in entry.functions():
+                if _is_tool_file(entry, function[1]):
+                    check_tool_file(str(entry.path), function[1], function[3])
+                else:
+                    _custom_tool(entry, function, None, reach)
+
+
+@contextlib.contextmanager
+def _entry_problems(where: str) -> Iterator[None]:
+    """A custom tool entry's failure to load as a ``ConfigError`` naming its YAML path."""
+    try:
+        yield
+    except (CustomToolLoadError, ValueError) as error:
+        raise ConfigError(f"{where}: {error}") from None
+    except Exception as error:  # MassGen's own tools, from an installed MassGen that cannot import
+        raise ConfigError(f"{where}: {type(error).__name__}: {error}") from None
+
+
+def _is_tool_file(entry: CustomToolConfig, function_name: str) -> bool:
+    """Whether ``function_name`` of ``entry`` comes from the config's own Python file (which a start
+    imports), rather than from MassGen's package or our own tools."""
+    if entry.from_massgen:
+        return False
+    return massgen_installed() or own_tool(str(entry.path), function_name) is None
 
 
 def _custom_tool(

