@@ -37,6 +37,7 @@ from embedded_default import embedded_default_correct  # noqa: E402
 from pgvector_writes import concurrent_writes  # noqa: E402
 from qdrant_writes import requests_per_write  # noqa: E402
 from server_ranking import SERVER_SETTINGS  # noqa: E402
+from store_soak import soak  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ TARGETS = {
     "server_ranking_p50_ms_50000": Target(60),
     "concurrent_writes_lost": Target(0),
     "concurrent_writes_doubled": Target(0),
+    "soak_lost": Target(0),
+    "soak_doubled": Target(0),
+    "soak_orphan_rows": Target(0),
+    "soak_failed_processes": Target(0),
     "record_overhead_ms": Target(5),
     "token_count_incremental": Target(1.5),
     "largest_request_fraction": Target(0.75),
@@ -126,6 +131,24 @@ def _concurrent_writes(postgres: Postgres, writes: int) -> dict[str, float]:
     }
 
 
+def _soak(postgres: Postgres, lines: int) -> dict[str, float]:
+    """4 importers into one server store while 3 readers keep opening and searching it, one importer
+    killed halfway and imported again (``store_soak.py``)."""
+    url = postgres.url()
+    if url is None:
+        return {}
+    figures = soak(url, lines, 4, 3)
+    return {
+        "soak_lines": figures["lines"],
+        "soak_s": figures["seconds"],
+        "soak_reader_runs": figures["reader_runs"],
+        "soak_failed_processes": figures["importers_failed"] + figures["reader_failures"],
+        "soak_lost": figures["lost"],
+        "soak_doubled": figures["doubled"],
+        "soak_orphan_rows": figures["orphan_rows"],
+    }
+
+
 def _embedded(quick: bool) -> dict[str, float]:
     """How many of the questions asked (10 with ``quick``, else all 20) the embedded default answers
     right, graded strictly; the fraction is what the target reads."""
@@ -139,6 +162,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "startup": lambda: figures_coordination.startup(runs=3 if quick else 11),
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
+        "soak": lambda: _soak(postgres, 200 if quick else 1000),
         "qdrant_writes": lambda: requests_per_write(10 if quick else 20),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),

@@ -300,3 +300,19 @@ def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
     assert figures["writes"] == 60 and figures["identical_writes"] == 6 and figures["sources"] == 60
     assert figures["memories"] == figures["rows"] == figures["indexed"] == 57
     assert figures["writes_lost"] == 0 and figures["doubled"] == 0
+
+
+def test_the_soak_benchmark_loses_nothing_and_leaves_no_orphan(pgvector_url):
+    """benchmarks/store_soak.py, small: importers beside readers opening the store, one importer killed
+    with SIGKILL halfway and imported again; nothing lost, doubled or left in mem0's table alone."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "store_soak.py"
+    spec = importlib.util.spec_from_file_location("store_soak", path)
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    figures = benchmark.soak(pgvector_url, 120, 3, 2)
+    assert figures["lines"] == 121 and figures["importers_failed"] == 0 and figures["reader_failures"] == 0
+    assert figures["lost"] == figures["doubled"] == figures["orphan_rows"] == 0

@@ -182,3 +182,37 @@ def test_a_batch_that_fails_leaves_no_point_of_itself_behind(store, pgvector_url
     monkeypatch.setattr(MemoryWriter, "index_new", index_new)
     store.record_many(_lines(20, "failed"))
     assert len(stored_ids(pgvector_url, collection)) == 20 == len(store.list_memories())
+
+
+def test_two_processes_finishing_the_same_dead_write_do_not_fail(store, pgvector_url, collection):  # noqa: F811
+    """Two processes that open the store at once both find a dead writer's points; the second to delete
+    one found it gone, and its open failed ("Memory with id … not found"), killing an importer."""
+    from massgen_cli.memory.longterm.store.bulk import VerbatimRecord
+    from massgen_cli.memory.longterm.store.journal import WRITE_TOKEN, discard_unindexed
+
+    token = uuid.uuid4().hex
+    memory = store.mem0
+    texts = [f"a dead writer's line {n}" for n in range(3)]
+    vectors = store.embedding.embed(texts)
+    pairs = zip(texts, vectors, strict=True)
+    store.writer.mem0.add_verbatim(
+        [VerbatimRecord(text, "user", {WRITE_TOKEN: token}, vector) for text, vector in pairs]
+    )
+    assert len(stored_ids(pgvector_url, collection)) == 3
+
+    class SeenBeforeTheOther:
+        """mem0 as the second process saw it: listed before the first deleted anything."""
+
+        listing = memory.get_all(filters={"user_id": "massgen", WRITE_TOKEN: token}, top_k=1000)
+        calls = 0
+
+        def get_all(self, **query):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return self.listing if self.calls == 1 else memory.get_all(**query)
+
+        def delete(self, memory_id: str) -> None:
+            memory.delete(memory_id)
+
+    discard_unindexed(store.index, memory, token)  # the first process
+    assert stored_ids(pgvector_url, collection) == set()
+    discard_unindexed(store.index, SeenBeforeTheOther(), token)  # the second, on what it listed before

@@ -58,7 +58,8 @@ def discard_unindexed(index: StoreIndex, memory: Any, token: str) -> None:
         if not orphans:
             return
         for memory_id in orphans:
-            memory.delete(memory_id)
+            with contextlib.suppress(ValueError):  # another process finishing the same write took it first
+                memory.delete(memory_id)
 
 
 def undo_write(index: StoreIndex, memory: Any, token: str) -> None:
