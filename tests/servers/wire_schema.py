@@ -32,14 +32,22 @@ WRAPPERS = {
 }
 
 
-def wire_violations(path: str, body: Any, *, openai_itself: bool = False) -> list[str]:
+XAI_TOOLS = frozenset({"x_search", "code_interpreter"})
+"""xAI's own tools in its Responses API, as xAI documents them (its code interpreter takes no container)."""
+
+
+def wire_violations(path: str, body: Any, *, stands_for: str | None = None) -> list[str]:
     """What in ``body`` (a request to ``path``) breaks its API's published schema; [] for paths of APIs
-    these schemas do not cover."""
+    these schemas do not cover. ``stands_for``: ``openai`` (OpenAI's own API), ``xai`` (xAI's, which
+    adds its own tools to the Responses API), or None (an OpenAI-compatible server, or Anthropic)."""
     api = api_of(path)
     if api is None:
         return []
     if not isinstance(body, dict):
         return [f"the body of {path} is not a JSON object"]
+    openai_itself = stands_for == "openai"
+    if stands_for == "xai" and isinstance(body.get("tools"), list):
+        body = {**body, "tools": [t for t in body["tools"] if not (isinstance(t, dict) and t.get("type") in XAI_TOOLS)]}
     params = _params_type(api, bool(body.get("stream")))
     problems = _pydantic_problems(params, body)
     problems += _walk(params, body, "body", extra_keys=not openai_itself)
@@ -164,15 +172,26 @@ def _unwrapped(kind: Any) -> Any:
 
 
 def _walk_union(members: tuple[Any, ...], value: Any, where: str) -> list[str]:
-    """[] when some member fits; else the problems of the member it was meant to be (an object whose
-    ``type`` or ``role`` a member names is that member), else of the one with fewest problems."""
+    """[] when some member fits; else the problems of the member it was meant to be: of its JSON kind
+    (object, array…), naming its ``type`` or ``role``, with the fewest problems."""
     ranked: list[tuple[int, int, list[str]]] = []
     for member in members:
         problems = _walk(member, value, where)
         if not problems:
             return []
-        ranked.append((0 if _named_by(_unwrapped(member), value) else 1, len(problems), problems))
-    return min(ranked, key=lambda rank: rank[:2])[2] if ranked else [f"{where}: fits none of its types"]
+        kind = _unwrapped(member)
+        ranked.append((not _same_shape(kind, value), not _named_by(kind, value), len(problems), problems))
+    return min(ranked, key=lambda rank: rank[:3])[3] if ranked else [f"{where}: fits none of its types"]
+
+
+def _same_shape(kind: Any, value: Any) -> bool:
+    """Whether ``value`` is the JSON kind ``kind`` is (an object, an array, or another)."""
+    origin = typing.get_origin(kind)
+    if typing_extensions.is_typeddict(kind) or origin in (dict, collections.abc.Mapping):
+        return isinstance(value, dict)
+    if origin in (list, collections.abc.Iterable, collections.abc.Sequence):
+        return isinstance(value, list)
+    return not isinstance(value, dict | list)
 
 
 def _named_by(kind: Any, value: Any) -> bool:
