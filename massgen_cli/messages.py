@@ -5,8 +5,8 @@ assistant made (``tool_calls``) or the call a tool result answers (``tool_call_i
 ``name``, which Gemini's function responses need and Chat Completions does not take); an assistant
 message may carry a provider's own reasoning records (``reasoning_items``, OpenAI's Responses API),
 which only that API is given back. Each backend sends what its provider's schema holds
-(``for_chat_completions``); the system messages go as one (``one_system_message``). What memory keeps beside a message (ids, timestamps, authors,
-reasoning text) lives beside it, never in it.
+(``for_chat_completions``), the system messages as one (``one_system_message``). What memory keeps
+beside a message (ids, timestamps, authors, reasoning text) lives beside it, never in it.
 
 A step's task may carry images and files as typed parts (``AttachmentPart``), which each backend turns
 into its provider's own parts; whatever is recorded (threads, memory, request logs) keeps their

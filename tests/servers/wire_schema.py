@@ -47,13 +47,17 @@ def wire_violations(path: str, body: Any, *, stands_for: str | None = None) -> l
         return [f"the body of {path} is not a JSON object"]
     openai_itself = stands_for == "openai"
     if stands_for == "xai" and isinstance(body.get("tools"), list):
-        body = {**body, "tools": [t for t in body["tools"] if not (isinstance(t, dict) and t.get("type") in XAI_TOOLS)]}
+        tools = [tool for tool in body["tools"] if not (isinstance(tool, dict) and tool["type"] in XAI_TOOLS)]
+        body = {**body, "tools": tools}
     params = _params_type(api, bool(body.get("stream")))
     problems = _pydantic_problems(params, body)
     problems += _walk(params, body, "body", extra_keys=not openai_itself)
     problems += _system_messages(api, body)
     if openai_itself and "max_tokens" in body:
-        problems.append("body: 'max_tokens' is refused by OpenAI's reasoning models; send max_completion_tokens")
+        problems.append(
+            "body: 'max_tokens' is deprecated by OpenAI's API and refused by its reasoning models; "
+            "send max_completion_tokens"
+        )
     return problems
 
 
@@ -110,9 +114,7 @@ def _pydantic_problems(kind: Any, value: Any) -> list[str]:
     try:
         _adapter(kind).validate_python(value)
     except pydantic.ValidationError as error:
-        return [
-            f"body.{'.'.join(map(str, problem['loc']))}: {problem['msg']}" for problem in error.errors()
-        ]
+        return [f"body.{'.'.join(map(str, problem['loc']))}: {problem['msg']}" for problem in error.errors()]
     return []
 
 
@@ -138,7 +140,8 @@ def _missing(kind: Any, value: dict[str, Any], where: str) -> list[str]:
 
 def _walk(kind: Any, value: Any, where: str, *, extra_keys: bool = False) -> list[str]:
     """Where ``value`` does not fit ``kind``: unknown or missing keys, wrong types, values outside a
-    Literal; [] when it fits. ``extra_keys``: unknown keys of this object itself (not of those in it) are let through."""
+    Literal; [] when it fits. ``extra_keys``: unknown keys of this object itself (not of the objects in
+    it) are let through."""
     kind = _unwrapped(kind)
     origin = typing.get_origin(kind)
     if kind in NOT_CHECKED:
@@ -156,12 +159,12 @@ def _walk(kind: Any, value: Any, where: str, *, extra_keys: bool = False) -> lis
         if not isinstance(value, list):
             return [f"{where}: expected an array, got {type(value).__name__}"]
         (item,) = typing.get_args(kind) or (Any,)
-        return [problem for i, element in enumerate(value) for problem in _walk(item, element, f"{where}[{i}]")]
+        return [problem for i, each in enumerate(value) for problem in _walk(item, each, f"{where}[{i}]")]
     if origin in (dict, collections.abc.Mapping):
         if not isinstance(value, dict):
             return [f"{where}: expected an object, got {type(value).__name__}"]
         _, item = typing.get_args(kind) or (str, Any)
-        return [problem for key, element in value.items() for problem in _walk(item, element, f"{where}.{key}")]
+        return [problem for key, each in value.items() for problem in _walk(item, each, f"{where}.{key}")]
     return _walk_scalar(kind, value, where)
 
 
@@ -174,7 +177,7 @@ def _unwrapped(kind: Any) -> Any:
 def _walk_union(members: tuple[Any, ...], value: Any, where: str) -> list[str]:
     """[] when some member fits; else the problems of the member it was meant to be: of its JSON kind
     (object, array…), naming its ``type`` or ``role``, with the fewest problems."""
-    ranked: list[tuple[int, int, list[str]]] = []
+    ranked: list[tuple[bool, bool, int, list[str]]] = []
     for member in members:
         problems = _walk(member, value, where)
         if not problems:
@@ -200,7 +203,8 @@ def _named_by(kind: Any, value: Any) -> bool:
         return False
     hints = _fields(kind)
     return any(
-        name in hints and typing.get_origin(_unwrapped(hints[name])) is typing.Literal
+        name in hints
+        and typing.get_origin(_unwrapped(hints[name])) is typing.Literal
         and value.get(name) in typing.get_args(_unwrapped(hints[name]))
         for name in ("type", "role")
     )
