@@ -135,11 +135,13 @@ def _handler_for(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            whole = len(raw) == length  # else the client hung up while sending (a cancelled call)
+            body = json.loads(raw or b"{}") if whole else {}
             headers = {name.lower(): value for name, value in self.headers.items()}
             recorded = RecordedRequest(self.path, headers, body)
             server.requests.append(recorded)
-            reply = server.refusal(recorded) or server.next_reply(recorded)
+            reply = (server.refusal(recorded) if whole else None) or server.next_reply(recorded)
             if reply.delay and server.stopping.wait(reply.delay):
                 self.close_connection = True
                 return

@@ -1,6 +1,7 @@
 """The providers' published request schemas, as their own SDKs type them, held against what reaches the
 fake servers: Chat Completions and the Responses API (``openai``'s request TypedDicts), Anthropic's
-Messages (``anthropic``'s). A body is validated with pydantic's ``TypeAdapter`` and walked key by key:
+Messages (``anthropic``'s), Gemini's generateContent (``google-genai``'s models, which forbid unknown
+keys themselves). A body is validated with pydantic's ``TypeAdapter`` and walked key by key:
 pydantic lets a TypedDict carry keys it does not declare, a strict server does not, so every object
 below the top level may hold only its type's fields (the top level may carry a compatible server's own
 parameters, sent as ``extra_body``, unless the server stands for OpenAI's own API, which refuses them).
@@ -45,6 +46,8 @@ def wire_violations(path: str, body: Any, *, stands_for: str | None = None) -> l
         return []
     if not isinstance(body, dict):
         return [f"the body of {path} is not a JSON object"]
+    if api == "gemini":
+        return _gemini_problems(body)
     openai_itself = stands_for == "openai"
     if stands_for == "xai" and isinstance(body.get("tools"), list):
         tools = [tool for tool in body["tools"] if not (isinstance(tool, dict) and tool["type"] in XAI_TOOLS)]
@@ -62,8 +65,10 @@ def wire_violations(path: str, body: Any, *, stands_for: str | None = None) -> l
 
 
 def api_of(path: str) -> str | None:
-    """The API a request path calls: ``chat``, ``responses``, ``anthropic``, or None."""
+    """The API a request path calls: ``chat``, ``responses``, ``anthropic``, ``gemini``, or None."""
     route = path.split("?", 1)[0].rstrip("/")
+    if route.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini"
     if route.endswith("/chat/completions"):
         return "chat"
     if route.endswith("/responses"):
@@ -71,6 +76,38 @@ def api_of(path: str) -> str | None:
     if route.endswith("/messages"):
         return "anthropic"
     return None
+
+
+def _gemini_fields() -> dict[str, Any]:
+    """The fields of Gemini's generateContent request (camelCase, as the REST API names them) and the
+    ``google-genai`` types of their values (pydantic models that forbid unknown keys)."""
+    from google.genai import types as gemini
+
+    return {
+        "contents": list[gemini.Content],
+        "systemInstruction": gemini.Content,
+        "tools": list[gemini.Tool],
+        "toolConfig": gemini.ToolConfig,
+        "generationConfig": gemini.GenerationConfig,
+        "safetySettings": list[gemini.SafetySetting],
+        "cachedContent": str,
+        "labels": dict[str, str],
+    }
+
+
+def _gemini_problems(body: dict[str, Any]) -> list[str]:
+    """Gemini refuses a request with a field it does not know, at any depth."""
+    fields = _gemini_fields()
+    problems = [
+        f"body: '{name}' is not a field of a generateContent request" for name in body.keys() - fields
+    ]
+    for name, value in body.items():
+        if name in fields:
+            problems += [
+                problem.replace("body.", f"body.{name}.", 1)
+                for problem in _pydantic_problems(fields[name], value)
+            ]
+    return problems
 
 
 def _params_type(api: str, streaming: bool) -> Any:
