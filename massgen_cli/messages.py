@@ -1,10 +1,12 @@
 """The chat message, as every backend, thread and memory part passes it: OpenAI's chat format.
 
 A message holds only what a provider is sent: its role, its content, and for tool use the calls an
-assistant made (``tool_calls``) or the call a tool result answers (``tool_call_id``, ``name``); an
-assistant message may carry a provider's own reasoning records (``reasoning_items``, OpenAI's Responses
-API), which only that API is given back. What memory keeps beside a message (ids, timestamps, authors,
-reasoning text) lives beside it, never in it.
+assistant made (``tool_calls``) or the call a tool result answers (``tool_call_id``, and the tool's
+``name``, which Gemini's function responses need and Chat Completions does not take); an assistant
+message may carry a provider's own reasoning records (``reasoning_items``, OpenAI's Responses API),
+which only that API is given back. Each backend sends what its provider's schema holds
+(``for_chat_completions``), the system messages as one (``one_system_message``). What memory keeps
+beside a message (ids, timestamps, authors, reasoning text) lives beside it, never in it.
 
 A step's task may carry images and files as typed parts (``AttachmentPart``), which each backend turns
 into its provider's own parts; whatever is recorded (threads, memory, request logs) keeps their
@@ -60,21 +62,40 @@ class Message(TypedDict, total=False):
     reasoning_items: list[dict[str, Any]]
 
 
-PROVIDER_ONLY_KEYS = ("reasoning_items",)
+CHAT_COMPLETIONS_FIELDS: dict[str, frozenset[str]] = {
+    "system": frozenset({"role", "content", "name"}),
+    "user": frozenset({"role", "content", "name"}),
+    "assistant": frozenset({"role", "content", "name", "tool_calls"}),
+    "tool": frozenset({"role", "content", "tool_call_id"}),
+}
+"""The fields OpenAI's Chat Completions schema gives each role's message; strict compatible servers
+refuse any other (a tool result's ``name``, another API's ``reasoning_items``)."""
 
 
 def for_chat_completions(messages: list[Message]) -> list[Message]:
-    """``messages`` without what only another API reads (a Chat Completions server rejects it)."""
-    return [_without_provider_keys(message) for message in messages]
+    """``messages`` as Chat Completions takes them: one system message, first (``one_system_message``),
+    and each message with only its role's fields."""
+    return [_schema_fields(message) for message in one_system_message(messages)]
 
 
-def _without_provider_keys(message: Message) -> Message:
-    if not any(key in message for key in PROVIDER_ONLY_KEYS):
+def _schema_fields(message: Message) -> Message:
+    fields = CHAT_COMPLETIONS_FIELDS.get(message["role"])
+    if fields is None or fields.issuperset(message):
         return message
-    kept = dict(message)
-    for key in PROVIDER_ONLY_KEYS:
-        kept.pop(key, None)
-    return cast(Message, kept)
+    return cast(Message, {key: value for key, value in message.items() if key in fields})
+
+
+def one_system_message(messages: list[Message]) -> list[Message]:
+    """``messages`` with their system messages (the system prompt, the context blocks after it, a
+    compression's summary) merged into one, first, in their order: strict chat templates (Mistral's,
+    several on vLLM and llama.cpp) refuse a second system message or one after the conversation began.
+    Anthropic's and Gemini's backends join them into their system prompt the same way."""
+    systems = [message for message in messages if message["role"] == "system"]
+    if not systems or (len(systems) == 1 and messages[0] is systems[0]):
+        return messages
+    text = "\n\n".join(piece for piece in (content_text(m.get("content")) for m in systems) if piece)
+    merged: Message = {"role": "system", "content": text}
+    return [merged, *(message for message in messages if message["role"] != "system")]
 
 
 def with_attachments(message: Message, attachments: Sequence[Attachment]) -> Message:

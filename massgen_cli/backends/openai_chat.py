@@ -16,7 +16,7 @@ from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
 from massgen_cli.backends.provider_errors import decode_tool_arguments
 from massgen_cli.backends.stream_failures import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.providers import attachment_kinds, is_openrouter
+from massgen_cli.config.providers import attachment_kinds, calls_openai_itself, is_openrouter
 from massgen_cli.errors import ConfigError, ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import for_chat_completions
@@ -97,7 +97,7 @@ class OpenAIChatBackend:
     def _sampling(self) -> dict[str, Any]:
         sampling = _present(self._config, "temperature", "top_p", "max_tokens")
         # OpenAI's reasoning models reject max_tokens; compatible servers may not know the newer name.
-        if self.name == "openai" and "max_tokens" in sampling:
+        if calls_openai_itself(self._config.type, self._config.base_url) and "max_tokens" in sampling:
             sampling["max_completion_tokens"] = sampling.pop("max_tokens")
         return sampling
 

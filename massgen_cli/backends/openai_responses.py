@@ -36,7 +36,7 @@ from massgen_cli.events import (
     ToolCall,
     Usage,
 )
-from massgen_cli.messages import Message, attachments_in, is_attachment_part
+from massgen_cli.messages import Message, attachments_in, is_attachment_part, one_system_message
 from massgen_cli.text import one_line
 
 KEYLESS_PLACEHOLDER = "not-needed"
@@ -200,10 +200,11 @@ class _ResponseAssembly:
 
 
 def to_responses_input(messages: list[Message]) -> list[dict[str, Any]]:
-    """Chat-format messages as Responses input items: messages by role; an assistant's reasoning records,
-    then its text and function calls; tool results as function call outputs."""
+    """Chat-format messages as Responses input items: the system messages as one, first; messages by role;
+    an assistant's reasoning records, then its text and function calls; tool results as function call
+    outputs."""
     items: list[dict[str, Any]] = []
-    for message in messages:
+    for message in one_system_message(messages):
         text = _text_of(message.get("content"))
         if message["role"] == "tool":
             items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": text})

@@ -105,7 +105,11 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         default=None, ge=0, le=2, description="Sampling temperature; null uses the provider's default."
     )
     max_tokens: int | None = Field(
-        default=None, gt=0, description="Most tokens generated per call; null uses the provider's default."
+        default=None,
+        gt=0,
+        description="Most tokens generated per call; null uses the provider's default. Sent as "
+        "max_completion_tokens to OpenAI's own API (no base_url, or api.openai.com; Azure's OpenAI), as "
+        "max_tokens to other OpenAI-compatible servers, as max_output_tokens on the Responses API.",
     )
     top_p: float | None = Field(
         default=None, ge=0, le=1, description="Nucleus sampling cutoff; null uses the provider's default."

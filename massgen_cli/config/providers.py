@@ -122,6 +122,22 @@ def is_openrouter(backend_type: str | None, base_url: str | None) -> bool:
     return backend_type == "openrouter" or host == "openrouter.ai" or host.endswith(".openrouter.ai")
 
 
+OPENAI_API_HOST = "api.openai.com"
+
+
+def calls_openai_itself(backend_type: str | None, base_url: str | None) -> bool:
+    """Whether a backend calls OpenAI's own API, whose schema has the newer fields (``max_completion_tokens``
+    rather than ``max_tokens``, which its reasoning models refuse): ``openai`` and ``chatcompletion``
+    with no ``base_url`` (OpenAI's address, or the proxy ``OPENAI_BASE_URL`` names) or one on
+    api.openai.com, and Azure's OpenAI. Any other server is an OpenAI-compatible one, sent the fields
+    such servers know."""
+    if backend_type == "azure_openai":
+        return True
+    if (backend_type or "openai") not in ("openai", "chatcompletion"):
+        return False
+    return base_url is None or urlparse(base_url).hostname == OPENAI_API_HOST
+
+
 def calls_gemini_openai_api(base_url: str | None, api: str | None) -> bool:
     """Whether a ``gemini`` backend calls Gemini's OpenAI-compatible API rather than its own: asked for
     with ``api: chat_completions``, or a ``base_url`` whose path ends in ``/openai`` (that API's address,

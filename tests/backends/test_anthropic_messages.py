@@ -176,14 +176,14 @@ async def test_without_tools_earlier_tool_calls_and_results_are_sent_as_text(fak
 async def test_sampling_options_and_extra_body_are_sent(fake_server, make_anthropic):
     fake_server.script(anthropic_stream("Hi."))
     backend = make_anthropic(
-        max_tokens=256, temperature=0.2, top_p=0.8, top_k=20, extra_body={"metadata": {"k": 1}}
+        max_tokens=256, temperature=0.2, top_p=0.8, top_k=20, extra_body={"metadata": {"user_id": "u-1"}}
     )
 
     await complete(backend, ASK)
 
     body = fake_server.requests[0].body
     assert (body["max_tokens"], body["temperature"], body["top_p"], body["top_k"]) == (256, 0.2, 0.8, 20)
-    assert body["metadata"] == {"k": 1}
+    assert body["metadata"] == {"user_id": "u-1"}
 
 
 async def test_response_schema_becomes_a_system_instruction(fake_server, make_anthropic):

@@ -11,6 +11,7 @@ from massgen_cli.backends.base import Request, ToolSpec, complete
 from massgen_cli.backends.registry import create_backend
 from massgen_cli.backends.retry import RetryingBackend
 from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.providers import calls_openai_itself
 from massgen_cli.errors import (
     BackendError,
     BackendTimeoutError,
@@ -89,6 +90,35 @@ async def test_sends_messages_unchanged_with_streaming_options(fake_server, make
     assert sent.headers["authorization"] == "Bearer sk-test-key"
 
 
+async def test_a_request_carries_one_system_message_and_tool_results_without_their_name(
+    fake_server, make_openai
+):
+    """A tool result's ``name`` is ours (Gemini's function responses need it), not Chat Completions'; the
+    context blocks after the system prompt and a compression's summary go in the one system message."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+    messages = [
+        {"role": "system", "content": "You are agent_a."},
+        {"role": "system", "content": "Relevant memories:\n- the pier is number 3"},
+        {"role": "system", "content": "=== TASK PLANS ===\n- [ ] check the pier"},
+        {"role": "user", "content": "Which pier?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "pier 3"},
+    ]
+    fake_server.script(openai_stream("Pier 3."))
+
+    await complete(make_openai(), Request(messages=messages, tools=(VOTE,)))
+
+    sent = fake_server.requests[0].body["messages"]
+    assert sent[0] == {
+        "role": "system",
+        "content": "You are agent_a.\n\nRelevant memories:\n- the pier is number 3\n\n"
+        "=== TASK PLANS ===\n- [ ] check the pier",
+    }
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[3] == {"role": "tool", "tool_call_id": "call_1", "content": "pier 3"}
+    assert messages[5]["name"] == "read_file", "the caller's messages are left as they were"
+
+
 async def test_assembles_tool_calls_streamed_in_fragments(fake_server, make_openai):
     calls = [
         ("call_a", "vote", '{"agent_id": "agent_b"}'),
@@ -152,14 +182,45 @@ async def test_sampling_options_and_extra_body_are_sent(fake_server, make_openai
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
 
 
-async def test_openai_itself_gets_max_completion_tokens(fake_server, make_openai):
+async def test_openai_itself_gets_max_completion_tokens(fake_server, make_openai, monkeypatch):
+    """No base_url: OpenAI's own API (here at the address OPENAI_BASE_URL names, as a proxy in front of
+    it would be), which refuses max_tokens for its reasoning models."""
+    fake_server.stands_for["/v1/"] = "openai"
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{fake_server.root_url}/v1")
     fake_server.script(openai_stream("Hi."))
 
-    await complete(make_openai(type="openai", model="gpt-4o-mini", max_tokens=64), ASK)
+    await complete(make_openai(type="openai", model="o4-mini", base_url=None, max_tokens=64), ASK)
 
     body = fake_server.requests[0].body
     assert body["max_completion_tokens"] == 64
     assert "max_tokens" not in body and "temperature" not in body
+
+
+@pytest.mark.parametrize(
+    ("backend_type", "base_url", "openai_itself"),
+    [
+        ("openai", None, True),
+        ("chatcompletion", "https://api.openai.com/v1", True),
+        ("openai", "https://api.openai.com/v1/", True),
+        ("azure_openai", "https://team.openai.azure.com", True),
+        ("chatcompletion", "http://localhost:8000/v1", False),
+        ("openai", "http://127.0.0.1:8080/v1", False),
+        ("vllm", None, False),
+        ("local", None, False),
+        ("openrouter", None, False),
+    ],
+)
+def test_which_servers_are_openai_itself(backend_type, base_url, openai_itself):
+    assert calls_openai_itself(backend_type, base_url) is openai_itself
+
+
+async def test_a_compatible_server_gets_max_tokens_whatever_the_type(fake_server, make_openai):
+    fake_server.script(openai_stream("Hi."))
+
+    await complete(make_openai(type="openai", model="gpt-5-mini", max_tokens=64), ASK)
+
+    body = fake_server.requests[0].body
+    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body
 
 
 async def test_keyless_server_gets_a_placeholder_key(fake_server, make_openai):

@@ -137,6 +137,24 @@ async def test_function_calls_and_an_error_event(servers):
     assert isinstance(error, RateLimitError) and "slow down" in str(error)
 
 
+async def test_the_system_messages_go_as_one_input_message_first(servers):
+    fake = server(servers, responses_stream("Pier 3."))
+    backend = create_backend(backend_for(f"{fake.root_url}/v1", api="responses"))
+    messages = [
+        {"role": "system", "content": "You are agent_a."},
+        {"role": "system", "content": "Relevant memories:\n- the pier is number 3"},
+        {"role": "user", "content": "Which pier?"},
+    ]
+    try:
+        await complete(backend, Request(messages))
+    finally:
+        await backend.aclose()
+    assert fake.requests[0].body["input"] == [
+        {"role": "system", "content": "You are agent_a.\n\nRelevant memories:\n- the pier is number 3"},
+        {"role": "user", "content": "Which pier?"},
+    ]
+
+
 def test_a_coordinated_turn_carries_reasoning_and_tool_outputs_and_cancels_a_superseded_stream(
     in_process, servers, tmp_path
 ):

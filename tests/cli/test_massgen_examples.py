@@ -56,7 +56,7 @@ def checkout(
     bin_folder.mkdir()
     (bin_folder / "python").symlink_to(sys.executable)
     monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
-    server = FakeGeminiServer(PlayingModel()).start()
+    server = FakeGeminiServer(PlayingModel(), stands_for={"/xai/": "xai"}).start()
     root = server.root_url
     for variable, address in {
         "OPENAI_BASE_URL": f"{root}/v1",

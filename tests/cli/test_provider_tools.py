@@ -110,6 +110,7 @@ def test_grok_searches_the_web_and_x_and_runs_code_through_xais_responses_api(tm
             ran=("print(len('Seattle'))", "7"),
         )
     )
+    fake.stands_for["/v1/"] = "xai"  # its Responses API, with xAI's own tools
     monkeypatch.setenv("XAI_BASE_URL", f"{fake.root_url}/v1")
     monkeypatch.setenv("XAI_API_KEY", "xai-test-0000")
     config = write_config(tmp_path, GROK)

@@ -1,7 +1,9 @@
 """Real HTTP servers on 127.0.0.1 that speak the OpenAI and Anthropic wire formats.
 
 A test scripts the replies (a queue, one reply per request) and reads back the requests the server
-received, so backends are tested through the real SDKs, real HTTP and real server-sent events.
+received, so backends are tested through the real SDKs, real HTTP and real server-sent events. Every
+request is held to its API's published schema (``wire_schema``), as a strict server holds it: one that
+breaks it is refused (HTTP 400) and named when the server stops, which fails the test.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from massgen_cli.backends.base import Backend, Request
 from massgen_cli.events import StreamEvent
+from tests.servers.wire_schema import api_of, wire_violations
 
 ARGUMENT_FRAGMENT_CHARS = 7
 # How often serve_forever checks for shutdown; the default half second would slow every teardown.
@@ -53,10 +56,21 @@ class RecordedRequest:
 
 class FakeProviderServer:
     """A threaded HTTP server that answers each POST with the next scripted reply, or, with none left,
-    with what ``responder`` makes of the request (a model that plays along)."""
+    with what ``responder`` makes of the request (a model that plays along). ``stands_for`` names, by
+    path prefix, the provider a route stands for: ``openai`` (OpenAI's own API, which refuses parameters
+    it does not publish) or ``xai`` (xAI's, with its own tools); other routes are any OpenAI-compatible
+    server, or Anthropic's."""
 
-    def __init__(self, responder: Callable[[RecordedRequest], Reply] | None = None) -> None:
+    def __init__(
+        self,
+        responder: Callable[[RecordedRequest], Reply] | None = None,
+        *,
+        stands_for: Mapping[str, str] | None = None,
+    ) -> None:
         self.requests: list[RecordedRequest] = []
+        self.stands_for = dict(stands_for or {})
+        self.wire_errors: list[str] = []
+        """What requests broke of their API's published schema (each refused with HTTP 400)."""
         self.stopping = threading.Event()
         self.responder = responder
         self._replies: deque[Reply] = deque()
@@ -84,11 +98,26 @@ class FakeProviderServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving; replies held back by ``delay`` or ``stall_after`` give up at once."""
+        """Stop serving; replies held back by ``delay`` or ``stall_after`` give up at once. Raises when a
+        request broke its API's published schema."""
         self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+        if self.wire_errors:
+            raise AssertionError("requests off the published schema:\n" + "\n".join(self.wire_errors))
+
+    def refusal(self, request: RecordedRequest) -> Reply | None:
+        """The 400 a strict server answers a request that breaks its API's schema with, or None."""
+        provider = next((p for prefix, p in self.stands_for.items() if request.path.startswith(prefix)), None)
+        problems = wire_violations(request.path, request.body, stands_for=provider)
+        if not problems:
+            return None
+        self.wire_errors += [f"{request.path}: {problem}" for problem in problems]
+        message = "; ".join(problems)
+        if api_of(request.path) == "anthropic":
+            return anthropic_error(400, "invalid_request_error", message)
+        return openai_error(400, message)
 
 
 def _handler_for(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
@@ -106,11 +135,13 @@ def _handler_for(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            whole = len(raw) == length  # else the client hung up while sending (a cancelled call)
+            body = json.loads(raw or b"{}") if whole else {}
             headers = {name.lower(): value for name, value in self.headers.items()}
             recorded = RecordedRequest(self.path, headers, body)
             server.requests.append(recorded)
-            reply = server.next_reply(recorded)
+            reply = (server.refusal(recorded) if whole else None) or server.next_reply(recorded)
             if reply.delay and server.stopping.wait(reply.delay):
                 self.close_connection = True
                 return

@@ -30,11 +30,13 @@ WRITABLE_ROOT = re.compile(r"- (/[^\n]*?) \(write in the final presentation\)")
 
 
 class PlayingModel:
-    """Callable as a ``FakeProviderServer`` responder."""
+    """Callable as a ``FakeProviderServer`` responder. ``first_calls`` (tool name → arguments): tools it
+    calls, when offered, before any other in a step that has used none yet."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_calls: dict[str, dict[str, Any]] | None = None) -> None:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
+        self._first_calls = dict(first_calls or {})
 
     def __call__(self, request: RecordedRequest) -> Reply:
         wire = _wire(request.path)
@@ -61,6 +63,9 @@ class PlayingModel:
         own.sort(key=lambda name: name.removeprefix("custom_tool__") not in question)  # named ones first
         if "submit" in tools:
             return call_id, "submit", {}
+        first = [name for name in self._first_calls if name in tools]
+        if first and not used_a_tool:
+            return call_id, first[0], self._first_calls[first[0]]
         if own and not used_a_tool:
             return call_id, own[0], _arguments(tools[own[0]], question, text)
         if "vote" in tools and NO_ANSWERS not in text and "<agent1>" in text:

@@ -31,10 +31,10 @@ def test_long_text_is_chunked(store):
     assert len(outcome.added) == 3
 
 
-def test_memory_llm_is_the_yaml_model(tmp_path):
-    server = FakeProviderServer().start()
-    facts = {"memory": [{"id": "0", "text": "User's favourite colour is teal", "attributed_to": "user"}]}
-    completion = {
+def facts_completion(*facts: str) -> dict[str, object]:
+    """A whole chat completion whose text is mem0's extraction reply naming ``facts``."""
+    found = [{"id": str(i), "text": fact, "attributed_to": "user"} for i, fact in enumerate(facts)]
+    return {
         "id": "c1",
         "object": "chat.completion",
         "created": 0,
@@ -42,13 +42,17 @@ def test_memory_llm_is_the_yaml_model(tmp_path):
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": json.dumps(facts)},
+                "message": {"role": "assistant", "content": json.dumps({"memory": found})},
                 "finish_reason": "stop",
             }
         ],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
-    server.script(*(Reply(body=completion) for _ in range(3)))
+
+
+def test_memory_llm_is_the_yaml_model(tmp_path):
+    server = FakeProviderServer().start()
+    server.script(*(Reply(body=facts_completion("User's favourite colour is teal")) for _ in range(3)))
     settings = extracting_with(server)
     store = PersistentMemory(settings, tmp_path, domain="general", task_type="general")
     try:
@@ -58,10 +62,34 @@ def test_memory_llm_is_the_yaml_model(tmp_path):
         assert outcome.facts == 1 and not outcome.verbatim
         chat = [r for r in server.requests if r.path.endswith("/chat/completions")]
         assert chat and chat[0].body["model"] == "mem-model-x"
+        assert chat[0].body["max_tokens"] > 0, "an OpenAI-compatible server is sent the field it knows"
         [hit] = store.search("favourite colour", limit=3)
         assert hit.text == "User's favourite colour is teal"
         store.record([{"role": "user", "content": "Teal, really."}], RecordContext("b", "s", 1))
         assert len(store.list_memories()) == 1, "the same fact again is a new source, not a new memory"
+    finally:
+        store.close()
+        close_clients()
+        server.stop()
+
+
+def test_extraction_by_openai_itself_bounds_its_output_with_max_completion_tokens(tmp_path, monkeypatch):
+    """OpenAI's own API (no base_url; here at the address OPENAI_BASE_URL names) has deprecated
+    max_tokens, and its reasoning models refuse it: the extraction sends max_completion_tokens."""
+    server = FakeProviderServer(stands_for={"/v1/": "openai"}).start()
+    server.script(Reply(body=facts_completion("The ferry leaves at 06:40")))
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.root_url}/v1")
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)  # mem0 would call OpenRouter instead
+    llm = {"provider": "openai", "model": "gpt-4.1-nano", "api_key": "sk-test"}
+    settings = PersistentMemoryConfig.model_validate({"enabled": True, "llm": llm})
+    store = PersistentMemory(settings, tmp_path, domain="general", task_type="general")
+    try:
+        outcome = store.record(
+            [{"role": "user", "content": "The ferry leaves at 06:40."}], RecordContext("a", "s", 1)
+        )
+        assert outcome.facts == 1 and not outcome.verbatim, outcome.note
+        [asked] = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
+        assert asked["max_completion_tokens"] > 0 and "max_tokens" not in asked
     finally:
         store.close()
         close_clients()

@@ -11,11 +11,11 @@ import logging
 import os
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from massgen_cli.config.memory import EmbeddingConfig, ModelEndpoint
-from massgen_cli.config.providers import GEMINI_OPENAI_URL, PROVIDERS
+from massgen_cli.config.providers import GEMINI_OPENAI_URL, PROVIDERS, calls_openai_itself
 from massgen_cli.errors import MemoryStoreError
 from massgen_cli.memory.longterm.store.embedder import (
     LOCAL_EMBEDDING_DIMS,
@@ -47,6 +47,9 @@ class MemoryLLMPlan:
     mem0_config: dict[str, Any]
     extracts: bool
     reason: str
+    openai_itself: bool = False
+    """It calls OpenAI's own API (mem0's ``openai`` provider at OpenAI's address), which takes
+    ``max_completion_tokens`` where compatible servers take ``max_tokens``."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ def plan_llm(endpoint: ModelEndpoint) -> MemoryLLMPlan:
     config = {"model": model, "api_key": key}
     if endpoint.base_url or default_url:
         config["openai_base_url"] = endpoint.base_url or default_url
-    return _usable(placeholder, "openai", config, key, variable or "the provider's API key variable")
+    plan = _usable(placeholder, "openai", config, key, variable or "the provider's API key variable")
+    itself = plan.extracts and calls_openai_itself(provider, config.get("openai_base_url"))
+    return replace(plan, openai_itself=itself)
 
 
 def _usable(

@@ -67,6 +67,10 @@ class Mem0Store:
             # mem0 2.2.1 builds embedders only from its provider names (an in-process one needs
             # langchain); the offline embedder takes the place of the placeholder it built.
             memory.embedding_model = Mem0EmbedderAdapter()
+        if self.llm_plan.openai_itself:
+            from massgen_cli.memory.longterm.store.mem0_llm import within_schema
+
+            memory.llm = within_schema(memory.llm)
         reconcile(self.index, memory)
         return memory
 
