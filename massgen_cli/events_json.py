@@ -63,6 +63,8 @@ def _decode(hint: Any, value: Any) -> Any:
                 return _decode(arm, value)
     elif origin is list and isinstance(value, list):
         return [_decode(args[0], item) for item in value]
+    elif origin is tuple and args[1:] == (Ellipsis,) and isinstance(value, list | tuple):
+        return tuple(_decode(args[0], item) for item in value)
     elif origin is dict and isinstance(value, dict):
         return {key: _decode(args[1], item) for key, item in value.items()}  # JSON's keys are strings
     elif hint is Any or (origin is Literal and value in args) or _is_a(value, hint):

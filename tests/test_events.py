@@ -12,6 +12,7 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    CommandOutput,
     CommandRan,
     ContextStatus,
     FinalAnswer,
@@ -45,6 +46,7 @@ ONE_OF_EACH: list[RunEvent] = [
     FinalAnswer("a", "Paris."),
     AgentUsage("a", SPENT),
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
+    CommandOutput("a", "c2", "make test", ("ok 1", "ok 2"), "ok 3 of", 2),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 
