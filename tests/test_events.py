@@ -21,6 +21,7 @@ from massgen_cli.events import (
     RecordedMemory,
     RetrievedMemory,
     RunEvent,
+    SteeringMessage,
     ToolFinished,
     ToolStarted,
     TurnEnded,
@@ -45,6 +46,7 @@ ONE_OF_EACH: list[RunEvent] = [
     FinalAnswer("a", "Paris."),
     AgentUsage("a", SPENT),
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
+    SteeringMessage("Answer in one word, please."),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from massgen_cli.errors import UsageError
 from massgen_cli.redaction import remember
 from massgen_cli.serve.api import ServerSettings, create_app
+from massgen_cli.serve.guard import ANY_HOST, answered_names
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.runs import Runs
 from massgen_cli.state import resolve_state_dir
@@ -51,6 +52,7 @@ class ServeOptions:
     token: str | None = None
     state_dir: Path | None = None
     debug: bool = False
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def serve(options: ServeOptions) -> int:
@@ -62,7 +64,12 @@ def serve(options: ServeOptions) -> int:
     refuse_open_host(options.host, token)
     remember([token])
     settings = ServerSettings(
-        models, resolve_state_dir(options.state_dir), token, options.max_concurrent, options.max_waiting
+        models,
+        resolve_state_dir(options.state_dir),
+        token,
+        options.max_concurrent,
+        options.max_waiting,
+        answered_names(options.host, options.allowed_hosts),
     )
     listener = listen(options.host, options.port)
     app = create_app(settings)
@@ -180,8 +187,10 @@ def _announce(settings: ServerSettings, listener: socket.socket) -> None:
     where = f"[{host}]" if ":" in host else host
     models = ", ".join(settings.models.ids)
     access = "a bearer token required" if settings.token else "no token"
+    hosts = "any host" if ANY_HOST in settings.hosts else "hosts " + ", ".join(sorted(settings.hosts))
     console.print(
         f"massgen serve: http://{where}:{port}/v1 · models {escape(models)} · "
         f"{settings.max_concurrent} turns at once, {settings.max_waiting} more may wait · {access} · "
+        f"{escape(hosts)} · "
         f"state {settings.state_dir} · live view http://{where}:{port}/"
     )

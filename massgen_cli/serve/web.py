@@ -4,8 +4,9 @@ runs; ``/runs/{id}/events`` streams a running turn's events by SSE (each in its 
 secrets redacted); ``/runs/{id}/steer`` sends its agents a message for their next step and
 ``/runs/{id}/stop`` cancels it; ``/runs/past/{name}`` is a past run's report.
 
-The token (when the server has one) is checked by the API's ``BearerCheck``: the page is opened once as
-``/?token=TOKEN``, which keeps it in an HTTP-only cookie (and leaves the address without it)."""
+The token (when the server has one) is checked by ``guard.BearerCheck``: the page is opened once as
+``/?token=TOKEN``, which keeps it in an HTTP-only, same-site strict cookie (and leaves the address
+without it); ``guard.HostCheck`` refuses other hosts and origins."""
 
 from __future__ import annotations
 
@@ -20,15 +21,19 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from massgen_cli.events_json import event_to_dict
+from massgen_cli.inbox import MAX_MESSAGE_CHARS, MAX_MESSAGES, InboxFull
 from massgen_cli.redaction import redact
 from massgen_cli.runlogs.reader import Run, all_runs, run_folder
 from massgen_cli.runlogs.report import report_html
+from massgen_cli.serve.bounds import read_body, read_json
+from massgen_cli.serve.guard import cookie_name
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered
 from massgen_cli.serve.wire import ApiError, bad_request
 from massgen_cli.text import one_line
 
-TOKEN_COOKIE = "massgen_token"
 KEEPALIVE_S = 15.0
+MAX_STEER_BYTES = 64 * 1024
+"""A steering request's body: room for a message of ``MAX_MESSAGE_CHARS`` characters, each escaped."""
 PAST_RUNS_LISTED = 50
 ASSETS = {"page.js": "text/javascript", "page.css": "text/css"}
 
@@ -48,9 +53,9 @@ def web_routes() -> list[Route]:
 async def page(request: Request) -> Response:
     """The page; opened with ``?token=``, the token goes to a cookie and the address loses it."""
     token = request.query_params.get("token")
-    if token:
+    if token:  # the right one: ``BearerCheck`` let the request through
         redirect = RedirectResponse("/", 303)
-        redirect.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+        redirect.set_cookie(cookie_name(request.scope), token, httponly=True, samesite="strict")
         return redirect
     html = _asset_text("page.html").replace("/*REPORT_CSS*/", _report_css())
     return HTMLResponse(html, headers={"cache-control": "no-store"})
@@ -175,14 +180,24 @@ def item_dict(item: Item) -> dict[str, Any]:
 
 
 async def steer(request: Request) -> Response:
-    """``{"message": TEXT}``: the agents read it at their next step."""
+    """``{"message": TEXT}``: the agents read it at their next step; a message over
+    ``MAX_MESSAGE_CHARS`` characters is a 413, one past the run's ``MAX_MESSAGES`` a 429."""
     _json_posted(request)
     run = _running(request)
+    body = read_json(await read_body(request, MAX_STEER_BYTES))
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
+        raise bad_request('send {"message": "some text"}', "message", "invalid_message")
+    if len(message.strip()) > MAX_MESSAGE_CHARS:
+        why = f"a steering message holds at most {MAX_MESSAGE_CHARS:,} characters"
+        raise ApiError(413, why, param="message", code="message_too_long")
     try:
-        body = json.loads(await request.body())
-        text = run.steer(str(body["message"]))
-    except (ValueError, KeyError, TypeError):
-        raise bad_request('send {"message": "some text"}', code="invalid_message") from None
+        text = run.steer(message)
+    except InboxFull:
+        why = f"this run took {MAX_MESSAGES} steering messages already"
+        raise ApiError(429, why, kind="rate_limit_error", code="too_many_messages") from None
+    except ValueError:
+        raise bad_request('send {"message": "some text"}', "message", "invalid_message") from None
     return JSONResponse({"sent": redact(text)})
 
 
