@@ -1,7 +1,7 @@
 """The server's Starlette app: ``POST /v1/chat/completions``, ``GET /v1/models`` (and one model),
 ``GET /health``; the doors of ``guard`` (Host, Origin, token) before them; every error in OpenAI's
-shape. Its state (``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe to) is what more routes
-(a page, a live feed of a run's events) build on."""
+shape. Its state (``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe to) is
+what more routes (a page, a live feed of a run's events) build on."""
 
 from __future__ import annotations
 

@@ -51,9 +51,10 @@ def web_routes() -> list[Route]:
 
 
 async def page(request: Request) -> Response:
-    """The page; opened with ``?token=``, the token goes to a cookie and the address loses it."""
-    token = request.query_params.get("token")
-    if token:  # the right one: ``BearerCheck`` let the request through
+    """The page; opened with ``?token=`` (when the server has one), the token goes to a cookie and the
+    address loses it."""
+    token = request.app.state.settings.token
+    if token and "token" in request.query_params:  # the right one: ``BearerCheck`` let the request in
         redirect = RedirectResponse("/", 303)
         redirect.set_cookie(cookie_name(request.scope), token, httponly=True, samesite="strict")
         return redirect

@@ -167,6 +167,7 @@ def test_a_request_is_bounded_by_what_it_costs(tmp_path: Path):
         too_long = chat(server.root, json.dumps(long).encode())
         assert is_openai_error(too_long, 400, "too_many_characters")
         assert too_long.json()["error"]["param"] == "messages"
+        assert httpx.get(f"{server.root}/?token=%ED%A0%80", timeout=10).status_code == 200, "no cookie to set"
         assert httpx.get(f"{server.root}/runs", timeout=10).json()["live"] == [], "no turn ran"
     finally:
         server.stop()
