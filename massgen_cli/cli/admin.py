@@ -99,6 +99,15 @@ def serve(
             "'*': any).",
         ),
     ] = None,
+    keys: Annotated[
+        Path | None,
+        typer.Option(
+            "--keys",
+            metavar="FILE",
+            help="Tenants, one 'NAME TOKEN' per line (the file only its owner's): each token a tenant with "
+            "its own sessions, memory, runs and reports.",
+        ),
+    ] = None,
     state_dir: StateDirOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -107,7 +116,7 @@ def serve(
 
     options = ServeOptions(
         config or [], host, port, max_concurrent, max_waiting, api_key_env, token, state_dir, debug,
-        tuple(allowed_host or ()),
+        tuple(allowed_host or ()), keys,
     )  # fmt: skip
     _guarded(debug, lambda: serve_api(options))
 

@@ -21,10 +21,11 @@ from starlette.routing import Route
 
 from massgen_cli import __version__
 from massgen_cli.serve.bounds import read_body, read_json
-from massgen_cli.serve.guard import LOCAL_NAMES, BearerCheck, HostCheck
+from massgen_cli.serve.guard import LOCAL_NAMES, BearerCheck, HostCheck, owner_of, state_dir_of
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.replies import TurnReply
 from massgen_cli.serve.runs import LiveRun, Runs
+from massgen_cli.serve.tenants import Tenants
 from massgen_cli.serve.web import web_routes
 from massgen_cli.serve.wire import ApiError, RequestLimits, error_body, read_chat
 
@@ -43,6 +44,8 @@ class ServerSettings:
     max_waiting: int = 64
     hosts: frozenset[str] = LOCAL_NAMES
     limits: RequestLimits = field(default_factory=RequestLimits)
+    tenants: Tenants | None = None
+    """``--keys``' tenants, each with its own token and state folder (None: one owner, ``token``)."""
 
 
 def create_app(settings: ServerSettings) -> Starlette:
@@ -58,7 +61,7 @@ def create_app(settings: ServerSettings) -> Starlette:
         routes=routes,
         middleware=[
             Middleware(HostCheck, names=settings.hosts),
-            Middleware(BearerCheck, token=settings.token),
+            Middleware(BearerCheck, token=settings.token, tenants=settings.tenants),
         ],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal_error},
         lifespan=_lifespan,
@@ -109,7 +112,8 @@ async def chat_completions(request: Request) -> Response:
     served = settings.models.find(ask.model)
     if served is None:
         raise _unknown_model(ask.model, settings.models)
-    return TurnReply(request.app.state.runs, LiveRun(ask, served, settings.state_dir))
+    run = LiveRun(ask, served, state_dir_of(request), owner=owner_of(request))
+    return TurnReply(request.app.state.runs, run)
 
 
 def _unknown_model(name: str, models: ServedModels) -> ApiError:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from massgen_cli.serve.tenants import Tenant, Tenants
 from massgen_cli.serve.wire import error_body
 
 LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -86,37 +88,67 @@ def _same_origin(origin: str, host: str) -> bool:
 
 
 class BearerCheck:
-    """When the server has a token, every path under ``/v1/`` needs ``Authorization: Bearer <token>``;
-    the web view's paths (``/``, ``/runs``, ``/web/``) take it from that header, the page's cookie or
-    ``?token=`` (which the page keeps in the cookie)."""
+    """When the server has a token (or tenants, each with its own), every path under ``/v1/`` needs
+    ``Authorization: Bearer <token>``; the web view's paths (``/``, ``/runs``, ``/web/``) take it from
+    that header, the page's cookie or ``?token=`` (which the page keeps in the cookie). The tenant a
+    token is goes with the request (``tenant_of``)."""
 
-    def __init__(self, app: ASGIApp, token: str | None):
-        self.app, self.token = app, token
+    def __init__(self, app: ASGIApp, token: str | None, tenants: Tenants | None = None):
+        self.app, self.token, self.tenants = app, token, tenants
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._refused(scope):
-            message = "a valid token is required: send it as 'Authorization: Bearer <token>'"
-            await _refuse(401, message, "invalid_api_key", scope, receive, send)
-            return
+        if scope["type"] == "http" and (self.token or self.tenants) and _guarded(scope["path"]):
+            valid = [token for token in _given(scope) if is_token(token, self.token, self.tenants)]
+            if not valid:
+                message = "a valid token is required: send it as 'Authorization: Bearer <token>'"
+                await _refuse(401, message, "invalid_api_key", scope, receive, send)
+                return
+            tenant = self.tenants.find(valid[0]) if self.tenants else None
+            scope.setdefault("state", {})[TENANT_KEY] = tenant
         await self.app(scope, receive, send)
 
-    def _refused(self, scope: Scope) -> bool:
-        if not self.token or scope["type"] != "http":
-            return False
-        path = scope["path"]
-        web = path == "/" or path.startswith(WEB_PREFIXES)
-        if not (web or path.startswith(PROTECTED_PREFIX)):
-            return False
-        request = Request(scope)
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and self.matches(given.strip()):
-            return False
-        if not web:
-            return True
-        return not (
-            self.matches(request.cookies.get(cookie_name(scope), ""))
-            or self.matches(request.query_params.get("token", ""))
-        )
 
-    def matches(self, given: str) -> bool:
-        return bool(given) and secrets.compare_digest(given.encode(), (self.token or "").encode())
+def is_token(given: str, token: str | None, tenants: Tenants | None) -> bool:
+    """Whether ``given`` is the server's ``token`` or a tenant's (compared in constant time)."""
+    if not given:
+        return False
+    if token and secrets.compare_digest(given.encode(), token.encode()):
+        return True
+    return tenants is not None and tenants.find(given) is not None
+
+
+TENANT_KEY = "massgen_tenant"
+
+
+def tenant_of(request: Request) -> Tenant | None:
+    """The tenant whose token the request carries (None: the server has no tenants)."""
+    tenant: Tenant | None = request.scope.get("state", {}).get(TENANT_KEY)
+    return tenant
+
+
+def owner_of(request: Request) -> str | None:
+    """The name of the tenant the request is of (None: the server has no tenants)."""
+    tenant = tenant_of(request)
+    return tenant.name if tenant else None
+
+
+def state_dir_of(request: Request) -> Path:
+    """The state folder of the request's tenant (the server's, without tenants)."""
+    tenant = tenant_of(request)
+    folder: Path = tenant.state_dir if tenant else request.app.state.settings.state_dir
+    return folder
+
+
+def _guarded(path: str) -> bool:
+    return path == "/" or path.startswith((*WEB_PREFIXES, PROTECTED_PREFIX))
+
+
+def _given(scope: Scope) -> list[str]:
+    """The tokens a request carries: its bearer token, and on the web view's paths its cookie and
+    ``?token=``."""
+    request = Request(scope)
+    scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+    given = [bearer.strip() if scheme.lower() == "bearer" else ""]
+    if not scope["path"].startswith(PROTECTED_PREFIX):
+        given += [request.cookies.get(cookie_name(scope), ""), request.query_params.get("token", "")]
+    return given

@@ -26,7 +26,7 @@ from massgen_cli.redaction import redact
 from massgen_cli.runlogs.reader import Run, all_runs, run_folder
 from massgen_cli.runlogs.report import report_html
 from massgen_cli.serve.bounds import read_body, read_json
-from massgen_cli.serve.guard import cookie_name
+from massgen_cli.serve.guard import cookie_name, is_token, owner_of, state_dir_of
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered
 from massgen_cli.serve.wire import ApiError, bad_request
 from massgen_cli.text import one_line
@@ -53,10 +53,11 @@ def web_routes() -> list[Route]:
 async def page(request: Request) -> Response:
     """The page; opened with ``?token=`` (when the server has one), the token goes to a cookie and the
     address loses it."""
-    token = request.app.state.settings.token
-    if token and "token" in request.query_params:  # the right one: ``BearerCheck`` let the request in
+    settings = request.app.state.settings
+    given = request.query_params.get("token", "")
+    if is_token(given, settings.token, settings.tenants):
         redirect = RedirectResponse("/", 303)
-        redirect.set_cookie(cookie_name(request.scope), token, httponly=True, samesite="strict")
+        redirect.set_cookie(cookie_name(request.scope), given, httponly=True, samesite="strict")
         return redirect
     html = _asset_text("page.html").replace("/*REPORT_CSS*/", _report_css())
     return HTMLResponse(html, headers={"cache-control": "no-store"})
@@ -80,8 +81,10 @@ def _report_css() -> str:
 async def runs_index(request: Request) -> Response:
     """The running turns (newest first) and the state folder's past runs (newest first)."""
     runs: Runs = request.app.state.runs
-    live = [_live(run) for run in sorted(runs.live.values(), key=lambda run: run.started, reverse=True)]
-    past = await asyncio.to_thread(_past_runs, request.app.state.settings.state_dir)
+    owner = owner_of(request)
+    own = [run for run in runs.live.values() if run.owner == owner]
+    live = [_live(run) for run in sorted(own, key=lambda run: run.started, reverse=True)]
+    past = await asyncio.to_thread(_past_runs, state_dir_of(request))
     running = {run["session_id"] for run in live}
     past = [run for run in past if run["session_id"] not in running]  # a running turn's log is shown live
     return JSONResponse(redact({"live": live, "past": past}))
@@ -121,7 +124,7 @@ def _past(run: Run) -> dict[str, Any]:
 async def past_report(request: Request) -> Response:
     """A past run's report, as ``massgen logs report`` makes it."""
     name = request.path_params["name"]
-    folder = run_folder(request.app.state.settings.state_dir, name)
+    folder = run_folder(state_dir_of(request), name)
     if folder is None:
         raise ApiError(404, f"no run is named {name!r}", kind="not_found_error")
     html = await asyncio.to_thread(lambda: report_html([Run(folder)], name))
@@ -138,7 +141,7 @@ def _json_posted(request: Request) -> None:
 def _running(request: Request) -> LiveRun:
     runs: Runs = request.app.state.runs
     run = runs.live.get(request.path_params["run_id"])
-    if run is None:
+    if run is None or run.owner != owner_of(request):  # another tenant's run is none of this one's
         raise ApiError(404, "that run is not running (it ended, or never was)", kind="not_found_error")
     return run
 
