@@ -6,7 +6,8 @@ secrets redacted); ``/runs/{id}/steer`` sends its agents a message for their nex
 
 The token (when the server has one) is checked by ``guard.BearerCheck``: the page is opened once as
 ``/?token=TOKEN``, which keeps it in an HTTP-only, same-site strict cookie (and leaves the address
-without it); ``guard.HostCheck`` refuses other hosts and origins."""
+without it); ``guard.HostCheck`` refuses other hosts and origins. With tenants, each sees, steers and
+stops only its own runs, and reads only its own past runs."""
 
 from __future__ import annotations
 
