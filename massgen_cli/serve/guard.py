@@ -83,7 +83,10 @@ class HostCheck:
 
 
 def _same_origin(origin: str, host: str) -> bool:
-    parts = urlsplit(origin)
+    try:
+        parts = urlsplit(origin)
+    except ValueError:  # no address at all ("http://[::1")
+        return False
     return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.strip().lower()
 
 

@@ -93,7 +93,13 @@ def test_a_request_naming_another_host_is_refused(gated: GatedServer):
 def test_a_request_from_another_sites_page_is_refused(gated: GatedServer):
     root, run = gated.root, gated.running
     port = root.rsplit(":", 1)[1]
-    for origin in (f"http://{EVIL}", f"http://{EVIL}:{port}", "null", f"http://localhost:{port}"):
+    for origin in (
+        f"http://{EVIL}",
+        f"http://{EVIL}:{port}",
+        "null",
+        f"http://localhost:{port}",
+        "http://[::1",
+    ):
         headers = {"origin": origin}
         assert is_openai_error(
             httpx.get(f"{root}/runs", headers=headers, timeout=10), 403, "origin_not_allowed"
