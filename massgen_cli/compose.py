@@ -169,7 +169,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     _memory_files(config, place, emit, features, snapshots)
     _memory_tools(features)
     _context_copies(config, place, emit, features)
-    _steering(place, features)
+    _steering(place, emit, features)
     order = {name: rank for rank, name in enumerate(_EXTENSION_ORDER)}
     features.extensions.sort(key=lambda extension: order[extension.name])
     order = {name: rank for rank, name in enumerate(_PART_ORDER)}
@@ -349,13 +349,13 @@ def _context_copies(config: MassGenConfig, place: Place, emit: EventSink, featur
     features.parts.append(copies)
 
 
-def _steering(place: Place, features: Features) -> None:
+def _steering(place: Place, emit: EventSink, features: Features) -> None:
     """The run's inbox, read at every step, when someone can write to it."""
     if place.inbox is None:
         return
     from massgen_cli.features.steering import SteeringInbox
 
-    features.extensions.append(SteeringInbox(place.inbox))
+    features.extensions.append(SteeringInbox(place.inbox, emit))
 
 
 def _workspaces(config: MassGenConfig) -> dict[str, Path]:

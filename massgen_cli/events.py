@@ -321,6 +321,21 @@ class FinalAnswer:
     text: str
 
 
+STEERING_CHARS = 4000
+"""The most characters of a steering message a ``SteeringMessage`` carries (as many as a run takes)."""
+
+
+@dataclass(frozen=True)
+class SteeringMessage:
+    """A message a person sent the run while it worked (the live web view's steering) reached the
+    agents: the first step to begin after it came carries it, as every later step does."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", _clip(self.text, STEERING_CHARS))
+
+
 @dataclass(frozen=True)
 class TurnEnded:
     """A turn is over; ``reason`` says why it ended."""
@@ -356,6 +371,7 @@ RunEvent = (
     | MemoryRecorded
     | FinalAnswer
     | AgentUsage
+    | SteeringMessage
     | TurnEnded
 )
 

@@ -22,6 +22,7 @@ from massgen_cli.events import (
     RecordedMemory,
     RetrievedMemory,
     RunEvent,
+    SteeringMessage,
     ToolFinished,
     ToolStarted,
     TurnEnded,
@@ -47,6 +48,7 @@ ONE_OF_EACH: list[RunEvent] = [
     AgentUsage("a", SPENT),
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
     CommandOutput("a", "c2", "make test", ("ok 1", "ok 2"), "ok 3 of", 2),
+    SteeringMessage("Answer in one word, please."),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

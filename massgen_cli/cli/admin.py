@@ -90,6 +90,24 @@ def serve(
     token: Annotated[
         str | None, typer.Option("--token", help="Require this bearer token (prefer --api-key-env).")
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            metavar="NAME",
+            help="A Host name to answer besides 127.0.0.1, localhost, [::1] and --host (repeat for more; "
+            "'*': any).",
+        ),
+    ] = None,
+    keys: Annotated[
+        Path | None,
+        typer.Option(
+            "--keys",
+            metavar="FILE",
+            help="Tenants, one 'NAME TOKEN' per line (the file only its owner's): each token a tenant with "
+            "its own sessions, memory, runs and reports.",
+        ),
+    ] = None,
     state_dir: StateDirOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -97,8 +115,9 @@ def serve(
     from massgen_cli.serve.command import serve as serve_api
 
     options = ServeOptions(
-        config or [], host, port, max_concurrent, max_waiting, api_key_env, token, state_dir, debug
-    )
+        config or [], host, port, max_concurrent, max_waiting, api_key_env, token, state_dir, debug,
+        tuple(allowed_host or ()), keys,
+    )  # fmt: skip
     _guarded(debug, lambda: serve_api(options))
 
 

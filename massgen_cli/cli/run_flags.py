@@ -130,7 +130,8 @@ WebOption = Annotated[
     bool,
     typer.Option(
         "--web",
-        help="Watch and steer the run in the live web view, served on 127.0.0.1 while it runs (its "
-        "address on stderr); the answer goes to stdout and the view stops when the run ends.",
+        help="Watch and steer the run in the live web view, served on 127.0.0.1 behind a token while it "
+        "runs (its address, token included, on stderr); the answer goes to stdout and the view stops when "
+        "the run ends.",
     ),
 ]

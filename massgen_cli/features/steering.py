@@ -1,11 +1,13 @@
 """Steering: what a person sent to the run's inbox while it works reaches every agent at its next step,
-in its task ("[Message from the user during the run] ..."), and the winner when it presents."""
+in its task ("[Message from the user during the run] ..."), and the winner when it presents; each
+message is told (a ``SteeringMessage`` event) as the first step to carry it begins."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from massgen_cli.coordination.extension import StepAt, StepExtension
+from massgen_cli.events import EventSink, SteeringMessage
 from massgen_cli.inbox import STEERING_HEADER, Inbox
 
 
@@ -14,8 +16,9 @@ class SteeringInbox(StepExtension):
 
     name: ClassVar[str] = "steering inbox"
 
-    def __init__(self, inbox: Inbox):
-        self.inbox = inbox
+    def __init__(self, inbox: Inbox, emit: EventSink):
+        self.inbox, self.emit = inbox, emit
+        self._told = 0
 
     async def task_note(self, at: StepAt) -> str:
         return self._said()
@@ -24,4 +27,8 @@ class SteeringInbox(StepExtension):
         return self._said()
 
     def _said(self) -> str:
-        return "\n\n".join(f"{STEERING_HEADER} {text}" for text in self.inbox.messages())
+        messages = self.inbox.messages()
+        for text in messages[self._told :]:
+            self.emit(SteeringMessage(text))
+        self._told = len(messages)
+        return "\n\n".join(f"{STEERING_HEADER} {text}" for text in messages)

@@ -120,6 +120,7 @@ def _attempt(story: AttemptStory) -> Iterator[str]:
     yield f"Turn {record.turn} · attempt {record.attempt} · {record.status} · {took}"
     yield f"  question: {one_line(record.question, TEXT_CHARS) or '?'}"
     yield f"  {story.verdict()}"
+    yield from _steering(story)
     yield from _section("answers", [(lane, mark) for lane in story.lanes for mark in lane.of("answer")])
     yield from _section("votes", [(lane, mark) for lane in story.lanes for mark in lane.of("vote")])
     yield from _section("restarts", [(lane, mark) for lane in story.lanes for mark in lane.of("restart")])
@@ -142,6 +143,14 @@ def _section(title: str, marks: list[tuple[Lane, Mark]]) -> Iterator[str]:
     yield f"  {title}"
     for lane, mark in sorted(marks, key=lambda pair: pair[1].at):
         yield f"    {mark.at:7.2f}s  {lane.agent_id}: {one_line(_plain(mark), TEXT_CHARS)}"
+
+
+def _steering(story: AttemptStory) -> Iterator[str]:
+    if not story.steering:
+        return
+    yield "  sent during the run"
+    for at, text in story.steering:
+        yield f"    {at:7.2f}s  you: {one_line(text, TEXT_CHARS)}"
 
 
 def _plain(mark: Mark) -> str:

@@ -15,6 +15,7 @@ from massgen_cli.events import (
     MemoryRetrieved,
     Notice,
     RunEvent,
+    SteeringMessage,
     ToolFinished,
     ToolStarted,
     Usage,
@@ -88,7 +89,8 @@ class Lane:
 
 
 class Marks:
-    """Turns events into marks on the lanes, and keeps the attempt's warnings and errors."""
+    """Turns events into marks on the lanes, and keeps the attempt's warnings and errors and the messages
+    a person sent it (``steering``: when each reached the agents, and its text)."""
 
     def __init__(self, lanes: dict[str, Lane], *, has_recall_events: bool):
         self.lanes = lanes
@@ -98,6 +100,7 @@ class Marks:
         """The commands of the tool calls under way, told just before their calls' ends."""
         self.answers: list[tuple[float, str]] = []
         self.notices: list[str] = []
+        self.steering: list[tuple[float, str]] = []
 
     def add(self, event: RunEvent, at: float) -> None:
         if isinstance(event, AgentStatus):
@@ -121,6 +124,8 @@ class Marks:
             self._recorded(event, at)
         elif isinstance(event, Notice):
             self._notice(event, at)
+        elif isinstance(event, SteeringMessage):
+            self.steering.append((at, event.text))
 
     def _put(self, agent_id: str, mark: Mark) -> None:
         lane = self.lanes.get(agent_id)

@@ -121,6 +121,7 @@ def _turn(story: AttemptStory, details: _Details) -> str:
             f'<span class="status {escape(record.status)}">{escape(record.status)}</span> '
             f'<span class="took">{story.duration:.2f}s · {escape(story.usage.describe())}</span></h2>',
             f'<p class="question">{escape(record.question or "(question unknown)")}</p>',
+            _steering(story),
             f'<p class="verdict">{_verdict(story)}</p>',
             f'<div class="timeline-box">{timeline_svg(story, details)}</div>',
             _agents_table(story),
@@ -130,6 +131,14 @@ def _turn(story: AttemptStory, details: _Details) -> str:
             "</section>",
         ]
     )
+
+
+def _steering(story: AttemptStory) -> str:
+    """The messages sent during the attempt, whole, each with when it reached the agents."""
+    items = "".join(
+        f'<li><span class="at">{at:.2f}s</span> you said: {escape(text)}</li>' for at, text in story.steering
+    )
+    return f'<ul class="steering">{items}</ul>' if items else ""
 
 
 def _verdict(story: AttemptStory) -> str:

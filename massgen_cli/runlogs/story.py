@@ -20,6 +20,7 @@ from massgen_cli.events import (
     MemoryRetrieved,
     Notice,
     RunEvent,
+    SteeringMessage,
     TurnEnded,
     Usage,
     VoteCast,
@@ -32,13 +33,15 @@ _DECISIONS = ("answered", "restarted", "done", "failed")
 
 @dataclass(frozen=True)
 class AttemptStory:
-    """An attempt told agent by agent; ``notices`` are its warnings and errors, in order."""
+    """An attempt told agent by agent; ``notices`` are its warnings and errors, in order; ``steering``
+    the messages a person sent it while it worked (when each reached the agents, and its text)."""
 
     record: AttemptRecord
     started: datetime | None
     duration: float
     lanes: list[Lane]
     notices: list[str]
+    steering: list[tuple[float, str]] = dataclasses.field(default_factory=list)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -84,7 +87,8 @@ def tell(record: AttemptRecord) -> AttemptStory:
             _mark_uncounted_votes(lane, record.summary)
     ends = [step.end for lane in lanes.values() for step in lane.steps] + [clock(e) for e in record.events]
     notices = marks.notices + _unread(record)
-    return AttemptStory(record, origin, max(ends, default=0.0), list(lanes.values()), notices)
+    duration = max(ends, default=0.0)
+    return AttemptStory(record, origin, duration, list(lanes.values()), notices, marks.steering)
 
 
 def _unread(record: AttemptRecord) -> list[str]:
@@ -189,10 +193,10 @@ def _cut_by(decision: RunEvent | None) -> str:
 
 
 def _agent_of(event: RunEvent) -> str | None:
-    """The agent an event is of (None for a notice or a turn's end)."""
+    """The agent an event is of (None for a notice, a steering message or a turn's end)."""
     if isinstance(event, VoteCast):
         return event.voter
-    return None if isinstance(event, Notice | TurnEnded) else event.agent_id
+    return None if isinstance(event, Notice | SteeringMessage | TurnEnded) else event.agent_id
 
 
 def _decides(event: RunEvent, agent_id: str) -> bool:

@@ -4,6 +4,8 @@ A front end like the command line: it reads requests, asks the library (``MassGe
 in a worker thread of its own) and writes OpenAI's shapes back. ``wire`` holds the shapes, ``trace``
 turns a run's events into the reasoning a client sees, ``runs`` runs the turns (limits, sessions,
 cancelling), ``replies`` answers one request (streamed or whole), ``api`` is the Starlette app and
-``command`` starts it. ``web`` serves the live view of the runs (its page in ``web/``) and takes
-steering messages and stops; ``one_run`` is ``massgen --web``, one run with that view.
+``command`` starts it; ``guard`` checks every request's Host, Origin and token, ``bounds`` what its
+body may cost, and ``tenants`` keeps ``--keys``' tenants apart. ``web`` serves the live view of the
+runs (its page in ``web/``) and takes steering messages and stops; ``one_run`` is ``massgen --web``,
+one run with that view.
 """

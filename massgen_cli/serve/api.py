@@ -1,16 +1,14 @@
 """The server's Starlette app: ``POST /v1/chat/completions``, ``GET /v1/models`` (and one model),
-``GET /health``; the bearer token check on ``/v1/``; every error in OpenAI's shape. Its state
-(``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe to) is what more routes
-(a page, a live feed of a run's events) build on."""
+``GET /health``; the doors of ``guard`` (Host, Origin, token) before them; every error in OpenAI's
+shape. Its state (``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe to) is
+what more routes (a page, a live feed of a run's events) build on."""
 
 from __future__ import annotations
 
-import hmac
-import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,29 +18,34 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from massgen_cli import __version__
+from massgen_cli.serve.bounds import read_body, read_json
+from massgen_cli.serve.guard import LOCAL_NAMES, BearerCheck, HostCheck, owner_of, state_dir_of
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.replies import TurnReply
 from massgen_cli.serve.runs import LiveRun, Runs
-from massgen_cli.serve.web import TOKEN_COOKIE, web_routes
-from massgen_cli.serve.wire import ApiError, bad_request, error_body, read_chat
+from massgen_cli.serve.tenants import Tenants
+from massgen_cli.serve.web import web_routes
+from massgen_cli.serve.wire import ApiError, RequestLimits, error_body, read_chat
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
-PROTECTED_PREFIX = "/v1/"
-WEB_PREFIXES = ("/runs", "/web/")
 
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """What a server serves and how: its configs, state folder, token and limits."""
+    """What a server serves and how: its configs, state folder, token and limits, and the ``Host``
+    names it answers to."""
 
     models: ServedModels
     state_dir: Path
     token: str | None = None
     max_concurrent: int = 4
     max_waiting: int = 64
+    hosts: frozenset[str] = LOCAL_NAMES
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    tenants: Tenants | None = None
+    """``--keys``' tenants, each with its own token and state folder (None: one owner, ``token``)."""
 
 
 def create_app(settings: ServerSettings) -> Starlette:
@@ -56,7 +59,10 @@ def create_app(settings: ServerSettings) -> Starlette:
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(BearerCheck, token=settings.token)],
+        middleware=[
+            Middleware(HostCheck, names=settings.hosts),
+            Middleware(BearerCheck, token=settings.token, tenants=settings.tenants),
+        ],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal_error},
         lifespan=_lifespan,
     )
@@ -102,11 +108,12 @@ def _model(request: Request, model_id: str) -> dict[str, Any]:
 async def chat_completions(request: Request) -> Response:
     """Run the turn the request asks for (see ``replies``); a bad request is answered at once."""
     settings: ServerSettings = request.app.state.settings
-    ask = read_chat(await _json_body(request))
+    ask = read_chat(await _json_body(request), settings.limits)
     served = settings.models.find(ask.model)
     if served is None:
         raise _unknown_model(ask.model, settings.models)
-    return TurnReply(request.app.state.runs, LiveRun(ask, served, settings.state_dir))
+    run = LiveRun(ask, served, state_dir_of(request), owner=owner_of(request))
+    return TurnReply(request.app.state.runs, run)
 
 
 def _unknown_model(name: str, models: ServedModels) -> ApiError:
@@ -117,53 +124,7 @@ def _unknown_model(name: str, models: ServedModels) -> ApiError:
 
 async def _json_body(request: Request) -> Any:
     """The request's JSON body, read up to ``MAX_BODY_BYTES``."""
-    data = bytearray()
-    async for piece in request.stream():
-        data += piece
-        if len(data) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the request body is over {MAX_BODY_BYTES // 2**20} MB", code="too_large")
-    try:
-        return json.loads(bytes(data))
-    except (ValueError, UnicodeDecodeError):
-        raise bad_request("the body of the request is not valid JSON", code="invalid_json") from None
-
-
-class BearerCheck:
-    """When the server has a token, every path under ``/v1/`` needs ``Authorization: Bearer <token>``;
-    the web view's paths (``/``, ``/runs``, ``/web/``) take it from that header or the page's cookie,
-    and ``/`` from ``?token=`` too (which the page keeps in the cookie)."""
-
-    def __init__(self, app: ASGIApp, token: str | None):
-        self.app, self.token = app, token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._refused(scope):
-            body = error_body(
-                "a valid API key is required: send it as 'Authorization: Bearer <token>'",
-                "invalid_request_error",
-                "invalid_api_key",
-            )
-            await JSONResponse(body, 401, headers={"www-authenticate": "Bearer"})(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-    def _refused(self, scope: Scope) -> bool:
-        if not self.token or scope["type"] != "http":
-            return False
-        path = scope["path"]
-        web = path == "/" or path.startswith(WEB_PREFIXES)
-        if not (web or path.startswith(PROTECTED_PREFIX)):
-            return False
-        request = Request(scope)
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and self._matches(given.strip()):
-            return False
-        if web and self._matches(request.cookies.get(TOKEN_COOKIE, "")):
-            return False
-        return not (path == "/" and self._matches(request.query_params.get("token", "")))
-
-    def _matches(self, given: str) -> bool:
-        return bool(given) and hmac.compare_digest(given.encode(), (self.token or "").encode())
+    return read_json(await read_body(request, MAX_BODY_BYTES))
 
 
 async def _api_error(request: Request, error: Exception) -> Response:

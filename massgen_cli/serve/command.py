@@ -24,8 +24,10 @@ from starlette.applications import Starlette
 from massgen_cli.errors import UsageError
 from massgen_cli.redaction import remember
 from massgen_cli.serve.api import ServerSettings, create_app
+from massgen_cli.serve.guard import ANY_HOST, answered_names
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.runs import Runs
+from massgen_cli.serve.tenants import Tenants, refuse_shared_memory
 from massgen_cli.state import resolve_state_dir
 
 if TYPE_CHECKING:
@@ -51,18 +53,28 @@ class ServeOptions:
     token: str | None = None
     state_dir: Path | None = None
     debug: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    keys: Path | None = None
 
 
 def serve(options: ServeOptions) -> int:
     """Serve until stopped; a ``UsageError`` or ``ConfigError`` (exit 2) before anything is served."""
-    if not (options.token or options.api_key_env):
-        refuse_open_host(options.host, None)
+    if not (options.token or options.api_key_env or options.keys):
+        refuse_open_host(options.host, guarded=False)
     models = ServedModels.load(options.configs)  # loads the .env files the token may be in
     token = server_token(options)
-    refuse_open_host(options.host, token)
-    remember([token])
+    refuse_open_host(options.host, guarded=bool(token or options.keys))
+    state_dir = resolve_state_dir(options.state_dir)
+    tenants = server_tenants(options, models, state_dir)
+    remember([token, *(tenant.token for tenant in (tenants.tenants if tenants else []))])
     settings = ServerSettings(
-        models, resolve_state_dir(options.state_dir), token, options.max_concurrent, options.max_waiting
+        models,
+        state_dir,
+        token,
+        options.max_concurrent,
+        options.max_waiting,
+        answered_names(options.host, options.allowed_hosts),
+        tenants=tenants,
     )
     listener = listen(options.host, options.port)
     app = create_app(settings)
@@ -86,10 +98,21 @@ def server_token(options: ServeOptions) -> str | None:
     return value
 
 
-def refuse_open_host(host: str, token: str | None) -> None:
+def server_tenants(options: ServeOptions, models: ServedModels, state_dir: Path) -> Tenants | None:
+    """``--keys``' tenants (None without it); a ``UsageError`` beside another token, or for a config
+    whose long-term memory the tenants would share."""
+    if options.keys is None:
+        return None
+    if options.token or options.api_key_env:
+        raise UsageError("give the tokens one way: --keys FILE, or --api-key-env VAR (or --token)")
+    refuse_shared_memory(models)
+    return Tenants.load(options.keys, state_dir)
+
+
+def refuse_open_host(host: str, *, guarded: bool) -> None:
     """A server other machines can reach needs a token: a ``UsageError`` for any host but this one's
-    own (localhost, 127.0.0.1, ::1) without one."""
-    if token or is_loopback(host):
+    own (localhost, 127.0.0.1, ::1) unless ``guarded`` (a token or tenants)."""
+    if guarded or is_loopback(host):
         return
     raise UsageError(
         f"--host {host} lets other machines reach the server: require a token with --api-key-env VAR "
@@ -180,8 +203,12 @@ def _announce(settings: ServerSettings, listener: socket.socket) -> None:
     where = f"[{host}]" if ":" in host else host
     models = ", ".join(settings.models.ids)
     access = "a bearer token required" if settings.token else "no token"
+    if settings.tenants:
+        access = f"{len(settings.tenants.tenants)} tenants, each with its token"
+    hosts = "any host" if ANY_HOST in settings.hosts else "hosts " + ", ".join(sorted(settings.hosts))
     console.print(
         f"massgen serve: http://{where}:{port}/v1 · models {escape(models)} · "
         f"{settings.max_concurrent} turns at once, {settings.max_waiting} more may wait · {access} · "
+        f"{escape(hosts)} · "
         f"state {settings.state_dir} · live view http://{where}:{port}/"
     )

@@ -1,15 +1,18 @@
 """``massgen --web "question"``: one run, watched and steered in the live web view, served on 127.0.0.1
-(its address on stderr) while the run goes. The answer goes to stdout as without the view; the server
-stops when the run ends (Ctrl-C or SIGTERM cancel the run, and it stops too)."""
+while the run goes, behind a token made at start (its address, token included, on stderr, as Jupyter
+prints its own). The answer goes to stdout as without the view; the server stops when the run ends
+(Ctrl-C or SIGTERM cancel the run, and it stops too)."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from massgen_cli.redaction import remember
 from massgen_cli.serve.api import ServerSettings, create_app
 from massgen_cli.serve.command import StoppingServer, listen, stopping_server
 from massgen_cli.serve.models import ServedModels
@@ -36,7 +39,9 @@ def run_with_web_view(options: WebRun) -> int:
     """Serve the view, run the question, print its answer; the exit code: 0 answered, 1 no answer,
     130 cancelled. A config or start problem is a ``ConfigError``/``UsageError`` before anything runs."""
     models = ServedModels.load([options.config] if options.config else [])
-    settings = ServerSettings(models, resolve_state_dir(options.state_dir))
+    token = secrets.token_urlsafe(32)
+    remember([token])
+    settings = ServerSettings(models, resolve_state_dir(options.state_dir), token)
     listener = listen(HOST, options.port)
     app = create_app(settings)
     runs: Runs = app.state.runs
@@ -44,8 +49,8 @@ def run_with_web_view(options: WebRun) -> int:
     served = models.served[0]
     ask = ChatAsk(served.id, options.question, [], options.session, stream=False, include_usage=False)
     run = LiveRun(ask, served, settings.state_dir)
-    print(f"massgen --web: watch and steer the run at http://{HOST}:{listener.getsockname()[1]}/",
-          file=sys.stderr, flush=True)  # fmt: skip
+    address = f"http://{HOST}:{listener.getsockname()[1]}/?token={token}"
+    print(f"massgen --web: watch and steer the run at {address}", file=sys.stderr, flush=True)
     asyncio.run(_serve_while_running(server, listener, runs, run))
     return _said(next(item for item in reversed(run.said) if isinstance(item, Ended)))
 

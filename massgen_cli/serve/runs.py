@@ -65,9 +65,11 @@ class LiveRun:
     stops it from any thread (the agents' streams are cancelled), ``subscribe`` hears it, ``steer``
     sends its agents a message for their next step."""
 
-    def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path):
+    def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path, owner: str | None = None):
         self.id = uuid.uuid4().hex
         self.ask, self.served, self.state_dir = ask, served, state_dir
+        self.owner = owner
+        """The tenant whose run it is (None: the server has no tenants)."""
         self.app: MassGenApp | None = None
         self.started = time.time()
         self.inbox = Inbox()
@@ -193,7 +195,7 @@ class Runs:
         """Hold a place for ``run``: its session's turn, then one of the ``limit`` slots, waiting in line
         for them; an ``ApiError`` (429) when ``max_waiting`` requests wait already, (503) when the server
         is stopping."""
-        session = run.ask.session_id
+        session = f"{run.owner or ''}/{run.ask.session_id}" if run.ask.session_id else None
         self._refuse_when_closing()
         if (self._slots.locked() or self._sessions.busy(session)) and self._waiting >= self.max_waiting:
             raise ApiError(

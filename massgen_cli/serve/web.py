@@ -4,8 +4,10 @@ runs; ``/runs/{id}/events`` streams a running turn's events by SSE (each in its 
 secrets redacted); ``/runs/{id}/steer`` sends its agents a message for their next step and
 ``/runs/{id}/stop`` cancels it; ``/runs/past/{name}`` is a past run's report.
 
-The token (when the server has one) is checked by the API's ``BearerCheck``: the page is opened once as
-``/?token=TOKEN``, which keeps it in an HTTP-only cookie (and leaves the address without it)."""
+The token (when the server has one) is checked by ``guard.BearerCheck``: the page is opened once as
+``/?token=TOKEN``, which keeps it in an HTTP-only, same-site strict cookie (and leaves the address
+without it); ``guard.HostCheck`` refuses other hosts and origins. With tenants, each sees, steers and
+stops only its own runs, and reads only its own past runs."""
 
 from __future__ import annotations
 
@@ -20,15 +22,19 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from massgen_cli.events_json import event_to_dict
+from massgen_cli.inbox import MAX_MESSAGE_CHARS, MAX_MESSAGES, InboxFull
 from massgen_cli.redaction import redact
 from massgen_cli.runlogs.reader import Run, all_runs, run_folder
 from massgen_cli.runlogs.report import report_html
+from massgen_cli.serve.bounds import read_body, read_json
+from massgen_cli.serve.guard import cookie_name, is_token, owner_of, state_dir_of
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered
 from massgen_cli.serve.wire import ApiError, bad_request
 from massgen_cli.text import one_line
 
-TOKEN_COOKIE = "massgen_token"
 KEEPALIVE_S = 15.0
+MAX_STEER_BYTES = 64 * 1024
+"""A steering request's body: room for a message of ``MAX_MESSAGE_CHARS`` characters, each escaped."""
 PAST_RUNS_LISTED = 50
 ASSETS = {"page.js": "text/javascript", "page.css": "text/css"}
 
@@ -46,11 +52,13 @@ def web_routes() -> list[Route]:
 
 
 async def page(request: Request) -> Response:
-    """The page; opened with ``?token=``, the token goes to a cookie and the address loses it."""
-    token = request.query_params.get("token")
-    if token:
+    """The page; opened with ``?token=`` (when the server has one), the token goes to a cookie and the
+    address loses it."""
+    settings = request.app.state.settings
+    given = request.query_params.get("token", "")
+    if is_token(given, settings.token, settings.tenants):
         redirect = RedirectResponse("/", 303)
-        redirect.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+        redirect.set_cookie(cookie_name(request.scope), given, httponly=True, samesite="strict")
         return redirect
     html = _asset_text("page.html").replace("/*REPORT_CSS*/", _report_css())
     return HTMLResponse(html, headers={"cache-control": "no-store"})
@@ -74,8 +82,10 @@ def _report_css() -> str:
 async def runs_index(request: Request) -> Response:
     """The running turns (newest first) and the state folder's past runs (newest first)."""
     runs: Runs = request.app.state.runs
-    live = [_live(run) for run in sorted(runs.live.values(), key=lambda run: run.started, reverse=True)]
-    past = await asyncio.to_thread(_past_runs, request.app.state.settings.state_dir)
+    owner = owner_of(request)
+    own = [run for run in runs.live.values() if run.owner == owner]
+    live = [_live(run) for run in sorted(own, key=lambda run: run.started, reverse=True)]
+    past = await asyncio.to_thread(_past_runs, state_dir_of(request))
     running = {run["session_id"] for run in live}
     past = [run for run in past if run["session_id"] not in running]  # a running turn's log is shown live
     return JSONResponse(redact({"live": live, "past": past}))
@@ -115,7 +125,7 @@ def _past(run: Run) -> dict[str, Any]:
 async def past_report(request: Request) -> Response:
     """A past run's report, as ``massgen logs report`` makes it."""
     name = request.path_params["name"]
-    folder = run_folder(request.app.state.settings.state_dir, name)
+    folder = run_folder(state_dir_of(request), name)
     if folder is None:
         raise ApiError(404, f"no run is named {name!r}", kind="not_found_error")
     html = await asyncio.to_thread(lambda: report_html([Run(folder)], name))
@@ -132,7 +142,7 @@ def _json_posted(request: Request) -> None:
 def _running(request: Request) -> LiveRun:
     runs: Runs = request.app.state.runs
     run = runs.live.get(request.path_params["run_id"])
-    if run is None:
+    if run is None or run.owner != owner_of(request):  # another tenant's run is none of this one's
         raise ApiError(404, "that run is not running (it ended, or never was)", kind="not_found_error")
     return run
 
@@ -175,14 +185,24 @@ def item_dict(item: Item) -> dict[str, Any]:
 
 
 async def steer(request: Request) -> Response:
-    """``{"message": TEXT}``: the agents read it at their next step."""
+    """``{"message": TEXT}``: the agents read it at their next step; a message over
+    ``MAX_MESSAGE_CHARS`` characters is a 413, one past the run's ``MAX_MESSAGES`` a 429."""
     _json_posted(request)
     run = _running(request)
+    body = read_json(await read_body(request, MAX_STEER_BYTES))
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
+        raise bad_request('send {"message": "some text"}', "message", "invalid_message")
+    if len(message.strip()) > MAX_MESSAGE_CHARS:
+        why = f"a steering message holds at most {MAX_MESSAGE_CHARS:,} characters"
+        raise ApiError(413, why, param="message", code="message_too_long")
     try:
-        body = json.loads(await request.body())
-        text = run.steer(str(body["message"]))
-    except (ValueError, KeyError, TypeError):
-        raise bad_request('send {"message": "some text"}', code="invalid_message") from None
+        text = run.steer(message)
+    except InboxFull:
+        why = f"this run took {MAX_MESSAGES} steering messages already"
+        raise ApiError(429, why, kind="rate_limit_error", code="too_many_messages") from None
+    except ValueError:
+        raise bad_request('send {"message": "some text"}', "message", "invalid_message") from None
     return JSONResponse({"sent": redact(text)})
 
 

@@ -67,9 +67,19 @@ class ChatAsk:
     include_usage: bool
 
 
-def read_chat(body: Any) -> ChatAsk:
-    """The request ``body`` as a ``ChatAsk``; an ``ApiError`` (400) naming the parameter that is wrong.
-    Sampling parameters (temperature, max_tokens…) are accepted and left to the config's models."""
+@dataclass(frozen=True)
+class RequestLimits:
+    """What one request may ask a turn to carry: its messages, and their characters all together (what
+    a turn's every step sends again, counts and keeps)."""
+
+    max_messages: int = 2000
+    max_chars: int = 2_000_000
+
+
+def read_chat(body: Any, limits: RequestLimits | None = None) -> ChatAsk:
+    """The request ``body`` as a ``ChatAsk``; an ``ApiError`` (400) naming the parameter that is wrong
+    or over ``limits``. Sampling parameters (temperature, max_tokens…) are accepted and left to the
+    config's models."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
     model = body.get("model")
@@ -84,7 +94,7 @@ def read_chat(body: Any) -> ChatAsk:
         raise bad_request("stream must be true or false", "stream")
     options = body.get("stream_options") or {}
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
-    history, question = _conversation(body.get("messages"))
+    history, question = _conversation(body.get("messages"), limits or RequestLimits())
     return ChatAsk(model, question, history, session_of(body), stream, include_usage)
 
 
@@ -96,12 +106,19 @@ def _check_choices(body: dict[str, Any]) -> None:
         raise bad_request("response_format is not supported: the answer is text", "response_format")
 
 
-def _conversation(messages: Any) -> tuple[list[Message], str]:
+def _conversation(messages: Any, limits: RequestLimits) -> tuple[list[Message], str]:
     """The user and assistant messages before the last one, and the last one, which must be the user's
     question."""
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages must be a non-empty list", "messages")
+    if len(messages) > limits.max_messages:
+        raise bad_request(
+            f"messages holds {len(messages):,} messages; at most {limits.max_messages:,} are taken",
+            "messages",
+            "too_many_messages",
+        )
     said: list[Message] = []
+    chars = 0
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         if not isinstance(message, dict):
@@ -113,7 +130,15 @@ def _conversation(messages: Any) -> tuple[list[Message], str]:
             raise bad_request(
                 f"{where}.role {role!r} is not supported: use user or assistant", f"{where}.role"
             )
-        said.append({"role": role, "content": _text(message.get("content"), f"{where}.content")})
+        text = _text(message.get("content"), f"{where}.content")
+        chars += len(text)
+        if chars > limits.max_chars:
+            raise bad_request(
+                f"the messages hold more than {limits.max_chars:,} characters (over at {where})",
+                "messages",
+                "too_many_characters",
+            )
+        said.append({"role": role, "content": text})
     if not said or said[-1]["role"] != "user" or not str(said[-1]["content"]).strip():
         raise bad_request("the last message must be the user's question, with text", "messages")
     return said[:-1], str(said[-1]["content"])

@@ -119,9 +119,9 @@ class ServedProcess:
 class ServedInThread:
     """The app on uvicorn in a thread of the test (no signals), stopped by asking it to exit."""
 
-    def __init__(self, state: Path, configs: list[Path], token: str | None = None, **limits: int):
+    def __init__(self, state: Path, configs: list[Path], token: str | None = None, **settings: Any):
         models = ServedModels.load([str(path) for path in configs])
-        self.app = create_app(ServerSettings(models, state, token, **limits))
+        self.app = create_app(ServerSettings(models, state, token, **settings))
         listener = listen("127.0.0.1", 0)
         self.root = f"http://127.0.0.1:{listener.getsockname()[1]}"
         self.url = f"{self.root}/v1"

@@ -184,11 +184,11 @@ def test_a_client_that_hangs_up_cancels_its_turn(client, served):
 def test_a_client_that_hangs_up_before_a_whole_answer_cancels_its_turn(served):
     body = json.dumps({"model": "massgen/slow", "session": "serve-gone", "messages": [
         {"role": "user", "content": "Take your time."}]}).encode()  # fmt: skip
+    host, port = served.url.removeprefix("http://").removesuffix("/v1").split(":")
     head = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
-    host, port = served.url.removeprefix("http://").removesuffix("/v1").split(":")
     with socket.create_connection((host, int(port))) as connection:
         connection.sendall(head + body)
         wait_until(lambda: any(e["type"] == "AgentText" for e in session_events(served.state, "serve-gone")))

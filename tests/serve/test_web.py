@@ -23,7 +23,7 @@ from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until
 from tests.serve.serving import FUNCTIONS, ServedInThread, server_environment, write_configs
 
-ANNOUNCED = re.compile(r"massgen --web: watch and steer the run at (http://127\.0\.0\.1:\d+/)")
+ANNOUNCED = re.compile(r"massgen --web: watch and steer the run at (http://127\.0\.0\.1:\d+/\?token=\S+)")
 
 TOKEN = "web-view-test-token-0123456789"
 SECRET = "codeword-notforthepage"
@@ -125,7 +125,8 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         presented = requests_of(state, "beta")[-1]
         assert '"final_answer"' in presented and f"{STEERING_HEADER} {STEER}" in presented, "the winner's too"
         link = browser.wait_for("document.querySelector('#past-runs a')?.getAttribute('href')")
-        report = httpx.get(f"{server.root}{link}", cookies={"massgen_token": TOKEN}, timeout=30)
+        cookie = f"massgen_token_{server.root.rsplit(':', 1)[1]}"
+        report = httpx.get(f"{server.root}{link}", cookies={cookie: TOKEN}, timeout=30)
         assert report.status_code == 200 and "Final answer · beta" in report.text, "its report"
         assert SECRET not in report.text
         page_text = browser.evaluate("document.body.innerText")

@@ -205,6 +205,7 @@
       if (e.winner && agents[e.winner]) { agents[e.winner].row.classList.add("winner"); }
     },
     Steered: function (e) { line("steer", "you", "said: " + e.text); },
+    SteeringMessage: function (e) { line("steer", "", "the agents' next step has: " + e.text); },
     Ended: function (e) {
       setStatus(e.status === "ended" ? "answered" : e.status);
       line("end", "", "the run " + (e.status === "ended" ? "ended" : e.status) + (e.error ? ": " + e.error : ""));
