@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import threading
 import time
@@ -29,7 +28,6 @@ from massgen_cli.worker_threads import DaemonThreadExecutor
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
-    from massgen_cli.ui import ConsoleView
 
 log = logging.getLogger("massgen_cli.serve")
 
@@ -131,8 +129,8 @@ class LiveRun:
         from massgen_cli.app import MassGenApp
 
         loaded = self.served.loaded
-        app = MassGenApp(loaded, quiet_view(loaded.config.agent_ids), state_dir=self.state_dir,
-                         session_id=self.ask.session_id, inbox=self.inbox)  # fmt: skip
+        # No view: a served run speaks through its events.
+        app = MassGenApp(loaded, state_dir=self.state_dir, session_id=self.ask.session_id, inbox=self.inbox)
         app.events.subscribe(self._publish)
         with self._lock:
             self.app = app
@@ -161,21 +159,6 @@ def _close(app: MassGenApp) -> None:
         app.close()
     except Exception as error:
         log.warning("closing the run of session %s failed: %s", app.session.id, error)
-
-
-def quiet_view(agent_ids: list[str]) -> ConsoleView:
-    """A console view that shows nothing: a served run speaks through its events."""
-    from rich.console import Console
-
-    from massgen_cli.ui import ConsoleView
-
-    nowhere = _Nowhere()
-    return ConsoleView(agent_ids, console=Console(file=nowhere), out=nowhere, quiet=True)
-
-
-class _Nowhere(io.StringIO):
-    def write(self, text: str) -> int:
-        return len(text)
 
 
 class Runs:

@@ -171,6 +171,10 @@
       line("tool" + (e.ok ? "" : " failed"), e.agent_id, e.name + (e.ok ? " done" : " failed") + " in " +
         e.seconds.toFixed(2) + "s: " + e.summary);
     },
+    CommandOutput: function (e) {
+      var last = e.lines.concat(e.unfinished ? [e.unfinished] : []).slice(-3).join(" ⏎ ");
+      agentRow(e.agent_id).cells.now.textContent = "$ " + e.command.slice(0, 120) + (last ? " · " + last : "");
+    },
     CommandRan: function (e) {
       line("command", e.agent_id, "$ " + e.command + " → " + e.end + (e.exit_code === null ? "" :
         " (exit " + e.exit_code + ")") + " " + e.seconds.toFixed(2) + "s");
