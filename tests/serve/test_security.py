@@ -290,3 +290,63 @@ def test_the_web_page_works_with_its_address_token_and_shows_nothing_without_it(
     finally:
         browser.close()
     assert web_run.finish() == 0
+
+
+class _OtherSite:
+    """A page of another local site (127.0.0.1, another port: the same site to the browser, so the web
+    view's SameSite cookie goes along) that sends the run a stop, as a page a user opens might."""
+
+    PAGE = b"<!doctype html><title>another site</title><p>another local page</p>"
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        page = self.PAGE
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.root = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_page_of_another_local_site_cannot_stop_or_steer_the_run(web_run: WebRun):
+    """In a real browser that holds the view's cookie, a page on another port sends a stop and a steering
+    message with credentials: the Origin check refuses both, and the run goes on to its answer."""
+    chromium_or_fail()
+    run = running_id(web_run.root, cookies=web_run.cookies)
+    other = _OtherSite()
+    browser = Browser(web_run.folder / "browser")
+    try:
+        browser.visit(f"{web_run.root}/?token={web_run.token}")  # the user's own view: the cookie is set
+        browser.wait_for("!!document.getElementById('timeline')")
+        browser.visit(f"{other.root}/")
+        sent = json.dumps([f"{web_run.root}/runs/{run}/stop", f"{web_run.root}/runs/{run}/steer"])
+        browser.evaluate(
+            f"window.sent = Promise.all({sent}.map(url => fetch(url, {{method: 'POST', mode: 'no-cors', "
+            "credentials: 'include', headers: {'content-type': 'text/plain'}, body: JSON.stringify("
+            "{message: 'injected'})}).then(() => 'sent', () => 'failed'))); window.sent.then(r => "
+            "window.done = r.join(','))"
+        )
+        browser.wait_for("window.done !== undefined")
+    finally:
+        browser.close()
+        other.close()
+    live = httpx.get(f"{web_run.root}/runs", cookies=web_run.cookies, timeout=10).json()["live"]
+    assert [entry["id"] for entry in live] == [run], "the run was not stopped"
+    assert web_run.finish() == 0 and web_run.stdout_path.read_text() == "Paris.\n"
+    logged = "".join(p.read_text() for p in (web_run.folder / "state").rglob("events.jsonl"))
+    assert "injected" not in logged, "nor steered"
