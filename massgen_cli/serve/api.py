@@ -133,10 +133,10 @@ async def _api_error(request: Request, error: Exception) -> Response:
 
 
 async def _http_error(request: Request, error: Exception) -> Response:
-    """Starlette's own errors (an unknown path, a method not allowed) in OpenAI's shape."""
+    """Starlette's own errors (an unknown path, a method not allowed) in OpenAI's shape (OpenAI says an
+    unknown path is an ``invalid_request_error`` too)."""
     assert isinstance(error, HTTPException)
-    kind = "not_found_error" if error.status_code == 404 else "invalid_request_error"
-    body = error_body(f"{request.method} {request.url.path}: {error.detail}", kind)
+    body = error_body(f"{request.method} {request.url.path}: {error.detail}", "invalid_request_error")
     return JSONResponse(body, error.status_code, headers=error.headers)
 
 

@@ -72,7 +72,7 @@ class TurnReply(Response):
                 transcript.hear(item)
         result = answered(item)
         content = result.final_answer or ""
-        extra = {"massgen_metadata": run_facts(result)}
+        extra = {"massgen_metadata": run_facts(result, self.run.ask.not_applied)}
         body = self.reply.completion(content, transcript.reasoning_text, result.turn_usage, extra)
         await self._send_json(200, body, {SESSION_HEADER: session or ""})
 
@@ -91,7 +91,8 @@ class TurnReply(Response):
                 if text:
                     await self._send_event(self.reply.chunk({key: text}))
         result = answered(item)
-        await self._send_event(self.reply.chunk({}, "stop", massgen_metadata=run_facts(result)))
+        facts = run_facts(result, self.run.ask.not_applied)
+        await self._send_event(self.reply.chunk({}, "stop", massgen_metadata=facts))
         if self.run.ask.include_usage:
             await self._send_event(self.reply.usage_chunk(result.turn_usage))
         await self._send_body(SSE_DONE, more=False)
@@ -167,10 +168,10 @@ def failure(error: Exception) -> ApiError:
     return ApiError(500, f"internal error: {type(error).__name__}: {error}", kind="server_error")
 
 
-def run_facts(result: TurnResult) -> dict[str, Any]:
+def run_facts(result: TurnResult, not_applied: tuple[str, ...] = ()) -> dict[str, Any]:
     """What MassGen adds to a completion (``massgen_metadata``, named as MassGen's server names it, as
     are ``session_id`` and ``selected_agent``): the session and turn, the winner, the votes, why the turn
-    ended, its cost."""
+    ended, its cost, and the request's parameters left to the config's models."""
     return {
         "session_id": result.session_id,
         "turn": result.turn,
@@ -178,6 +179,7 @@ def run_facts(result: TurnResult) -> dict[str, Any]:
         "votes": [{"voter": v.voter, "target": v.target, "reason": v.reason} for v in result.votes],
         "end_reason": result.end_reason,
         "cost_usd": result.turn_usage.fields()["cost_usd"],
+        "parameters_not_applied": list(not_applied),
     }
 
 

@@ -67,7 +67,7 @@ async def page(request: Request) -> Response:
 async def asset(request: Request) -> Response:
     name = request.path_params["asset"]
     if name not in ASSETS:
-        raise ApiError(404, f"no such file: /web/{name}", kind="not_found_error")
+        raise ApiError(404, f"no such file: /web/{name}", code="not_found")
     return Response(_asset_text(name), media_type=ASSETS[name])
 
 
@@ -127,7 +127,7 @@ async def past_report(request: Request) -> Response:
     name = request.path_params["name"]
     folder = run_folder(state_dir_of(request), name)
     if folder is None:
-        raise ApiError(404, f"no run is named {name!r}", kind="not_found_error")
+        raise ApiError(404, f"no run is named {name!r}", code="not_found")
     html = await asyncio.to_thread(lambda: report_html([Run(folder)], name))
     return HTMLResponse(redact(html))
 
@@ -143,7 +143,7 @@ def _running(request: Request) -> LiveRun:
     runs: Runs = request.app.state.runs
     run = runs.live.get(request.path_params["run_id"])
     if run is None or run.owner != owner_of(request):  # another tenant's run is none of this one's
-        raise ApiError(404, "that run is not running (it ended, or never was)", kind="not_found_error")
+        raise ApiError(404, "that run is not running (it ended, or never was)", code="not_found")
     return run
 
 

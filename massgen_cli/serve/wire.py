@@ -65,6 +65,8 @@ class ChatAsk:
     session_id: str | None
     stream: bool
     include_usage: bool
+    not_applied: tuple[str, ...] = ()
+    """The parameters given that are accepted and left to the config's models (``parameters``)."""
 
 
 @dataclass(frozen=True)
@@ -78,16 +80,19 @@ class RequestLimits:
 
 def read_chat(body: Any, limits: RequestLimits | None = None) -> ChatAsk:
     """The request ``body`` as a ``ChatAsk``; an ``ApiError`` (400) naming the parameter that is wrong
-    or over ``limits``. Sampling parameters (temperature, max_tokens…) are accepted and left to the
-    config's models."""
+    or over ``limits`` (``parameters.check_parameters``: unknown ones too). Sampling parameters
+    (temperature, max_tokens…) are checked, accepted and left to the config's models."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", "model")
+    from massgen_cli.serve.parameters import check_parameters
+
     for key, why in UNSUPPORTED.items():
         if body.get(key):
             raise bad_request(why, key)
+    not_applied = check_parameters(body)
     _check_choices(body)
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
@@ -95,7 +100,7 @@ def read_chat(body: Any, limits: RequestLimits | None = None) -> ChatAsk:
     options = body.get("stream_options") or {}
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     history, question = _conversation(body.get("messages"), limits or RequestLimits())
-    return ChatAsk(model, question, history, session_of(body), stream, include_usage)
+    return ChatAsk(model, question, history, session_of(body), stream, include_usage, not_applied)
 
 
 def _check_choices(body: dict[str, Any]) -> None:
@@ -206,7 +211,7 @@ class Reply:
         return cls(f"chatcmpl-{run_id}", model, int(time.time()))
 
     def completion(self, content: str, reasoning: str, usage: Usage, extra: dict[str, Any]) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
         if reasoning:
             message["reasoning_content"] = reasoning
         choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}

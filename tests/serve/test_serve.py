@@ -222,6 +222,47 @@ def test_bad_requests_get_openai_error_shapes(client, served):
     assert refused.value.body["param"] == "messages"  # type: ignore[index]
 
 
+def test_parameters_are_checked_as_openai_checks_them_and_the_answer_has_its_schema(served):
+    """``temperature: "hot"`` was a 200, unknown fields and ``stream_options`` without ``stream`` were
+    ignored, log probabilities silently left out, and a whole answer lacked ``message.refusal``."""
+
+    def post(**fields: object) -> httpx.Response:
+        body = {"model": "massgen/echo", "messages": [{"role": "user", "content": "x"}], **fields}
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        return httpx.post(f"{served.url}/chat/completions", json=body, headers=headers, timeout=60)
+
+    refused = [
+        ({"temperature": "hot"}, "temperature"),
+        ({"temperature": 2.5}, "temperature"),
+        ({"top_p": -0.1}, "top_p"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"max_completion_tokens": 1.5}, "max_completion_tokens"),
+        ({"seed": "7"}, "seed"),
+        ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
+        ({"frobnicate": True}, "frobnicate"),
+        ({"stream_options": {"include_usage": True}}, "stream_options"),
+        ({"stream": True, "stream_options": {"include_usage": "yes"}}, "stream_options.include_usage"),
+        ({"logprobs": True}, "logprobs"),
+        ({"modalities": ["text", "audio"]}, "modalities"),
+    ]
+    for fields, param in refused:
+        response = post(**fields)
+        error = response.json()["error"]
+        assert (response.status_code, error["param"], error["type"]) == (
+            400,
+            param,
+            "invalid_request_error",
+        ), fields
+    answered = post(temperature=0.2, max_tokens=50, seed=1, stop="END", user="u1")
+    assert answered.status_code == 200, answered.text
+    body = answered.json()
+    assert body["choices"][0]["message"]["refusal"] is None
+    facts = body["massgen_metadata"]
+    assert facts["parameters_not_applied"] == ["temperature", "max_tokens", "seed", "stop"]
+    missing = httpx.get(f"{served.url}/runs/nothing/events", headers={"authorization": f"Bearer {TOKEN}"})
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "invalid_request_error"
+
+
 def test_a_turn_without_an_answer_is_a_500_saying_why_whole_or_streamed(client):
     with pytest.raises(openai.InternalServerError) as failed:
         ask(client, "massgen/broken", "Anything?")

@@ -83,7 +83,7 @@ def test_each_tenant_has_its_own_sessions_runs_reports_steering_and_stopping(tmp
         for path, method in ((f"/runs/{run}/events", "GET"), (f"/runs/{run}/steer", "POST"),
                              (f"/runs/{run}/stop", "POST")):  # fmt: skip
             response = httpx.request(method, f"{server.root}{path}", headers=as_bob, json={"message": "x"})
-            assert response.status_code == 404 and response.json()["error"]["type"] == "not_found_error"
+            assert response.status_code == 404 and response.json()["error"]["type"] == "invalid_request_error"
         opened = httpx.get(f"{server.root}/", params={"token": BOB}, timeout=10)
         assert opened.status_code == 303 and BOB in opened.headers["set-cookie"], "the page keeps bob's token"
         assert httpx.get(f"{server.root}/runs", cookies=opened.cookies, timeout=10).json()["live"] == []
