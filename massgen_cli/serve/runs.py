@@ -73,6 +73,8 @@ class LiveRun:
         self.inbox = Inbox()
         self.said: list[Item] = []
         """Everything the run said so far, for a watcher who comes in late."""
+        self.said_at: dict[int, float] = {}
+        """When each item of ``said`` (by ``id``) was said: a late watcher sees when it happened."""
         self._subscribers: list[asyncio.Queue[Item]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
@@ -145,10 +147,11 @@ class LiveRun:
         if loop is None:
             return
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening any more
-            loop.call_soon_threadsafe(self._deliver, item)
+            loop.call_soon_threadsafe(self._deliver, item, time.time())
 
-    def _deliver(self, item: Item) -> None:
+    def _deliver(self, item: Item, at: float | None = None) -> None:
         self.said.append(item)
+        self.said_at[id(item)] = at if at is not None else time.time()
         for queue in self._subscribers:
             queue.put_nowait(item)
 

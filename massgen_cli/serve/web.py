@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -164,7 +165,8 @@ async def _event_stream(run: LiveRun) -> AsyncIterator[str]:
             except TimeoutError:
                 yield ": still running\n\n"
                 continue
-            yield f"data: {json.dumps(redact(item_dict(item)), ensure_ascii=False, default=str)}\n\n"
+            said = {**item_dict(item), "at": round(run.said_at.get(id(item), time.time()) - run.started, 3)}
+            yield f"data: {json.dumps(redact(said), ensure_ascii=False, default=str)}\n\n"
             if isinstance(item, Ended):
                 return
     finally:

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -209,3 +210,38 @@ def test_massgen_web_serves_one_run_to_watch_and_steer_and_prints_its_answer(tmp
 def test_massgen_web_needs_a_question():
     no_question = massgen("--web")
     assert no_question.exit_code == 2 and "--web runs one question" in no_question.stderr
+
+
+def test_a_late_watcher_sees_when_each_event_happened_not_when_it_connected(tmp_path: Path):
+    """Every event the page heard carried the time the page connected (all "42.4s"): each now says when
+    it was said, in seconds since the run started, replayed ones too."""
+    from tests.serve.test_security import GatedServer
+
+    served = GatedServer(tmp_path)
+    try:
+        root, run = served.root, served.running
+        first = _first_events(root, run, 2)  # the run has said these by now (it waits at its gate)
+        connected = time.time() - _run_started(root, run)
+        again = _first_events(root, run, 2)  # replayed to a later watcher: the same times
+        times = [event["at"] for event in first]
+        assert all(isinstance(at, float | int) and 0 <= at <= connected for at in times)
+        assert times == sorted(times) and [event["at"] for event in again] == times
+    finally:
+        served.close()
+
+
+def _first_events(root: str, run: str, count: int) -> list[dict]:  # type: ignore[type-arg]
+    """The first ``count`` events a watcher connecting now is sent."""
+    said: list[dict] = []  # type: ignore[type-arg]
+    with httpx.stream("GET", f"{root}/runs/{run}/events", timeout=30) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                said.append(json.loads(line.removeprefix("data: ")))
+            if len(said) == count:
+                break
+    return said
+
+
+def _run_started(root: str, run: str) -> float:
+    [entry] = [entry for entry in httpx.get(f"{root}/runs", timeout=10).json()["live"] if entry["id"] == run]
+    return float(entry["started"])

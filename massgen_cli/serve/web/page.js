@@ -127,7 +127,8 @@
 
   function line(kind, agent, text) {
     var item = el("li", kind);
-    item.appendChild(el("span", "at", ((Date.now() / 1000) - started).toFixed(1) + "s"));
+    var at = heardAt !== null ? heardAt : (Date.now() / 1000) - started;  // when it happened, if said
+    item.appendChild(el("span", "at", at.toFixed(1) + "s"));
     if (agent) { item.appendChild(el("b", "", agent + " ")); }
     item.appendChild(document.createTextNode(text));
     var list = $("timeline");
@@ -218,9 +219,12 @@
     }
   };
 
+  var heardAt = null;
   function hear(event) {
     var handle = HEARD[event.type];
+    heardAt = typeof event.at === "number" ? event.at : null;
     if (handle) { handle(event); }
+    heardAt = null;
   }
 
   $("steer").addEventListener("submit", function (event) {
