@@ -19,6 +19,7 @@ from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.runs import Ended, LiveRun, Runs
 from massgen_cli.serve.wire import ChatAsk
 from massgen_cli.state import resolve_state_dir
+from massgen_cli.ui import ConsoleView
 
 HOST = "127.0.0.1"
 
@@ -48,11 +49,24 @@ def run_with_web_view(options: WebRun) -> int:
     server = stopping_server(app, runs, debug=False)
     served = models.served[0]
     ask = ChatAsk(served.id, options.question, [], options.session, stream=False, include_usage=False)
-    run = LiveRun(ask, served, settings.state_dir)
+    view = _terminal_view(served.loaded.config.agent_ids)
+    run = LiveRun(ask, served, settings.state_dir, view=view)
     address = f"http://{HOST}:{listener.getsockname()[1]}/?token={token}"
     print(f"massgen --web: watch and steer the run at {address}", file=sys.stderr, flush=True)
     asyncio.run(_serve_while_running(server, listener, runs, run))
+    if run.app is not None and run.app.run_log.written:
+        view.log_folder(run.app.run_log.directory)
     return _said(next(item for item in reversed(run.said) if isinstance(item, Ended)))
+
+
+def _terminal_view(agent_ids: list[str]) -> ConsoleView:
+    """The terminal shows the run as it shows one without the web view (the lines, not the live panels,
+    which would fight the server's own output): the answer on stdout, the rest on stderr."""
+    from rich.console import Console
+
+    return ConsoleView(
+        agent_ids, console=Console(stderr=True, highlight=False, soft_wrap=True), out=sys.stdout
+    )
 
 
 async def _serve_while_running(
@@ -68,7 +82,7 @@ async def _serve_while_running(
 
 
 def _said(ended: Ended) -> int:
-    """The answer on stdout, or why there is none on stderr; the exit code."""
+    """Why there is no answer, on stderr (the view wrote the answer); the exit code."""
     if ended.error is not None:
         raise ended.error
     if ended.cancelled or ended.result is None:
@@ -77,5 +91,4 @@ def _said(ended: Ended) -> int:
     if ended.result.final_answer is None:
         print(f"massgen --web: no answer: {ended.result.end_reason}", file=sys.stderr)
         return 1
-    print(ended.result.final_answer)
-    return 0
+    return 0  # the view wrote the answer to stdout

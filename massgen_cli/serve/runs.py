@@ -28,6 +28,7 @@ from massgen_cli.worker_threads import DaemonThreadExecutor
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
+    from massgen_cli.view import View
 
 log = logging.getLogger("massgen_cli.serve")
 
@@ -63,11 +64,20 @@ class LiveRun:
     stops it from any thread (the agents' streams are cancelled), ``subscribe`` hears it, ``steer``
     sends its agents a message for their next step."""
 
-    def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path, owner: str | None = None):
+    def __init__(
+        self,
+        ask: ChatAsk,
+        served: ServedModel,
+        state_dir: Path,
+        owner: str | None = None,
+        view: View | None = None,
+    ):
         self.id = uuid.uuid4().hex
         self.ask, self.served, self.state_dir = ask, served, state_dir
         self.owner = owner
         """The tenant whose run it is (None: the server has no tenants)."""
+        self.view = view
+        """What shows the run besides its events (``massgen --web``: the terminal, as a run without it)."""
         self.app: MassGenApp | None = None
         self.started = time.time()
         self.inbox = Inbox()
@@ -131,8 +141,10 @@ class LiveRun:
         from massgen_cli.app import MassGenApp
 
         loaded = self.served.loaded
-        # No view: a served run speaks through its events.
-        app = MassGenApp(loaded, state_dir=self.state_dir, session_id=self.ask.session_id, inbox=self.inbox)
+        # A served run speaks through its events; --web's also shows on the terminal.
+        app = MassGenApp(
+            loaded, self.view, state_dir=self.state_dir, session_id=self.ask.session_id, inbox=self.inbox
+        )
         app.events.subscribe(self._publish)
         with self._lock:
             self.app = app

@@ -204,6 +204,9 @@ def test_massgen_web_serves_one_run_to_watch_and_steer_and_prints_its_answer(tmp
         if process.poll() is None:
             process.kill()
     assert stdout_path.read_text() == "Paris.\n", "the answer on stdout, as without the view"
+    said = stderr_path.read_text()
+    assert "Turn 1 ended: " in said and "\nlog: " in said, "the run's end said as without the view"
+    assert "[alpha] answered: " in said, "and its progress"
     assert f"{STEERING_HEADER} {STEER}" in requests_of(tmp_path / "state", "alpha")[2]
 
 
