@@ -31,8 +31,11 @@ ROLES = {"read-only": READ_ONLY, "researcher": READ_ONLY, "read-write": {}, "imp
 
 # The engine's deterministic floor and risk tiers, as MassGen sets them.
 CATASTROPHIC = (
-    (r"\brm\s+(-[a-zA-Z]*\s+)*-?[a-zA-Z]*[rf]+[a-zA-Z]*\s+/(?:\s|$|\*)", "recursive delete of '/'"),
-    (r"\brm\s+-rf\s+/", "recursive force-delete of '/'"),
+    # '/' itself (or '/*'): a folder under it is a path like any other (`rm -rf /tmp/scratch` was refused).
+    (
+        r"\brm\s+(-[a-zA-Z-]*\s+)*-?[a-zA-Z]*[rf]+[a-zA-Z]*\s+(-[a-zA-Z-]*\s+)*/(?:\s|$|\*)",
+        "recursive delete of '/'",
+    ),
     (r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:?\s*&\s*\}\s*;\s*:", "a fork bomb"),
     (r"\bdd\b.*\bof=/dev/(?:sd|nvme|disk|hd)", "writing a raw disk with dd"),
     (r"\bmkfs(\.\w+)?\b", "formatting a filesystem"),

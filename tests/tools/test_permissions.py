@@ -126,6 +126,10 @@ def test_the_engine_decides_as_massgen_with_no_one_to_ask():
     assert "recursive delete of '/' is never allowed" in (
         allow_all.refusal("execute_command", command("rm -rf /")) or ""
     ), "the catastrophic floor holds under allow-all and an allow rule"
+    for root in ("rm -rf /*", "sudo rm -rf / --no-preserve-root", "rm -r -f /", "rm --recursive -f /"):
+        assert "recursive delete of '/'" in (allow_all.refusal("execute_command", command(root)) or ""), root
+    for scratch in ("rm -rf /tmp/scratch", "sudo rm -rf /var/tmp/build-42", "rm -rf ./build"):
+        assert allow_all.refusal("execute_command", command(scratch)) is None, f"{scratch}: a folder, not '/'"
     rules = engine(rules={"deny": ["write_file(/etc/**)"], "ask": ["command(npm publish*)"]})
     assert "denied" in (rules.refusal("write_file", {"path": "/etc/hosts", "content": ""}) or "")
     assert rules.refusal("write_file", {"path": "notes.md", "content": ""}) is None
