@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from massgen_cli.backends.scripted import ScriptedBackend
-from massgen_cli.cli.main import main
+from massgen_cli.cli.main import _refuse_massgen_words
 from massgen_cli.cli.massgen_words import MASSGEN_WORDS
 from tests.cli.in_process_cli import massgen
+from tests.conftest import run_cli_process, state_folder
 
 
 @pytest.mark.parametrize(
@@ -16,14 +16,18 @@ from tests.cli.in_process_cli import massgen
     [[word] for word in MASSGEN_WORDS]
     + [["export", "log_1"], ["--state-dir", "x", "viewer"], ["--setup"], ["--quickstart"], ["--init"]],
 )
-def test_a_massgen_word_is_a_usage_error_saying_what_does_the_job(args, capsys, monkeypatch):
-    asked: list[object] = []
-    monkeypatch.setattr(ScriptedBackend, "stream", lambda *a, **k: asked.append(a))
+def test_a_massgen_word_is_a_usage_error_saying_what_does_the_job(args, capsys):
     with pytest.raises(SystemExit) as ended:
-        main([*args, "--config", "@examples/scripted_single"])
-    assert ended.value.code == 2 and asked == [], "no model was called"
+        _refuse_massgen_words([*args, "--config", "@examples/scripted_single"])
+    assert ended.value.code == 2
     said = capsys.readouterr().err
     assert "is a MassGen" in said and "massgen " in said.split(":", 2)[2], said
+
+
+def test_the_command_line_refuses_the_word_before_any_run():
+    refused = run_cli_process("--config", "@examples/scripted_single", "viewer")
+    assert refused.returncode == 2 and "'viewer' is a MassGen command" in refused.stderr
+    assert refused.stdout == "" and not (state_folder() / "massgen_logs").exists(), "no run began"
 
 
 def test_the_word_after_end_of_options_is_a_question(tmp_path):
