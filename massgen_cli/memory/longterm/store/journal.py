@@ -32,7 +32,7 @@ def journalled_write(index: StoreIndex, memory: Callable[[], Any]) -> Iterator[s
     try:
         yield token
     except BaseException:
-        undo_write(index, memory(), token)
+        undo_write(index, memory, token)
         raise
     index.finish(token)
 
@@ -55,17 +55,19 @@ def discard_unindexed(index: StoreIndex, memory: Any, token: str) -> None:
     while True:
         written = memory.get_all(filters={"user_id": NAMESPACE, WRITE_TOKEN: token}, top_k=1000)
         orphans = [item["id"] for item in written.get("results", []) if not index.has(item["id"])]
-        if not orphans:
-            return
+        removed = 0
         for memory_id in orphans:
             with contextlib.suppress(ValueError):  # another process finishing the same write took it first
                 memory.delete(memory_id)
+                removed += 1
+        if not removed:  # none left (or none that can go: the next open tries again)
+            return
 
 
-def undo_write(index: StoreIndex, memory: Any, token: str) -> None:
+def undo_write(index: StoreIndex, memory: Callable[[], Any], token: str) -> None:
     """A write that failed in this process undone at once: its points the index does not hold are
-    removed and the journal entry closed. When that cannot be done now (the server is gone), the entry
-    stays for the next open's ``reconcile``."""
+    removed from ``memory()`` and the journal entry closed. When that cannot be done now (the server is
+    gone, mem0 cannot be built), the entry stays for the next open's ``reconcile``."""
     with contextlib.suppress(Exception):
-        discard_unindexed(index, memory, token)
+        discard_unindexed(index, memory(), token)
         index.finish(token)
