@@ -86,7 +86,7 @@ def _batches(
     """The records as batches to write: at most ``IMPORT_BATCH`` lines and about
     ``IMPORT_BATCH_WINDOWS`` chunks each, a line longer than that split into pieces that make the same
     chunks (each piece keeps its line's fields)."""
-    from massgen_cli.memory.longterm.record.memories import chunk_text, text_pieces
+    from massgen_cli.memory.longterm.record.memories import chunk_count, text_pieces
 
     batch: Items = []
     windows = ended = 0
@@ -100,7 +100,7 @@ def _batches(
                 yield batch
                 batch, windows, ended = [], 0, 0
             batch.append(({**message, "content": piece}, context))
-            windows += len(chunk_text(piece))
+            windows += chunk_count(piece)
         ended += 1
     if batch:
         tally.lines_in_batches.append(ended)

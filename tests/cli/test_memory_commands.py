@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
@@ -16,6 +18,19 @@ memory:
   enabled: true
   persistent_memory: {enabled: true}
 """
+
+
+@pytest.fixture
+def embedded(monkeypatch) -> list[int]:
+    """How many texts each call of the offline embedder embedded, in order."""
+    from massgen_cli.memory.longterm.store.embedder import LocalEmbedder
+
+    calls: list[int] = []
+    embed_many = LocalEmbedder.embed_many
+    monkeypatch.setattr(
+        LocalEmbedder, "embed_many", lambda self, texts: calls.append(len(texts)) or embed_many(self, texts)
+    )
+    return calls
 
 
 def test_import_is_idempotent_and_keeps_extra_fields(tmp_path):
@@ -47,18 +62,9 @@ def test_import_is_idempotent_and_keeps_extra_fields(tmp_path):
     assert [json.loads(line)["text"] for line in listed] == ["Bob prefers coffee"]
 
 
-def test_a_second_import_embeds_nothing_and_a_bad_line_imports_nothing(tmp_path, monkeypatch):
+def test_a_second_import_embeds_nothing_and_a_bad_line_imports_nothing(tmp_path, embedded):
     """Known lines are found by their key before anything is embedded (re-importing a 5,882-turn file
     embedded every turn again, 66 s); the file is checked whole before the first line is stored."""
-    from massgen_cli.memory.longterm.store.embedder import LocalEmbedder
-
-    embedded: list[int] = []
-    embed_many = LocalEmbedder.embed_many
-    monkeypatch.setattr(
-        LocalEmbedder,
-        "embed_many",
-        lambda self, texts: embedded.append(len(texts)) or embed_many(self, texts),
-    )
     config = write_config(tmp_path, CONFIG)
     data = tmp_path / "talk.jsonl"
     data.write_text("".join(f'{{"content": "Line {n} of the talk", "speaker": "Ann"}}\n' for n in range(150)))
@@ -185,22 +191,14 @@ def test_an_import_of_a_later_turn_without_an_agent_says_how_to_make_it_seen(tmp
     assert again.exit_code == 0 and "importer's" not in again.stderr
 
 
-def test_an_import_of_long_lines_is_embedded_a_bounded_batch_at_a_time(tmp_path, monkeypatch):
+def test_an_import_of_long_lines_is_embedded_a_bounded_batch_at_a_time(tmp_path, monkeypatch, embedded):
     """A file of long lines streams: each batch embedded holds about ``IMPORT_BATCH_WINDOWS`` chunks,
     however long a line is, and the chunks stored are the whole lines' chunks (a 50 MB file of 50 lines
     was held and embedded whole: 910 MB)."""
     from massgen_cli.cli import memory_import
     from massgen_cli.memory.longterm.record.memories import chunk_text
-    from massgen_cli.memory.longterm.store.embedder import LocalEmbedder
 
     monkeypatch.setattr(memory_import, "IMPORT_BATCH_WINDOWS", 8)
-    embedded: list[int] = []
-    embed_many = LocalEmbedder.embed_many
-    monkeypatch.setattr(
-        LocalEmbedder,
-        "embed_many",
-        lambda self, texts: embedded.append(len(texts)) or embed_many(self, texts),
-    )
     config = write_config(tmp_path, CONFIG)
     lines = [" ".join(f"w{line}x{n}" for n in range(3_000)) for line in range(3)]
     data = tmp_path / "long.jsonl"

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from massgen_cli.config.memory import RecordingConfig
 from massgen_cli.memory.longterm.record.rules import messages_to_record
 
@@ -105,3 +107,17 @@ def test_each_call_with_argument_limit():
 
 def test_massgen_key_name_is_accepted():
     assert RecordingConfig.model_validate({"record_tool_calls": True}).record_all_tool_calls
+
+
+@pytest.mark.parametrize("words", [0, 1, 199, 200, 201, 220, 381, 1_000, 4_321])
+@pytest.mark.parametrize("windows", [1, 2, 7])
+def test_a_long_text_in_pieces_makes_the_same_chunks_and_counts_them_without_making_them(words, windows):
+    """An import splits a long line into pieces of at most ``windows`` chunks; recorded piece by piece
+    it must store exactly the chunks the whole line makes, in order."""
+    from massgen_cli.memory.longterm.record.memories import chunk_count, chunk_text, text_pieces
+
+    text = "  ".join(f"w{n}" for n in range(words)) + "\n"
+    pieces = text_pieces(text, windows)
+    assert [chunk for piece in pieces for chunk in chunk_text(piece)] == chunk_text(text)
+    assert all(chunk_count(piece) == len(chunk_text(piece)) <= windows for piece in pieces if words > 200)
+    assert chunk_count(text) == len(chunk_text(text))

@@ -175,6 +175,14 @@ def chunk_text(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP
     return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens) - overlap, step)]
 
 
+def chunk_count(text: str, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> int:
+    """How many chunks ``chunk_text(text)`` makes, without making them."""
+    tokens = len(text.split())
+    if tokens <= words:
+        return 1 if tokens else 0
+    return len(range(0, tokens - overlap, words - overlap))
+
+
 def text_pieces(text: str, windows: int, words: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP) -> list[str]:
     """``text`` in pieces of at most ``windows`` of ``chunk_text``'s windows each, cut where a window
     starts, so the pieces' chunks are the whole text's chunks, in order (a long text is recorded a
