@@ -28,17 +28,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "benchmarks"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
-CONFIG = """agent: {{backend: {{type: scripted, responses: [x]}}}}
-memory:
-  enabled: true
-  persistent_memory:
-    enabled: true
-    vector_store: pgvector
-    pgvector: {{connection_string: "{url}", collection_name: {collection}}}
-"""
+from import_search import PGVECTOR_CONFIG as CONFIG  # noqa: E402  (the same store, as import_search.py uses it)
 
 
 def _lines(importer: str, count: int) -> list[dict[str, Any]]:
