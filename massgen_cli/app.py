@@ -13,9 +13,9 @@ import asyncio
 import threading
 from pathlib import Path
 
+from massgen_cli.agent.data import Agent
 from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord

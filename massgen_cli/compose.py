@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from massgen_cli.agent.data import Agent, AgentParts
+from massgen_cli.agent_builder import build_agents
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.schema import MassGenConfig, long_term_wanted
-from massgen_cli.coordination.agents import Agent, AgentParts, build_agents
 from massgen_cli.coordination.extension import StepExtension
 from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import StepContext

@@ -24,8 +24,10 @@ LAYERS: list[list[str]] = [
     ["memory.longterm.store"],
     ["memory.shared"],
     ["memory.runtime", "memory"],
+    ["agent"],  # an agent's data, its request path, what its calls spend and the run's caps
     ["coordination"],
     ["features"],  # the optional features, as step extensions
+    ["agent_builder"],  # agents built from the config, beside the composition root
     ["compose"],  # the composition root: the only module that names every feature
     ["app"],
     ["api"],  # the Python API over the app

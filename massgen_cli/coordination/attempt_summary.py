@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from massgen_cli.agent.data import Agent
 from massgen_cli.attempts import AttemptAt
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.outcome import TurnResult

@@ -14,14 +14,15 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from massgen_cli.agent.data import FINAL_ANSWER, Agent
+from massgen_cli.agent.pipeline import run_step
+from massgen_cli.agent.spending import SpendingCapReached
 from massgen_cli.backends.base import Purpose, Request, ToolSpec
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.policy import CoordinationPolicy
-from massgen_cli.coordination.spending import SpendingCapReached
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.toolloop import run_with_tools
 from massgen_cli.errors import BackendError

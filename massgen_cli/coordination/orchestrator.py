@@ -20,13 +20,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from massgen_cli.agent.data import Agent
+from massgen_cli.agent.spending import SpendingCapReached, capped_end
 from massgen_cli.attempts import Vote
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
 from massgen_cli.coordination.extension import StepAt
 from massgen_cli.coordination.policy import CoordinationPolicy
-from massgen_cli.coordination.spending import SpendingCapReached, capped_end
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import best_so_far, pick_winner
 from massgen_cli.coordination.toolloop import ToolsRefused

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from massgen_cli.agent.data import Agent
+from massgen_cli.agent.spending import SpendingCapReached, capped_end
 from massgen_cli.backends.base import Purpose, Request
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
-from massgen_cli.coordination.spending import SpendingCapReached, capped_end
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
 from massgen_cli.coordination.toolloop import (

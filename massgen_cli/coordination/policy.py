@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from massgen_cli.agent.spending import SpendingCaps
 from massgen_cli.config.orchestrator import (
     OrchestratorConfig,
     PeerUpdates,
@@ -48,19 +49,6 @@ class Timing:
     def own_answer_s(self) -> float:
         """How long an agent's own answer (one agent, or by agreement) may take."""
         return min(self.step_s, self.attempt_s)
-
-
-@dataclass(frozen=True)
-class SpendingCaps:
-    """What the run (one massgen process: a question, or every turn of a session) may spend in all:
-    ``cost_usd`` in US dollars, ``tokens`` in input and output tokens (None: no cap). Checked before each
-    step against the figures the run log keeps (see ``coordination.spending``)."""
-
-    cost_usd: float | None = None
-    tokens: int | None = None
-
-    def __bool__(self) -> bool:
-        return self.cost_usd is not None or self.tokens is not None
 
 
 @dataclass(frozen=True)

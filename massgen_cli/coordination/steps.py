@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from massgen_cli.agent.data import Agent
+from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attachments import Attachment
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
-from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.messages import Message, recordable, with_attachments

@@ -14,11 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from massgen_cli.agent.data import Agent, CompressedListener, Emit, with_reasoning
+from massgen_cli.agent.pipeline import run_step
+from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.backends.base import Completion, Request, ToolSpec
-from massgen_cli.coordination.agents import Agent, CompressedListener, Emit, run_step, with_reasoning
 from massgen_cli.coordination.command_output import LiveCommandOutput
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
-from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import CommandRan, ToolCall, ToolFinished, ToolStarted
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog

@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from massgen_cli.agent.data import Agent
+from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attachments import noted
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
-from massgen_cli.coordination.agents import Agent
 from massgen_cli.coordination.attempt_summary import AttemptSummary
 from massgen_cli.coordination.final import Finale, final_purpose
 from massgen_cli.coordination.ledger import Ledger
@@ -26,7 +27,6 @@ from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.policy import CoordinationPolicy
-from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message

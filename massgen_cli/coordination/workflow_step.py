@@ -9,9 +9,9 @@ import asyncio
 from dataclasses import dataclass, field
 from functools import partial
 
+from massgen_cli.agent.data import Agent, assistant_echo, decision_transcript
 from massgen_cli.backends.base import Request
 from massgen_cli.coordination import prompts
-from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import (
     NEW_ANSWER,

@@ -233,8 +233,8 @@ def test_simultaneous_answers_leave_no_step_running(tmp_path):
 
     import yaml
 
+    from massgen_cli.agent_builder import build_agents
     from massgen_cli.config import load_document
-    from massgen_cli.coordination.agents import build_agents
     from massgen_cli.coordination.orchestrator import Orchestrator
     from massgen_cli.coordination.policy import CoordinationPolicy
 

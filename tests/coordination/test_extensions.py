@@ -10,9 +10,9 @@ from typing import ClassVar
 
 import yaml
 
+from massgen_cli.agent_builder import build_agents
 from massgen_cli.attempts import Vote
 from massgen_cli.config import load_document
-from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
 from massgen_cli.coordination.orchestrator import Orchestrator
 from massgen_cli.coordination.policy import CoordinationPolicy

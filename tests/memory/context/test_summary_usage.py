@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from massgen_cli.agent_builder import build_agents
 from massgen_cli.config.loader import load_config
-from massgen_cli.coordination.agents import build_agents
 from massgen_cli.events import AgentUsage, RunEvent
 from tests.conftest import write_config
 from tests.servers.fake_providers import FakeProviderServer, openai_stream

@@ -8,9 +8,9 @@ import json
 import pytest
 import yaml
 
+from massgen_cli.agent_builder import build_agents
 from massgen_cli.config import load_document
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
-from massgen_cli.coordination.agents import build_agents
 from massgen_cli.coordination.orchestrator import Orchestrator
 from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext

@@ -10,9 +10,23 @@ post-evaluation). The gate knows no feature: it sees only what every call spent.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
-from massgen_cli.coordination.policy import SpendingCaps
 from massgen_cli.events import Notice, RunEvent, Usage
+
+
+@dataclass(frozen=True)
+class SpendingCaps:
+    """What the run (one massgen process: a question, or every turn of a session) may spend in all:
+    ``cost_usd`` in US dollars, ``tokens`` in input and output tokens (None: no cap). Checked before each
+    step against the figures the run log keeps (see ``SpendingGate``)."""
+
+    cost_usd: float | None = None
+    tokens: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.cost_usd is not None or self.tokens is not None
+
 
 Spent = Callable[[], Mapping[str, Usage]]
 """Each agent's usage in the run so far."""

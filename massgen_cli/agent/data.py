@@ -1,0 +1,112 @@
+"""An agent is data: an id, its config, its backend, its context guard, its toolbox and the hooks its
+requests pass; and the messages a step leaves in its thread."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from massgen_cli.backends.base import Backend, Completion, Purpose, Request
+from massgen_cli.config.schema import AgentConfig
+from massgen_cli.events import RunEvent, TextKind
+from massgen_cli.memory.context.guard import ContextGuard, DroppedListener
+from massgen_cli.memory.context.threads import AgentThreads
+from massgen_cli.messages import Message, ToolCallPart
+from massgen_cli.tools.attachments import AgentMedia
+from massgen_cli.tools.toolbox import Toolbox
+
+Emit = Callable[[RunEvent], None]
+CompressedListener = Callable[[list[Message]], Awaitable[None]]
+
+FINAL_ANSWER: Purpose = "final_answer"
+"""The purpose of a request whose reply is the turn's final answer (a presentation, or a lone agent's
+answer, that no post-evaluation can reject): its text streams to stdout as it comes."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One configured agent, the backend it talks to, and the guard of its context window; fixed once
+    built (its toolbox gains the MCP servers' tools when they start)."""
+
+    id: str
+    config: AgentConfig
+    backend: Backend
+    guard: ContextGuard | None = None
+    summary_backend: Backend | None = None
+    toolbox: Toolbox = field(default_factory=Toolbox)
+    pricing: set[asyncio.Task[None]] = field(default_factory=set)
+    """Calls still being priced (in a thread, while the price library loads)."""
+    media: AgentMedia | None = None
+    """The images and files its questions carry (its config's, and those a question names)."""
+
+    async def settled(self) -> None:
+        """Wait until every call's usage, priced, and every request's context count has been emitted."""
+        while self.pricing:
+            await asyncio.gather(*self.pricing, return_exceptions=True)
+        if self.guard is not None:
+            await self.guard.counted()
+
+    @property
+    def workspace(self) -> Path | None:
+        """The agent's own workspace (``backend.cwd``), if it has one."""
+        roots = self.toolbox.roots
+        return roots.base if roots is not None and self.config.backend.cwd is not None else None
+
+    def history(self, threads: AgentThreads) -> list[Message]:
+        """The agent's earlier turns, unless its ``memory.conversation_memory`` is off."""
+        memory = self.config.memory
+        return threads.get_history(self.id) if memory is None or memory.conversation_memory.enabled else []
+
+
+@dataclass(frozen=True)
+class AgentParts:
+    """What an agent is given beyond its config: its toolbox, where compression hands what it drops
+    (long-term memory, when it is on for the agent), and the runner's state folder (no question may name
+    a file in it)."""
+
+    toolbox: Toolbox
+    keeper: DroppedListener | None = None
+    state_folder: Path | None = None
+
+
+def text_kind(request: Request) -> TextKind:
+    """How the text of a reply to ``request`` is shown: ``presentation`` (the final answer, on stdout) for
+    a final answer's request that offers no tools and asks for no JSON (text before a tool call, or JSON,
+    is no answer), ``evaluation`` for a post-evaluation, else ``content``."""
+    if request.purpose == FINAL_ANSWER and not request.tools and request.response_schema is None:
+        return "presentation"
+    return "evaluation" if request.purpose == "post_evaluation" else "content"
+
+
+def assistant_echo(completion: Completion) -> Message:
+    """The assistant message a step produced, to show the model before a re-ask."""
+    return with_reasoning({"role": "assistant", "content": completion.text or "(no text)"}, completion)
+
+
+def with_reasoning(message: Message, completion: Completion) -> Message:
+    """``message`` with the provider's reasoning records of ``completion``, to give back in later calls."""
+    if completion.reasoning_items:
+        message["reasoning_items"] = list(completion.reasoning_items)
+    return message
+
+
+def decision_transcript(completion: Completion, result_text: str) -> list[Message]:
+    """The assistant message with its tool calls, and the tool results, as a thread keeps them."""
+    if not completion.tool_calls:
+        return []
+    calls: list[ToolCallPart] = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in completion.tool_calls
+    ]
+    results: list[Message] = [
+        {"role": "tool", "tool_call_id": call.id, "content": result_text} for call in completion.tool_calls
+    ]
+    assistant: Message = {"role": "assistant", "content": completion.text or None, "tool_calls": calls}
+    return [with_reasoning(assistant, completion), *results]
