@@ -45,7 +45,16 @@ def build_agents(
         summarizer = _summarizer(agent_config, backend, summary, _summary_usage(agent_id, emit))
         guard = _guard(agent_config, backend, DropHandling(summarizer, given.keeper), emit)
         media = _media(config, index, backend, given, emit)
-        agent = Agent(agent_id, agent_config, backend, guard, summary_backend, given.toolbox, media=media)
+        agent = Agent(
+            agent_id,
+            agent_config,
+            backend,
+            guard,
+            summary_backend,
+            given.toolbox,
+            media=media,
+            hooks=given.hooks,
+        )
         given.toolbox.model.bind(backend, _asked_aside(agent, emit))
         agents.append(agent)
     return agents

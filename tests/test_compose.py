@@ -1,5 +1,5 @@
 """The composition root builds only what a config turns on: a feature that is off is not among the step
-extensions or the attempt parts, and its code is never imported."""
+extensions or the attempt parts, and its code is never imported (only its light declaration is)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ from pathlib import Path
 from tests.scripted import answer, scripted, vote
 
 FEATURE_MODULES = (
-    "massgen_cli.features.long_term",
-    "massgen_cli.features.memory_files",
-    "massgen_cli.features.memory_tools",
-    "massgen_cli.features.planning",
-    "massgen_cli.features.shared_block",
-    "massgen_cli.features.skills",
-    "massgen_cli.features.snapshots",
+    "massgen_cli.memory.filesystem",
+    "massgen_cli.memory.runtime.agent_tools",
     "massgen_cli.memory.runtime.opening",
+    "massgen_cli.memory.runtime.recall",
     "massgen_cli.memory.longterm.store.persistent",
     "massgen_cli.memory.shared.memory",
+    "massgen_cli.tools.context_copies",
+    "massgen_cli.tools.memory_tools",
     "massgen_cli.tools.planning",
+    "massgen_cli.tools.skills",
     "massgen_cli.tools.snapshots",
 )
+"""The features' own code: what a feature's declaration leaves for its ``open`` to import."""
 
 BUILD = textwrap.dedent(
     """
@@ -101,4 +101,4 @@ def test_each_feature_turned_on_is_an_extension_in_the_turn_s_order(tmp_path):
         "memory files",
         "long-term memory",
     ]
-    assert "massgen_cli.features.skills" not in shown["imported"], "skills are off"
+    assert "massgen_cli.tools.skills" not in shown["imported"], "skills are off"

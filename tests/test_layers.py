@@ -226,3 +226,53 @@ def test_no_class_has_more_than_fifteen_methods():
         if len(_methods(node)) > MAX_METHODS
     }
     assert crowded == {}
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    long = {
+        f"{module_name(path)}.{node.name}": lines
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (lines := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
+    }
+    assert long == {}
+
+
+FEATURE_SUPPORT = {"__init__", "declaration", "registry", "labels", "workspaces"}
+"""The modules of ``features/`` that are no feature: the declaration type, the registry and helpers."""
+
+
+def test_every_feature_module_declares_itself_and_is_registered():
+    from massgen_cli.features import registry
+
+    modules = {p.stem for p in (PACKAGE / "features").glob("*.py")} - FEATURE_SUPPORT
+    declared = {
+        module.rsplit(".", 1)[-1]
+        for feature in registry.BUILT_IN
+        for module in [feature.open.__module__]  # type: ignore[attr-defined]
+    }
+    assert declared == modules
+
+
+def test_the_composition_root_names_no_feature():
+    """It walks the declarations: no feature module, and no feature's own code, is imported by name."""
+    named = [
+        target
+        for target in imported_modules(PACKAGE / "compose.py")
+        if target.startswith("features.") and target.split(".")[1] not in FEATURE_SUPPORT
+    ]
+    assert named == []
+
+
+def test_the_turn_prices_nothing():
+    """What a call costs is the request path's (``agent/``), not the turn's."""
+    pricing = {
+        module_name(path): found
+        for path in (PACKAGE / "coordination").rglob("*.py")
+        if (found := [t for t in imported_modules(path) if t in {"backends.pricing", "agent.pricing"}])
+    }
+    assert pricing == {}

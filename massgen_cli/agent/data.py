@@ -21,6 +21,21 @@ from massgen_cli.tools.toolbox import Toolbox
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
 
+
+class RequestHooks:
+    """What sees every request of an agent's steps, called from one place in the request path
+    (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, by raising),
+    ``after_response`` hears the completion. Each does nothing unless overridden; step extensions are
+    request hooks too."""
+
+    async def before_request(self, agent_id: str, request: Request) -> Request:
+        """The request to send instead of ``request`` (the same one by default)."""
+        return request
+
+    async def after_response(self, agent_id: str, request: Request, completion: Completion) -> None:
+        """``request`` (as it was sent, before fitting) completed with ``completion``."""
+
+
 FINAL_ANSWER: Purpose = "final_answer"
 """The purpose of a request whose reply is the turn's final answer (a presentation, or a lone agent's
 answer, that no post-evaluation can reject): its text streams to stdout as it comes."""
@@ -41,6 +56,8 @@ class Agent:
     """Calls still being priced (in a thread, while the price library loads)."""
     media: AgentMedia | None = None
     """The images and files its questions carry (its config's, and those a question names)."""
+    hooks: tuple[RequestHooks, ...] = ()
+    """What sees each request of its steps, in order (the run's features)."""
 
     async def settled(self) -> None:
         """Wait until every call's usage, priced, and every request's context count has been emitted."""
@@ -70,6 +87,7 @@ class AgentParts:
     toolbox: Toolbox
     keeper: DroppedListener | None = None
     state_folder: Path | None = None
+    hooks: tuple[RequestHooks, ...] = ()
 
 
 def text_kind(request: Request) -> TextKind:

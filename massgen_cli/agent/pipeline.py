@@ -1,6 +1,8 @@
-"""The request path of one agent's step: fit the request into the context window, send it, stream the
-reply (shown as it comes, bounded), and account what it spent; after a context-length error it is shrunk
-and sent once more, after a refusal of its images and files it is sent with the text only."""
+"""The request path of one agent's step, stage by stage: the agent's request hooks see it first
+(``before_request``), it is fitted into the context window, logged, sent, its reply streamed (shown as
+it comes, bounded), what it spent accounted, and the hooks hear the completion (``after_response``).
+After a context-length error it is shrunk and sent once more, after a refusal of its images and files
+it is sent with the text only."""
 
 from __future__ import annotations
 
@@ -33,6 +35,22 @@ async def run_step(
     log: AttemptLog | None,
     *,
     on_compressed: CompressedListener | None = None,
+) -> Completion:
+    """One request through the agent's hooks, fitted, sent and streamed (see the module docstring)."""
+    for hook in agent.hooks:
+        request = await hook.before_request(agent.id, request)
+    completion = await _fit_and_send(agent, request, emit, log, on_compressed)
+    for hook in agent.hooks:
+        await hook.after_response(agent.id, request, completion)
+    return completion
+
+
+async def _fit_and_send(
+    agent: Agent,
+    request: Request,
+    emit: Emit,
+    log: AttemptLog | None,
+    on_compressed: CompressedListener | None,
 ) -> Completion:
     """Fit, send and stream one request; after a context-length error, shrink it and send it once more;
     after a server refused the images and files it carries, send it once more with the text only."""

@@ -4,7 +4,7 @@ and orchestrator sections live in ``backend`` and ``orchestrator``."""
 from __future__ import annotations
 
 import string
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
@@ -101,6 +101,11 @@ class MassGenConfig(Section):
     )
     session_id: str | None = Field(
         default=None, description="Session to continue, as with --session (the flag wins)."
+    )
+    features: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Settings of features registered beside the built-in ones, by feature name; each "
+        "block is checked by its feature's model when the run is built.",
     )
 
     @property

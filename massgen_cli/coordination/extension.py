@@ -7,7 +7,9 @@ a vote, an agent restart or a compression. Every hook does nothing unless the fe
 feature writes only the hooks it needs. The turn walks one list of extensions, as it walks the attempt
 parts (``attempts.AttemptPart``) for begin, commit and roll back; a feature that is off is not in it.
 
-The composition root (``compose.py``) is the only place that names the features.
+Each feature declares itself (``features.declaration``) and the composition root opens those a config
+wants; nothing in the turn names one. A step extension is also a request hook (``agent.data.RequestHooks``):
+it sees every request of the agents' steps before it is sent and hears its completion.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from massgen_cli.agent.data import RequestHooks
 from massgen_cli.attachments import noted
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
@@ -77,8 +80,9 @@ class StepDone:
     tools_used: str = ""
 
 
-class StepExtension:
-    """A feature's part in agents' steps (see the module docstring). Override the hooks you need."""
+class StepExtension(RequestHooks):
+    """A feature's part in agents' steps (see the module docstring), and a hook of every request their
+    steps send (``before_request``, ``after_response``). Override the hooks you need."""
 
     name: ClassVar[str] = "extension"
     markers: ClassVar[tuple[BlockMarker, ...]] = ()

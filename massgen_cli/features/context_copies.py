@@ -12,12 +12,16 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.tools.context_copies import Applied, ContextCopy, DriftPolicy
+from massgen_cli.features.declaration import Feature, Opened, Opening
+from massgen_cli.features.workspaces import agent_workspaces
+
+if TYPE_CHECKING:
+    from massgen_cli.tools.context_copies import Applied, ContextCopy, DriftPolicy
 
 COPIES_FOLDER = ".worktree"
 
@@ -87,7 +91,7 @@ class ContextCopies(StepExtension):
     def _make(self, paths: Sequence[WritablePath], workspace: Path) -> list[ContextCopy]:
         folder = workspace / COPIES_FOLDER
         return [
-            ContextCopy.make(entry.path, folder / f"ctx_{number}", self.skip, entry.protected)
+            _copy_class().make(entry.path, folder / f"ctx_{number}", self.skip, entry.protected)
             for number, entry in enumerate(paths, start=1)
         ]
 
@@ -110,3 +114,55 @@ def _said(copy: ContextCopy, applied: Applied, policy: DriftPolicy) -> str:
     if applied.protected:
         parts.append(f"protected, not applied: {', '.join(applied.protected)}")
     return f"{copy.original}: the winner's changes applied: {'; '.join(parts)}"
+
+
+def _copy_class() -> type[ContextCopy]:
+    from massgen_cli.tools.context_copies import ContextCopy
+
+    return ContextCopy
+
+
+def _writable_paths(opening: Opening) -> dict[str, list[WritablePath]]:
+    """Each agent's writable context paths (the run's and its own), for agents with a workspace."""
+    from massgen_cli.tools.paths import Root
+
+    orchestrator = opening.config.orchestrator
+    return {
+        agent.id or "": [
+            WritablePath(root.path, root.protected)
+            for entry in [*orchestrator.context_paths, *agent.backend.context_paths]
+            if entry.permission == "write"
+            for root in [Root.of(entry.path, True, protected=entry.protected_paths)]
+        ]
+        for agent in opening.config.agents
+        if agent.backend.cwd is not None
+    }
+
+
+def _open(opening: Opening) -> Opened | None:
+    """Copies of the writable context paths; none to copy: nothing to add. A copy leaves out the run's
+    private places, the agents' workspaces and the run's own folders."""
+    paths = _writable_paths(opening)
+    if not any(paths.values()):
+        return None
+    config, place = opening.config, opening.place
+    orchestrator = config.orchestrator
+    runs_own = [orchestrator.snapshot_storage, orchestrator.agent_temporary_workspace]
+    skip = (
+        *(path for path in place.private if path != Path.cwd()),
+        *agent_workspaces(config).values(),
+        *(Path(folder).expanduser().resolve() for folder in runs_own if folder),
+    )
+    policy = orchestrator.coordination.drift_conflict_policy
+    copies = ContextCopies(paths, skip, policy, opening.emit)
+    return Opened(copies, copies)
+
+
+FEATURE = Feature(
+    "context copies",
+    wanted=lambda opening: opening.config.orchestrator.coordination.isolates_writes,
+    open=_open,
+    steps_after=("memory tools",),
+    commits_after=("long-term memory",),
+)
+"""Agents change copies of the writable context paths when write_mode isolates their writes."""

@@ -4,15 +4,20 @@ winner and learns values when the turn ends."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
+from massgen_cli.blocks import RELEVANT_MEMORIES
+from massgen_cli.config.schema import long_term_wanted
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
-from massgen_cli.memory.longterm.retrieve.retrieval import HEADER
-from massgen_cli.memory.runtime.recall import Recall
-from massgen_cli.memory.runtime.recording import Recording
+from massgen_cli.features.declaration import Feature, Opened, Opening
 from massgen_cli.messages import Message
+
+if TYPE_CHECKING:
+    from massgen_cli.memory.runtime.opening import LongTermRun
+    from massgen_cli.memory.runtime.recall import Recall
+    from massgen_cli.memory.runtime.recording import Recording
 
 
 class LongTermMemory(StepExtension):
@@ -20,7 +25,7 @@ class LongTermMemory(StepExtension):
 
     name: ClassVar[str] = "long-term memory"
     part_name: ClassVar[str] = "long-term memory"
-    markers: ClassVar[tuple[BlockMarker, ...]] = (BlockMarker(HEADER),)
+    markers: ClassVar[tuple[BlockMarker, ...]] = (BlockMarker(RELEVANT_MEMORIES),)
 
     def __init__(self, recall: Recall, recording: Recording):
         self.lookup = recall
@@ -59,3 +64,62 @@ class LongTermMemory(StepExtension):
 
     def restarted(self, agent_id: str, *, compressed: bool = False) -> None:
         self.lookup.refresh(agent_id, "after_compression" if compressed else "after_restart")
+
+
+def _open(opening: Opening) -> Opened:
+    """The store opens now, so a problem shows before the first turn; what a compression drops from an
+    agent whose long-term memory is on is written, and its next lookup is due. Offers the run and this
+    extension (``LongTermOpened``) to the features that need them."""
+    from massgen_cli.memory.runtime.opening import LongTermRun
+    from massgen_cli.memory.runtime.recall import Recall
+    from massgen_cli.memory.runtime.recording import Recording
+
+    config, place = opening.config, opening.place
+    run = LongTermRun(config, place.kept_in, place.session.id, opening.emit)
+    recall, recording = Recall(run), Recording(run)
+    extension = LongTermMemory(recall, recording)
+    keepers = {
+        agent_id: recording.dropped_listener(agent_id, _lookup_due(recall, agent_id))
+        for agent_id in config.agent_ids
+        if run.enabled_for(agent_id)
+    }
+    opened = LongTermOpened(run, extension)
+    return Opened(extension, extension, provides=opened, keepers=keepers, close=_closing(run))
+
+
+def _closing(run: LongTermRun) -> Callable[[], Awaitable[None]]:
+    """The run's long-term memory closed, then the store clients this process shares."""
+
+    async def close() -> None:
+        from massgen_cli.memory.longterm.store.vector_stores import close_clients
+
+        try:
+            await run.close()
+        finally:
+            close_clients()
+
+    return close
+
+
+def _lookup_due(recall: Recall, agent_id: str) -> Callable[[], None]:
+    """After what a compression dropped is written, the agent's next lookup is due."""
+    return lambda: recall.refresh(agent_id, "after_compression")
+
+
+class LongTermOpened:
+    """What long-term memory offers the features that need it: the run (store, spool, recorder) and the
+    step extension (its lookup and recording)."""
+
+    def __init__(self, run: LongTermRun, extension: LongTermMemory):
+        self.run = run
+        self.extension = extension
+
+
+FEATURE = Feature(
+    "long-term memory",
+    wanted=lambda opening: long_term_wanted(opening.config),
+    open=_open,
+    steps_after=("shared memory",),
+    commits_after=("shared memory", "memory files"),
+)
+"""Memory files commit before long-term memory, whose commit writes what they recorded."""

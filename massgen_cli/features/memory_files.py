@@ -8,10 +8,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.coordination.extension import StepAt, StepDone, StepExtension
-from massgen_cli.memory.filesystem import MemoryFiles
+from massgen_cli.features.declaration import Feature, Opened, Opening
+from massgen_cli.features.workspaces import agent_workspaces
+
+if TYPE_CHECKING:
+    from massgen_cli.memory.filesystem import MemoryFiles
 
 
 class MemoryFilesMode(StepExtension):
@@ -31,3 +35,29 @@ class MemoryFilesMode(StepExtension):
 
     def presentation_note(self, agent_id: str) -> str:
         return self.files.consolidation(agent_id)
+
+
+def _open(opening: Opening) -> Opened:
+    """MassGen's filesystem memory mode; what it recorded is kept in the session's folder, and written to
+    long-term memory when that is on."""
+    from massgen_cli.memory.filesystem import LEDGER_FILE, FileLedger, MemoryFiles
+
+    kept_in = opening.place.session_folder
+    ledger = FileLedger(kept_in / LEDGER_FILE if kept_in is not None else None)
+    long_term = opening.provided("long-term memory")
+    recorder = long_term.extension.recording if long_term is not None else None
+    config = opening.config
+    files = MemoryFiles(agent_workspaces(config), config.agent_ids, opening.emit, recorder, ledger)
+    snapshots = opening.provided("workspace snapshots")
+    view = snapshots.view_folder if snapshots is not None else None
+    return Opened(MemoryFilesMode(files, view), files)
+
+
+FEATURE = Feature(
+    "memory files",
+    wanted=lambda opening: opening.config.orchestrator.coordination.enable_memory_filesystem_mode,
+    open=_open,
+    needs=("workspace snapshots", "long-term memory"),
+    steps_after=("long-term memory",),
+    commits_after=("task plans",),
+)

@@ -5,16 +5,19 @@ every new answer, every vote, and the tool work behind a decision (``SharedMemor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
+from massgen_cli.blocks import SHARED_BLOCKS
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
 from massgen_cli.events import Notice
-from massgen_cli.memory.shared.block import SHARED_HEADERS
-from massgen_cli.memory.shared.entries import Scope
-from massgen_cli.memory.shared.memory import SharedMemory
+from massgen_cli.features.declaration import Feature, Opened, Opening
 from massgen_cli.messages import Message
+
+if TYPE_CHECKING:
+    from massgen_cli.memory.shared.entries import Scope
+    from massgen_cli.memory.shared.memory import SharedMemory
 
 SHARE_MEMORY = "share_memory"
 SHARE_TOOL = ToolSpec(
@@ -36,7 +39,7 @@ SHARE_TOOL = ToolSpec(
 
 class SharedBlock(StepExtension):
     name: ClassVar[str] = "shared memory"
-    markers: ClassVar[tuple[BlockMarker, ...]] = tuple(BlockMarker(header) for header in SHARED_HEADERS)
+    markers: ClassVar[tuple[BlockMarker, ...]] = tuple(BlockMarker(header) for header in SHARED_BLOCKS)
 
     def __init__(self, shared: SharedMemory):
         self.shared = shared
@@ -74,3 +77,30 @@ class SharedBlock(StepExtension):
 
     async def _record(self, at: StepAt, content: str) -> None:
         await self.shared.record(at.agent_id, content, at.turn, at.attempt)
+
+
+def _open(opening: Opening) -> Opened:
+    """The shared memory, recording into long-term memory when that is on (opened first)."""
+    from massgen_cli.memory.shared.memory import RecordingLink, SharedMemoryPlace, open_shared_memory
+
+    place, long_term = opening.place, opening.provided("long-term memory")
+    run = long_term.run if long_term is not None else None
+    link = RecordingLink(run.recorder, run.spool) if run is not None else RecordingLink()
+    store = run.store if run is not None else None
+    shared_place = SharedMemoryPlace(place.session, store, link, place.kept_in is not None)
+    shared = open_shared_memory(opening.config, shared_place, opening.emit)
+    return Opened(SharedBlock(shared), shared, provides=shared)
+
+
+def _wanted(opening: Opening) -> bool:
+    settings = opening.config.orchestrator.shared_memory
+    return bool(settings.conversation or settings.persistent or settings.entries)
+
+
+FEATURE = Feature(
+    "shared memory",
+    wanted=_wanted,
+    open=_open,
+    needs=("long-term memory",),
+    steps_after=("task plans",),
+)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.coordination.extension import Equipment, StepExtension
-from massgen_cli.tools.skills import Skill, skill_tool, skills_instructions
+from massgen_cli.features.declaration import Feature, Opened, Opening
+
+if TYPE_CHECKING:
+    from massgen_cli.tools.skills import Skill
 
 
 class Skills(StepExtension):
@@ -21,4 +24,23 @@ class Skills(StepExtension):
         return [skill.folder for skill in self.skills]
 
     def equip(self, agent_id: str, workspace: Path | None) -> Equipment:
+        from massgen_cli.tools.skills import skill_tool, skills_instructions
+
         return Equipment([skill_tool(self.skills)], skills_instructions(self.skills))
+
+
+def _open(opening: Opening) -> Opened | None:
+    """The skills found in ``skills_directory`` (and MassGen's, when asked); none found: nothing to add."""
+    from massgen_cli.tools.skills import discover_skills
+
+    coordination = opening.config.orchestrator.coordination
+    found = discover_skills(Path(coordination.skills_directory), coordination.massgen_skills)
+    return Opened(Skills(found)) if found else None
+
+
+FEATURE = Feature(
+    "skills",
+    wanted=lambda opening: opening.config.orchestrator.coordination.use_skills,
+    open=_open,
+    steps_after=("workspace snapshots",),
+)

@@ -7,11 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import Notice, RunEvent
-from massgen_cli.tools.snapshots import Snapshots
+from massgen_cli.features.declaration import Feature, Opened, Opening
+from massgen_cli.features.labels import agent_labels
+
+if TYPE_CHECKING:
+    from massgen_cli.tools.snapshots import Snapshots
 
 
 class PeerSnapshots(StepExtension):
@@ -46,3 +50,23 @@ class PeerSnapshots(StepExtension):
         if left_out:
             shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
             self.emit(Notice("warning", f"[{at.agent_id}] left out of its snapshot: {shown}"))
+
+
+def _open(opening: Opening) -> Opened:
+    """Snapshots under ``orchestrator.snapshot_storage``, each agent's view of its peers' beside them
+    (``agent_temporary_workspace``); the memory files read the views."""
+    from massgen_cli.tools.snapshots import Snapshots
+
+    orchestrator, place = opening.config.orchestrator, opening.place
+    storage = orchestrator.snapshot_storage or ""
+    views = orchestrator.agent_temporary_workspace or f"{storage.rstrip('/')}_views"
+    snapshots = Snapshots(Path(storage), Path(views), place.session.id, agent_labels(opening.config))
+    return Opened(PeerSnapshots(snapshots, opening.emit), snapshots, provides=snapshots)
+
+
+FEATURE = Feature(
+    "workspace snapshots",
+    wanted=lambda opening: opening.config.orchestrator.snapshot_storage is not None,
+    open=_open,
+    commits_after=("shared memory",),
+)

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import EventSink, SteeringMessage
+from massgen_cli.features.declaration import Feature, Opened, Opening
 from massgen_cli.inbox import STEERING_HEADER, Inbox
 
 
@@ -32,3 +33,17 @@ class SteeringInbox(StepExtension):
             self.emit(SteeringMessage(text))
         self._told = len(messages)
         return "\n\n".join(f"{STEERING_HEADER} {text}" for text in messages)
+
+
+def _open(opening: Opening) -> Opened:
+    assert opening.place.inbox is not None, "wanted only with an inbox"
+    return Opened(SteeringInbox(opening.place.inbox, opening.emit))
+
+
+FEATURE = Feature(
+    "steering inbox",
+    wanted=lambda opening: opening.place.inbox is not None,
+    open=_open,
+    steps_after=("context copies",),
+)
+"""The run's inbox, read at every step, when someone can write to it."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from massgen_cli.agent_folders import write_inside
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.blocks import TASK_PLANS
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.messages import Message
 from massgen_cli.state import read_json, write_json
@@ -23,7 +24,7 @@ from massgen_cli.tools.base import Tool, ToolError, argument, schema
 STATUSES = ("pending", "in_progress", "completed", "verified", "blocked")
 PRIORITIES = ("low", "medium", "high")
 MARKS = {"pending": "·", "in_progress": "◐", "completed": "✓", "verified": "✓✓", "blocked": "✗"}
-PLANS_HEADER = "=== TASK PLANS ==="
+PLANS_HEADER = TASK_PLANS
 PLAN_IN_WORKSPACE = "tasks/plan.json"
 PLANS_FILE = "plans.json"
 GUIDANCE = (

@@ -165,7 +165,7 @@ def test_an_import_without_an_agent_is_seen_by_every_agent_of_the_session_later(
     for agent_id in ("a", "b"):
         assert any(said in block for block in retrieved_blocks(run, agent_id)), agent_id
 
-    recall = run.app.run.features.long_term_part.lookup
+    recall = run.app.run.provided("long-term memory").extension.lookup
     later = Viewer("b", "kb", 2)
     hits = recall.search("b", "harbour ferry timetable", 5, later)
     assert ("The harbour ferry timetable changes in May.", "import", 0) in [

@@ -108,7 +108,7 @@ def test_memory_files_are_indexed_found_next_turn_and_carried_over_through_the_w
     assert len(vault_records) == 2, "written, then rewritten with new content"
     assert "third stair" not in vault_records[0] and "third stair" in vault_records[1]
     assert len(file_dumps(first, "short_term/prefs.md")) == 1, "an unchanged file is not recorded again"
-    store = first.app.run.long_term.store
+    store = first.app.run.provided("long-term memory").run.store
     assert store is not None
     assert any("third stair" in hit.text for hit in visible(store, "a", 1, "vault brass key stair"))
     assert not any("memory/long_term" in hit.text for hit in visible(store, "b", 1, "vault brass key stair"))
@@ -124,7 +124,7 @@ def test_memory_files_are_indexed_found_next_turn_and_carried_over_through_the_w
     assert f"#### memory/short_term/prefs.md\n{PREFS.strip()}" in system_prompt(b_prompt)
     assert "- memory/long_term/vault.md: how the vault opens" in system_prompt(b_prompt)
     assert "memory/long_term/vault.md:" in retrieved(b_prompt) and "third stair" in retrieved(b_prompt)
-    store = second.app.run.long_term.store
+    store = second.app.run.provided("long-term memory").run.store
     assert store is not None
     hits = visible(store, "b", 2, "vault brass key stair")
     hit = next(h for h in hits if "third stair" in h.text and (h.source.agent_id, h.source.turn) == ("a", 1))
@@ -144,7 +144,7 @@ def test_a_rejected_attempt_s_files_are_recorded_again_by_the_attempt_that_wins(
     assert (result.attempt, result.final_answer) == (2, "Answer two.")
     assert len(file_dumps(run, "long_term/plan.md", attempt=1)) == 1
     assert len(file_dumps(run, "long_term/plan.md", attempt=2)) == 1, "unchanged, yet recorded by attempt 2"
-    store = run.app.run.long_term.store
+    store = run.app.run.provided("long-term memory").run.store
     assert store is not None
     hit = next(h for h in visible(store, "peer", 2, "route ridge noon") if "ridge" in h.text)
     assert (hit.source.agent_id, hit.source.attempt) == ("solo", 2)
@@ -192,7 +192,7 @@ def test_links_special_and_oversized_memory_files_are_neither_shown_nor_indexed_
         "memory/long_term: not a folder (a symbolic link or a file)",
     ):
         assert reason in prompt
-    store = run.app.run.long_term.store
+    store = run.app.run.provided("long-term memory").run.store
     assert store is not None
     texts = [hit.text for hit in store.search("MARK OK BIG OUTSIDE HARDLINK ELSEWHERE", limit=50)]
     assert any("MARK-OK" in text for text in texts), "the usable file was indexed"

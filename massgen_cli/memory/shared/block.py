@@ -12,16 +12,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from massgen_cli.blocks import (
+    SESSION_SLOTS,
+    SHARED_BLOCKS,
+    SHARED_CONVERSATION,
+    SHARED_ENTRIES,
+    SHARED_PERSISTENT,
+)
 from massgen_cli.memory.context.conversation import ConversationMemory, StoredMessage
 from massgen_cli.memory.shared.entries import SharedEntries
 from massgen_cli.messages import Message
 from massgen_cli.tokens import count_text_tokens
 
-CONVERSATION_HEADER = "=== SHARED CONVERSATION MEMORY ==="
-PERSISTENT_HEADER = "=== SHARED PERSISTENT MEMORY ==="
-ENTRIES_HEADER = "=== SHARED ENTRIES ==="
-SLOTS_HEADER = "=== SESSION SLOTS ==="
-SHARED_HEADERS = (CONVERSATION_HEADER, PERSISTENT_HEADER, ENTRIES_HEADER, SLOTS_HEADER)
+CONVERSATION_HEADER = SHARED_CONVERSATION
+PERSISTENT_HEADER = SHARED_PERSISTENT
+ENTRIES_HEADER = SHARED_ENTRIES
+SLOTS_HEADER = SESSION_SLOTS
+SHARED_HEADERS = SHARED_BLOCKS
 _WORD = re.compile(r"\w+")
 
 

@@ -79,7 +79,7 @@ def test_an_agent_is_given_the_turns_around_its_hits_and_never_a_peers_unseen_re
     listing = [str(m["content"]) for m in run.requests("a")[-1].messages if m.get("role") == "tool"]
     assert any(f"after [import, turn 0]: {TALK[2][1]}" in text for text in listing), listing
 
-    store = run.app.run.long_term.store
+    store = run.app.run.provided("long-term memory").run.store
     store.record([{"role": "assistant", "content": "b's draft, not yet won"}], RecordContext("b", "talk", 2))
     for agent, sees in (("a", False), ("b", True)):
         scope = SearchFilter(viewer=Viewer(agent, "talk", 2))

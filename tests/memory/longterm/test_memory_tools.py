@@ -137,8 +137,8 @@ def test_a_rejected_attempts_save_is_gone_from_searches(in_process):
     result = run.app.ask("When does the gate open?")
     assert (result.attempt, result.winner, result.final_answer) == (2, "a", "dawn")
     rejected, kept = (saved_id(text) for text in tool_results(run, "a", "memory_save"))
-    assert run.app.run.long_term.store is not None
-    stored = {m.id: m for m in run.app.run.long_term.store.list_memories()}
+    assert run.app.run.provided("long-term memory").run.store is not None
+    stored = {m.id: m for m in run.app.run.provided("long-term memory").run.store.list_memories()}
     assert stored[rejected].text == "The gate opens at noon.", "attempt 1's save was written"
     assert [s.attempt for s in stored[rejected].sources] == [1] and stored[kept].extra["kind"] == "note"
     run.app.close()

@@ -136,7 +136,7 @@ def test_a_cancelled_turn_changes_no_value_and_a_finished_one_does(in_process):
         interactive=True,
     )
     assert run.app.ask("What is the bridge code?").winner == "a"
-    store = run.app.run.long_term.store
+    store = run.app.run.provided("long-term memory").run.store
     ids = [m.id for m in store.list_memories()]
     before = store.index.values(ids, "general")
 
@@ -146,14 +146,16 @@ def test_a_cancelled_turn_changes_no_value_and_a_finished_one_does(in_process):
         await asyncio.to_thread(
             wait_until, lambda: len(run.requests("a")) == 4 and len(run.requests("b")) == 4
         )
-        assert run.app.run.long_term.traces.traces, "turn 2 traced the memories it retrieved"
+        assert run.app.run.provided("long-term memory").run.traces.traces, (
+            "turn 2 traced the memories it retrieved"
+        )
         turn.cancel()
         with pytest.raises(asyncio.CancelledError):
             await turn
 
     run.app.runner.run(cancelled_turn())
     assert store.index.values(ids, "general") == before
-    assert run.app.run.long_term.traces.traces == {}
+    assert run.app.run.provided("long-term memory").run.traces.traces == {}
     assert run.app.ask("Once more: the bridge code?").winner == "a"
     assert store.index.values(ids, "general") != before, "a finished turn does move the values"
 

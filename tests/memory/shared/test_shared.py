@@ -239,7 +239,7 @@ def test_entries_of_a_restarted_attempt_are_rolled_back(in_process):
     assert result.attempt == 2 and result.final_answer == "second try"
     seen = first_attempt_requests(run, "b")
     assert any("attempt one plan" in text for text in seen), "attempt 1 shared the plan before rollback"
-    entries = run.app.run.shared.entries
+    entries = run.app.run.provided("shared memory").entries
     assert entries.in_effect(1, "plan") == []
     assert [e.content.split(": ", 1)[1] for e in entries.in_effect(2, "winning_answer")] == ["second try"]
     saved = json.loads((run.app.session.directory / "shared.json").read_text())
@@ -265,13 +265,15 @@ def test_entries_of_a_cancelled_turn_are_rolled_back(in_process):
     async def cancel_once_shared() -> None:
         turn = asyncio.create_task(run.app.run.turns.run("Q?"))
         await asyncio.to_thread(wait_until, lambda: len(run.requests("a")) == 2)  # shared, then slow
-        assert [entry.content for entry in run.app.run.shared.entries.entries] == ["never finished"]
+        assert [entry.content for entry in run.app.run.provided("shared memory").entries.entries] == [
+            "never finished"
+        ]
         turn.cancel()
         with pytest.raises(asyncio.CancelledError):
             await turn
 
     run.app.runner.run(cancel_once_shared())
-    assert run.app.run.shared.entries.entries == []
+    assert run.app.run.provided("shared memory").entries.entries == []
     assert run.app.session.next_turn == 2, "a cancelled turn keeps its number"
 
 
@@ -341,5 +343,5 @@ def test_shared_conversation_of_a_rejected_attempt_is_rolled_back(in_process):
     assert run.app.ask("Q?").final_answer == "second try"
     seen = first_attempt_requests(run, "b")
     assert any("SHARED CONVERSATION" in t and "first try" in t for t in seen), "shared before the rollback"
-    contents = [item.message["content"] for item in run.app.run.shared.conversation.items]
+    contents = [item.message["content"] for item in run.app.run.provided("shared memory").conversation.items]
     assert "first try" not in contents and "second try" in contents

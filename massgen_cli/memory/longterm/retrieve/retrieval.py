@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from massgen_cli.blocks import RELEVANT_MEMORIES
 from massgen_cli.memory.longterm.record.memories import MemoryHit, Source
 from massgen_cli.messages import Message
 from massgen_cli.tokens import count_text_tokens
 
-HEADER = "Relevant memories:"
+HEADER = RELEVANT_MEMORIES
 QUERY_CONTEXT_MESSAGES = 4
 QUERY_CHARS = 2000
 
