@@ -135,6 +135,7 @@ def startup(runs: int = 7) -> dict[str, float]:
             "start_to_first_request_s": round(first, 3),
             "sdk_start_to_first_request_s": round(sdk_first, 3),
             "start_beyond_sdk_s": round(first - sdk_first, 3),
+            "start_ratio_to_sdk": round(first / sdk_first, 3),
             "start_beyond_sdk_import_s": round(first - sdk, 3),
             "help_s": round(_median_seconds(_massgen("--help"), runs, env), 3),
             "python_start_s": round(_median_seconds([sys.executable, "-c", "pass"], runs, env), 3),
