@@ -10,14 +10,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from massgen_cli.agent.cap_admission import CapAdmission, Price
 from massgen_cli.agent.data import Agent, AgentParts
+from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.agent_builder import build_agents
 from massgen_cli.attempts import AttemptPart
+from massgen_cli.backends.pricing import priced
+from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.problems import describe_error, error_path
@@ -27,7 +32,7 @@ from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.errors import ConfigError
-from massgen_cli.events import EventSink
+from massgen_cli.events import EventSink, Usage
 from massgen_cli.features import registry
 from massgen_cli.features.declaration import Feature, Opened, Opening, Place
 from massgen_cli.features.workspaces import agent_workspaces
@@ -100,10 +105,14 @@ class ComposedRun:
     def __init__(self, loaded: LoadedConfig, place: Place, record: RunRecord):
         config, emit = loaded.config, record.emit
         self.features = _features(config, place, emit)
-        self.agents: list[Agent] = _agents(config, self.features, place, emit)
+        policy = CoordinationPolicy.of(config)
+        self.agents: list[Agent] = []
+        spending = SpendingGate(policy.spending, record.ledger.usage_of_run, self._settled, emit)
+        admission = CapAdmission(spending, _prices(config))
+        self.agents = _agents(config, self.features, place, emit, admission)
         self.threads = AgentThreads.load(place.session.directory, saved=place.kept_in is not None)
         context = StepContext(self.threads, tuple(self.features.extensions))
-        crew = Crew(self.agents, context, CoordinationPolicy.of(config))
+        crew = Crew(self.agents, context, policy, spending)
         self.turns = TurnRunner(crew, place.session, self.features.parts, record)
         self.mcp = McpHub(emit)
         self.mcp_connected = False
@@ -111,6 +120,10 @@ class ComposedRun:
     def provided(self, name: str) -> Any:
         """What the feature ``name`` offers, or None when the config leaves it off."""
         return self.features.provided(name)
+
+    async def _settled(self) -> None:
+        """Every call that ended is priced and its usage told."""
+        await asyncio.gather(*(agent.settled() for agent in self.agents))
 
     async def connect_mcp(self) -> None:
         """Before the first turn: each agent's MCP servers start (once per run) and their tools join its
@@ -182,8 +195,20 @@ def _settings(config: MassGenConfig, declared: Sequence[Feature]) -> dict[str, A
     return settings
 
 
-def _agents(config: MassGenConfig, features: Features, place: Place, emit: EventSink) -> list[Agent]:
-    """Every agent's toolbox (its config's tools, then the features'), then the agents."""
+def _prices(config: MassGenConfig) -> dict[str, Price]:
+    """How each agent's calls are priced (its backend's model), for the spending caps' estimates."""
+    return {agent.id or "": partial(_cost, backend=agent.backend) for agent in config.agents}
+
+
+def _cost(usage: Usage, backend: BackendConfig) -> float | None:
+    return priced(usage, backend).cost_usd
+
+
+def _agents(
+    config: MassGenConfig, features: Features, place: Place, emit: EventSink, admission: CapAdmission
+) -> list[Agent]:
+    """Every agent's toolbox (its config's tools, then the features'), then the agents; each request
+    passes the features' hooks, then the spending caps."""
     workspaces = agent_workspaces(config)
     parts = {}
     for index, agent_config in enumerate(config.agents):
@@ -191,7 +216,7 @@ def _agents(config: MassGenConfig, features: Features, place: Place, emit: Event
         others = tuple(path for owner, path in workspaces.items() if owner != agent_id)
         sources = ToolSources((), (*place.private, *others), place.state_folder)
         toolbox = _toolbox(config, index, features.extensions, sources)
-        hooks = tuple(features.extensions)
+        hooks = (*features.extensions, admission)
         parts[agent_id] = AgentParts(toolbox, features.keepers.get(agent_id), place.state_folder, hooks)
     return build_agents(config, emit, parts)
 

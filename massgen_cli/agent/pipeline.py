@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 
-from massgen_cli.agent.data import Agent, CompressedListener, Emit, text_kind
+from massgen_cli.agent.data import Agent, CompressedListener, Emit, RequestHooks, text_kind
 from massgen_cli.agent.pricing import accounted
 from massgen_cli.backends.attachment_parts import refuses_attachments, text_only
 from massgen_cli.backends.base import Completion, Request
@@ -37,9 +37,16 @@ async def run_step(
     on_compressed: CompressedListener | None = None,
 ) -> Completion:
     """One request through the agent's hooks, fitted, sent and streamed (see the module docstring)."""
-    for hook in agent.hooks:
-        request = await hook.before_request(agent.id, request)
-    completion = await _fit_and_send(agent, request, emit, log, on_compressed)
+    admitted: list[RequestHooks] = []
+    try:
+        for hook in agent.hooks:
+            request = await hook.before_request(agent.id, request)
+            admitted.append(hook)
+        completion = await _fit_and_send(agent, request, emit, log, on_compressed)
+    except BaseException as error:
+        for hook in admitted:
+            await hook.request_failed(agent.id, request, error)
+        raise
     for hook in agent.hooks:
         await hook.after_response(agent.id, request, completion)
     return completion

@@ -151,7 +151,6 @@ class Finale:
                         self.scope.log,
                         limit=self.policy.tool_calls_per_step,
                         decide_now=prompts.ANSWER_NOW,
-                        gate=self.scope.spending,
                     )
         except SpendingCapReached as error:  # spent during the presentation's own tool calls
             _stopped(result, str(error))
@@ -181,6 +180,8 @@ class Finale:
         except (BackendError, TimeoutError) as error:
             problem = str(error) or "it timed out"
             self.scope.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))
+            return Verdict(restart=False)
+        except SpendingCapReached:  # a cap spent since the turn looked: the answer stands as it is
             return Verdict(restart=False)
 
     async def _evaluate(self, agent: Agent, question: str, final_answer: str) -> Verdict:

@@ -90,7 +90,6 @@ async def own_answer(
                 decide_now=prompts.ANSWER_NOW,
                 on_compressed=write_back,
                 recall=partial(context.recalled, at),
-                gate=step.scope.spending,
             )
     except SpendingCapReached as error:
         step.emit(AgentStatus(agent.id, "done", str(error)))

@@ -48,9 +48,7 @@ SINGLE_JSON_INSTRUCTIONS = (
 )
 
 
-def own_system_message(
-    agent_system: str | None, *extra: str, appended: str | None = None
-) -> Message | None:
+def own_system_message(agent_system: str | None, *extra: str, appended: str | None = None) -> Message | None:
     """The agent's own system prompt (one agent, or the presentation), ``extra`` parts, and what its
     config appends (``append_system_prompt``), if any."""
     parts = [part for part in (agent_system, *extra, appended) if part]

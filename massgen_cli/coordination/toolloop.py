@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 from massgen_cli.agent.data import Agent, CompressedListener, Emit, with_reasoning
 from massgen_cli.agent.pipeline import run_step
-from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.command_output import LiveCommandOutput
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
@@ -77,16 +76,13 @@ async def run_with_tools(
     on_compressed: CompressedListener | None = None,
     recall: Recall | None = None,
     watch: StepWatch | None = None,
-    gate: SpendingGate | None = None,
 ) -> ToolStep:
     """Run one step of ``agent`` with its tools (see the module docstring). A compression inside the
     step carries over to its next calls; ``recall`` then looks long-term memory up again; ``watch`` may
-    refuse tool calls and add notes to their results; ``gate`` is passed before each call (it raises
-    ``SpendingCapReached`` once the run has spent a cap)."""
+    refuse tool calls and add notes to their results. Each call passes the agent's request hooks (the
+    spending caps among them raise ``SpendingCapReached`` once the run has spent a cap)."""
     step, messages, refused = ToolStep(Completion()), list(request.messages), 0
     while True:
-        if gate is not None:
-            await gate.check()
         # Only the first call's request is system + thread + task, the shape the thread writer expects.
         fitted = _Fitted(on_compressed if not step.exchange else None)
         offered = agent.toolbox.specs if step.calls < limit else ()

@@ -42,6 +42,9 @@ class Crew:
     agents: list[Agent]
     context: StepContext
     policy: CoordinationPolicy
+    spending: SpendingGate | None = None
+    """The run's spending caps, read where a turn decides whether to go on (None: the policy's caps
+    against the ledger, as a gate of its own)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class TurnRunner:
         self.emit = record.emit
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
-        self.spending = SpendingGate(
+        self.spending = crew.spending or SpendingGate(
             crew.policy.spending, record.ledger.usage_of_run, self._settled, self.emit
         )
         self.attached: dict[str, Attached] = {}

@@ -114,7 +114,6 @@ class WorkflowStep:
                     on_compressed=write_back,
                     recall=partial(self.context.recalled, self.scope.step_at(agent, self.task.question)),
                     watch=watch,
-                    gate=self.scope.spending,
                 )
         except asyncio.CancelledError:  # superseded by a peer's answer: not this agent's step to count
             self.board.steps[agent.id] -= 1

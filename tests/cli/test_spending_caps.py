@@ -27,12 +27,12 @@ def server():  # type: ignore[no-untyped-def]
         yield running
 
 
-def three_priced_agents(url: str, max_cost_usd: float, *, priced: bool = True) -> str:
+def three_priced_agents(url: str, max_cost_usd: float, *, priced: bool = True, ids: str = "abc") -> str:
     pricing = ", pricing: {input_per_million: 10000, output_per_million: 0}" if priced else ""
     agents = "".join(
         f"  - id: {agent}\n"
         f'    backend: {{type: openai, model: model-{agent}, api_key: sk-test, base_url: "{url}"{pricing}}}\n'
-        for agent in "abc"
+        for agent in ids
     )
     return f"agents:\n{agents}orchestrator: {{max_cost_usd: {max_cost_usd}}}\n"
 
@@ -61,7 +61,8 @@ def test_max_cost_ends_the_run_early_with_the_best_answer_and_says_why(tmp_path:
     assert summary["end_reason"].startswith("spending cap reached: $")
     assert summary["end_reason"].endswith(" of $1.50; the best answer so far is final")
     assert summary["final_answer"] == capped.stdout.strip() == "The answer from model-a is 42."
-    assert summary["winner"] == "a" and summary["votes"] == []
+    assert spent <= 1.5 + DOLLARS_PER_CALL, "over the cap by one call's worth at most"
+    assert summary["winner"] == "a"
     assert len(server.served) < full_calls
     assert all(served.kind != "text" for served in server.served), "no presentation after the cap"
     assert "spending cap reached" in capped.stderr and "no new step starts" in capped.stderr
@@ -110,3 +111,31 @@ def test_the_token_budget_holds_across_the_turns_of_a_session(tmp_path: Path):
     assert second["end_reason"] == f"token budget reached: {spent:,} of 200 tokens; no agent had answered"
     assert "Turn 2 ended: token budget reached: " in session.stderr
     assert "error: no answer in turn 2" in session.stderr
+
+
+def overlapping(served: list[Any]) -> int:
+    """The most requests the server held at once."""
+    edges = sorted([(call.arrived, 1) for call in served] + [(call.ended, -1) for call in served])
+    most = held = 0
+    for _, change in edges:
+        held += change
+        most = max(most, held)
+    return most
+
+
+def test_four_parallel_agents_overshoot_a_cap_by_one_call_s_worth_at_most(tmp_path: Path):
+    """Four agents start at once, each call a dollar: a $2.50 cap ends at $3 at most (without waiting
+    for calls under way they would have spent $4 on their first calls alone); a cap that covers them all
+    keeps them parallel."""
+    with paced_server.PacedServer(latency_s=0.3, tokens_per_s=2000, tokens=10) as running:
+        write_config(tmp_path, three_priced_agents(running.base_url, max_cost_usd=2.5, ids="abcd"))
+        capped = massgen("--config", "config.yaml", "What is 6 times 7?")
+        assert capped.exit_code == 0, capped.stderr
+        spent = summaries()[-1]["total_usage"]["cost_usd"]
+        assert 2.5 <= spent <= 2.5 + DOLLARS_PER_CALL
+        assert len(running.served) == round(spent / DOLLARS_PER_CALL)
+        running.served.clear()
+
+        write_config(tmp_path, three_priced_agents(running.base_url, max_cost_usd=1000, ids="abcd"))
+        assert massgen("--config", "config.yaml", "What is 6 times 7?").exit_code == 0
+        assert overlapping(running.served) >= 2, "a cap with room to spare lets agents call at once"
