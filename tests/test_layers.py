@@ -28,12 +28,12 @@ LAYERS: list[list[str]] = [
     ["coordination"],
     ["features"],  # the optional features, as step extensions
     ["agent_builder"],  # agents built from the config, beside the composition root
-    ["compose"],  # the composition root: the only module that names every feature
+    ["compose"],  # the composition root: it walks the features' declarations
+    ["start_check"],  # what a start needs beyond a loading config (--validate, serve's start)
     ["app"],
     ["api"],  # the Python API over the app
     ["cli.batch", "cli"],
     ["cli.batch_ray"],
-    ["cli.start_check"],
     ["cli.commands", "cli.memory_commands", "cli.validate"],
     ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
     ["cli.memory_app"],

@@ -30,8 +30,8 @@ class Validation:
 def validate(source: str, *, strict: bool = False, deep: bool = False) -> Validation:
     """What loading the config at ``source`` (a path or ``@examples/NAME``) finds, and then what its start
     needs (``start_check``; ``deep`` starts its MCP servers too)."""
-    from massgen_cli.cli.start_check import check_start
     from massgen_cli.config import load_config
+    from massgen_cli.start_check import check_start
 
     try:
         loaded = load_config(source)

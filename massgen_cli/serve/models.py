@@ -35,8 +35,8 @@ class ServedModels:
         """Load each config (the embedded default when none is given) and check what its start needs
         (keys, endpoints, paths, tools), so a config that cannot run is refused before the server
         starts: a ``ConfigError`` with every problem, or a ``UsageError`` for two of the same name."""
-        from massgen_cli.cli.start_check import check_start
         from massgen_cli.config import load_config
+        from massgen_cli.start_check import check_start
 
         served: list[ServedModel] = []
         problems: list[str] = []
