@@ -11,6 +11,31 @@ from massgen_cli.config.base import Section
 from massgen_cli.config.tools import ContextPath
 
 
+class PersonaGeneratorConfig(Section):
+    """MassGen's persona generator: each agent works the question from a persona of its own."""
+
+    massgen_section: ClassVar[str] = "persona_generator"
+
+    enabled: bool = Field(
+        default=False,
+        description="Before a turn's first step, one request to the first agent's model writes a different "
+        "persona for every agent (a fixed set when it cannot), shown in its system prompt.",
+    )
+    diversity_mode: Literal["perspective", "implementation", "methodology"] = Field(
+        default="perspective",
+        description="How the personas differ: what to optimise for, what kind of solution, or how to work.",
+    )
+    persona_guidelines: str | None = Field(default=None, description="More instructions for the personas.")
+    persist_across_turns: bool = Field(
+        default=False, description="Keep the first turn's personas for the session (else new ones each turn)."
+    )
+    after_first_answer: Literal["drop", "soften", "keep"] = Field(
+        default="drop",
+        description="After an agent's first answer of a turn its persona is dropped, softened to a "
+        "preference, or kept.",
+    )
+
+
 class CoordinationConfig(Section):
     massgen_section: ClassVar[str] = "coordination"
 
@@ -40,6 +65,10 @@ class CoordinationConfig(Section):
         "read_file; its peers' as of their latest answers with snapshot_storage. At the end of a turn "
         "every agent's memory files are merged into the winner's workspace and given to every agent; "
         "with long-term memory on they are indexed too (metadata file and kind).",
+    )
+    persona_generator: PersonaGeneratorConfig = Field(
+        default_factory=PersonaGeneratorConfig,
+        description="Personas that make the agents' answers differ (--personas MODE sets it).",
     )
     use_skills: bool = Field(
         default=False,

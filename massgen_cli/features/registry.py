@@ -11,6 +11,7 @@ from massgen_cli.features import (
     long_term,
     memory_files,
     memory_tools,
+    personas,
     planning,
     shared_block,
     skills,
@@ -29,6 +30,7 @@ BUILT_IN: tuple[Feature, ...] = (
     memory_tools.FEATURE,
     context_copies.FEATURE,
     steering.FEATURE,
+    personas.FEATURE,
 )
 _registered: list[Feature] = []
 

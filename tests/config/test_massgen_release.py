@@ -19,7 +19,12 @@ from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
 from massgen_cli.config.massgen_keys import KEYS, PROGRAM_KEYS, VALUES, rule
 from massgen_cli.config.memory import PersistentMemoryConfig
-from massgen_cli.config.orchestrator import CoordinationConfig, OrchestratorConfig, TimeoutSettings
+from massgen_cli.config.orchestrator import (
+    CoordinationConfig,
+    OrchestratorConfig,
+    PersonaGeneratorConfig,
+    TimeoutSettings,
+)
 from massgen_cli.config.permissions import PermissionsConfig
 from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
 from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
@@ -38,6 +43,7 @@ SECTIONS: dict[str, type[Section]] = {
     "context_path": ContextPath,
     "orchestrator": OrchestratorConfig,
     "coordination": CoordinationConfig,
+    "persona_generator": PersonaGeneratorConfig,
     "timeout_settings": TimeoutSettings,
     "persistent_memory": PersistentMemoryConfig,
     "permissions": PermissionsConfig,
