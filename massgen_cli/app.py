@@ -76,6 +76,7 @@ class MassGenApp:
                 config_path=str(loaded.path),
                 saved=saved,
                 mirror=self.mirror,
+                unreachable=mirror_problem is not None,
             )
         except BaseException:
             self._close_mirror()
@@ -98,7 +99,7 @@ class MassGenApp:
             self.run_log(said)
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
-        self._say_mirror_problem(mirror_problem)
+        self._say_mirror_problem()
         try:
             kept_in = state_dir if saved else None
             place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox)
@@ -185,10 +186,14 @@ class MassGenApp:
             self.session.close()
             self._close_mirror()
 
-    def _say_mirror_problem(self, problem: str | None = None) -> None:
-        """Why the session is kept in the state folder only, said once."""
-        problem = problem or self.session.mirror_problem
-        self.session.mirror_problem = None
+    def _say_mirror_problem(self) -> None:
+        """Why the session is kept in the state folder only, or what was filed on the memory server,
+        said once."""
+        session = self.session
+        problem, filed = session.mirror_problem, session.filed_notice
+        session.mirror_problem = session.filed_notice = None
+        if filed:
+            self.events(Notice("info", filed))
         if problem:
             self.events(Notice("degraded", problem))
 

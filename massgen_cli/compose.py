@@ -255,7 +255,7 @@ def _long_term(config: MassGenConfig, place: Place, emit: EventSink, features: F
     from massgen_cli.memory.runtime.recall import Recall
     from massgen_cli.memory.runtime.recording import Recording
 
-    run = LongTermRun(config, place.kept_in, place.session.id, emit)
+    run = LongTermRun(config, place.kept_in, place.session.id, emit, place.session.refiled)
     recall, recording = Recall(run), Recording(run)
     extension = LongTermMemory(recall, recording)
     features.long_term, features.long_term_part = run, extension

@@ -18,6 +18,7 @@ from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
 from massgen_cli.session import open_session
+from massgen_cli.session_copies import meet
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
 from tests.memory.conftest import index_kept_in_the_folder
@@ -222,7 +223,7 @@ def test_names_from_the_server_never_leave_the_session_folder(tmp_path, pgvector
             (json.dumps({"../escape.json": "x", ".lock": "x", "a/b.json": "x", "threads.json": "{}"}),),
         )
         folder = tmp_path / "sessions" / "evil"
-        assert sessions.pull("evil", folder)
+        assert meet(sessions, "evil", folder) == {}
         assert sorted(p.name for p in folder.iterdir()) == ["threads.json"]
         assert not (tmp_path / "sessions" / "escape.json").exists()
     finally:
@@ -267,6 +268,6 @@ def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
     assert run.exit_code == 0 and "7781" in run.stdout, run.stderr
     assert run.stderr.count("could not use the PostgreSQL memory store at 127.0.0.1") == 1, run.stderr
     assert "long-term memory is off for this run" in run.stderr
-    assert "sessions are kept in this state folder only" in run.stderr
+    assert "the memory server cannot be reached. Session kb goes on in" in run.stderr
     spooled = (tmp_path / "state" / "memory" / "spool.jsonl").read_text().splitlines()
     assert any("Launch code?" in line for line in spooled), "what could not be written waits"
