@@ -89,6 +89,8 @@ def test_an_offline_turn_is_appended_with_the_next_free_number_and_its_memories(
     assert "filed there with the next free number" in said, said
     offline = json.loads((machine_a / "sessions" / "kbA" / "session.json").read_text())
     assert [e["offline"] for e in offline["exchanges"]] == [False, True], "kept here, marked offline"
+    table = massgen("sessions", "show", "kbA", "--state-dir", str(machine_a))
+    assert "answered (offline)" in table.stdout and "wait to be filed there" in table.stdout, table.stdout
 
     ask(b_config, machine_b, QUESTIONS["B meanwhile"])
     proxy.restore()
