@@ -271,3 +271,29 @@ def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
     assert "the memory server cannot be reached. Session kb goes on in" in run.stderr
     spooled = (tmp_path / "state" / "memory" / "spool.jsonl").read_text().splitlines()
     assert any("Launch code?" in line for line in spooled), "what could not be written waits"
+
+
+def test_a_new_machine_deletes_a_session_only_the_server_keeps_unless_one_holds_it(
+    tmp_path, config, pgvector_url, collection
+):
+    asked = massgen("-c", config, "--state-dir", str(tmp_path / "a"), "--session", "kbA", "Launch code?")
+    assert asked.exit_code == 0, asked.stderr
+    fresh = str(tmp_path / "fresh")
+    holder = ServerSessions(pgvector_url, collection)
+    try:
+        holder.claim("kbA")
+        refused = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+        assert refused.exit_code == 2 and "in use by a massgen process on another machine" in refused.stderr
+    finally:
+        holder.close()
+    assert "kbA\tturns=1" in massgen("sessions", "list", "-c", config, "--state-dir", fresh).stdout
+
+    deleted = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+    assert deleted.exit_code == 0 and "and its copy in the memory server" in deleted.stderr, deleted.stderr
+    assert massgen("sessions", "list", "-c", config, "--state-dir", fresh).stdout == ""
+    unknown = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+    assert (
+        unknown.exit_code == 2
+        and "no session kbA" in unknown.stderr
+        and "or on the memory server" in unknown.stderr
+    )
