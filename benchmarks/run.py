@@ -38,6 +38,7 @@ from pgvector_writes import concurrent_writes  # noqa: E402
 from qdrant_writes import requests_per_write  # noqa: E402
 from server_ranking import SERVER_SETTINGS  # noqa: E402
 from store_soak import soak  # noqa: E402
+from store_soak_qdrant import soak as soak_qdrant  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,10 @@ TARGETS = {
     "soak_doubled": Target(0),
     "soak_orphan_rows": Target(0),
     "soak_failed_processes": Target(0),
+    "qdrant_soak_lost": Target(0),
+    "qdrant_soak_doubled": Target(0),
+    "qdrant_soak_orphans": Target(0),
+    "qdrant_soak_failed_writers": Target(0),
     "record_overhead_ms": Target(5),
     "token_count_incremental": Target(1.5),
     "largest_request_fraction": Target(0.75),
@@ -150,6 +155,20 @@ def _soak(postgres: Postgres, lines: int) -> dict[str, float]:
     }
 
 
+def _soak_qdrant(lines: int) -> dict[str, float]:
+    """The soak's parts that Qdrant's in-process engine can run: 4 writers beside 3 readers opening the
+    store, the server cut right after one of mem0's writes (``store_soak_qdrant.py``)."""
+    figures = soak_qdrant(lines, 4, 3)
+    return {
+        "qdrant_soak_lines": figures["lines"],
+        "qdrant_soak_s": figures["seconds"],
+        "qdrant_soak_failed_writers": figures["writers_failed"],
+        "qdrant_soak_lost": figures["lost"],
+        "qdrant_soak_doubled": figures["doubled"],
+        "qdrant_soak_orphans": figures["orphans"],
+    }
+
+
 def _embedded(quick: bool) -> dict[str, float]:
     """How many of the questions asked (10 with ``quick``, else all 20) the embedded default answers
     right, graded strictly; the fraction is what the target reads."""
@@ -165,6 +184,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
         "soak": lambda: _soak(postgres, 200 if quick else 1000),
         "qdrant_writes": lambda: requests_per_write(10 if quick else 20),
+        "qdrant_soak": lambda: _soak_qdrant(200 if quick else 1000),
         "recall": lambda: figures_memory.recall_at_5(*((12, 2) if quick else (40, 9))),
         "dialogues": lambda: figures_memory.dialogue_fusion(10),
         "real_dialogues": real_dialogues.run_figures,

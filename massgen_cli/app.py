@@ -66,22 +66,10 @@ class MassGenApp:
         self.state_dir = state_dir
         unwritable = write_problem(state_dir)
         saved = unwritable is None
-        chosen = choose_session_id(loaded, session_id)
         self.mirror, mirror_problem = session_mirror(config) if saved else (None, None)
-        try:
-            self.session: Session = open_session(
-                state_dir,
-                chosen,
-                interactive=interactive,
-                config_path=str(loaded.path),
-                saved=saved,
-                mirror=self.mirror,
-            )
-        except BaseException:
-            self._close_mirror()
-            raise
-        if loaded.built is not None and saved:
-            self.session.keep_built_config(loaded.built)
+        self.session: Session = self._opened_session(
+            choose_session_id(loaded, session_id), interactive, saved, unreachable=mirror_problem is not None
+        )
         ledger = Ledger(config.agent_ids)
         self.events = EventSink(self.view, ledger)
         self.run_log = RunLog(
@@ -98,7 +86,7 @@ class MassGenApp:
             self.run_log(said)
         if unwritable is not None:
             self.events(Notice("degraded", unsaved_run_notice(state_dir, unwritable)))
-        self._say_mirror_problem(mirror_problem)
+        self._say_mirror_problem()
         try:
             kept_in = state_dir if saved else None
             place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox)
@@ -107,6 +95,27 @@ class MassGenApp:
             self.session.close()
             self._close_mirror()
             raise
+
+    def _opened_session(
+        self, chosen: str | None, interactive: bool, saved: bool, *, unreachable: bool
+    ) -> Session:
+        """The session the run continues or starts (the mirror closed again when it cannot open)."""
+        try:
+            session = open_session(
+                self.state_dir,
+                chosen,
+                interactive=interactive,
+                config_path=str(self.loaded.path),
+                saved=saved,
+                mirror=self.mirror,
+                unreachable=unreachable,
+            )
+        except BaseException:
+            self._close_mirror()
+            raise
+        if self.loaded.built is not None and saved:
+            session.keep_built_config(self.loaded.built)
+        return session
 
     @property
     def agents(self) -> list[Agent]:
@@ -185,10 +194,14 @@ class MassGenApp:
             self.session.close()
             self._close_mirror()
 
-    def _say_mirror_problem(self, problem: str | None = None) -> None:
-        """Why the session is kept in the state folder only, said once."""
-        problem = problem or self.session.mirror_problem
-        self.session.mirror_problem = None
+    def _say_mirror_problem(self) -> None:
+        """Why the session is kept in the state folder only, or what was filed on the memory server,
+        said once."""
+        session = self.session
+        problem, filed = session.mirror_problem, session.filed_notice
+        session.mirror_problem = session.filed_notice = None
+        if filed:
+            self.events(Notice("info", filed))
         if problem:
             self.events(Notice("degraded", problem))
 

@@ -31,6 +31,9 @@ class AttemptAt:
     turn: int
     attempt: int = 1
     log_dir: Path | None = None
+    numbered_offline: bool = False
+    """The turn's number is this state folder's own, taken while the memory server that keeps the session
+    could not be reached: what is recorded under it waits to be filed under the number the server gives."""
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,11 @@ class MemoryStoreError(MassGenError):
     """Long-term memory failed. Logged and shown; it never ends a turn."""
 
 
+class StoreUnreachable(MemoryStoreError):
+    """The memory server could not be reached (its connection refused, lost or timed out): one cause for
+    every call until it is back, so a run says it once."""
+
+
 def outside_failure(error: BaseException) -> str | None:
     """The one line for an error that comes from outside the process (the disk, a file, a child process,
     a damaged database file), or None for one that does not: that one is a bug of ours.

@@ -11,11 +11,12 @@ import os
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal
 
 from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.session_copies import Claimed, SessionMirror, claim, described
 from massgen_cli.state import read_json, timestamp, write_json
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -39,6 +40,8 @@ class Exchange:
     end_reason: str = ""
     conversation: int = 1
     """The conversation the turn belongs to: ``/reset`` starts the next one."""
+    offline: bool = False
+    """Taken while the memory server could not be reached (numbered here, then filed there)."""
 
 
 @dataclass
@@ -60,24 +63,16 @@ class SessionRecord:
     lists_all_runs: bool = True
     """False for a record written before records listed log folders: the runs before are missing from
     ``log_folders``, and a scan of the run logs finds them."""
+    offline_turns: list[int] = field(default_factory=list)
+    """Turns numbered here while the memory server could not be reached, not yet filed there (see
+    ``session_copies``)."""
+    offline_since: str | None = None
+    """When the first of ``offline_turns`` began (UTC): what the agents said since goes with them."""
 
     @property
     def turns_taken(self) -> int:
         """The turns that ended, answered, failed or cancelled (as ``sessions show`` counts them)."""
         return max(len(self.exchanges), self.turns_completed)
-
-
-class SessionMirror(Protocol):
-    """Where a session is kept beyond this state folder (a memory server), so it continues anywhere."""
-
-    def where(self) -> str: ...
-    def claim(self, session_id: str) -> None: ...
-    def pull(self, session_id: str, directory: Path) -> bool: ...
-    def push(self, session_id: str, directory: Path) -> None: ...
-    def release(self, session_id: str) -> None: ...
-    def delete(self, session_id: str) -> bool: ...
-    def records(self) -> dict[str, dict[str, Any]]: ...
-    def close(self) -> None: ...
 
 
 BUILT_CONFIG_FILE = "command_line_config.json"
@@ -97,7 +92,14 @@ class Session:
         """Created by this process (not continued): removed again at ``close`` if no turn began."""
         self.mirror: SessionMirror | None = None
         self.mirror_problem: str | None = None
-        """Why the mirror stopped being written (said once by the caller, then cleared)."""
+        """Why the mirror stopped being written, or what it filed (said once by the caller, then cleared)."""
+        self.offline = False
+        """The config keeps the session on a memory server that cannot be reached: turns are numbered here."""
+        self.filed_notice: str | None = None
+        """What was filed on the server when this run reached it (said once by the caller)."""
+        self.refiled: dict[int, int] = {}
+        """This folder's offline turns the server numbered anew when it was reached, old number to new:
+        their memory records are re-filed under the new ones."""
 
     def close(self) -> None:
         """Let other processes continue the session. A session this process created and began no turn in
@@ -122,11 +124,22 @@ class Session:
         return max(self.record.turns_started, self.record.turns_completed) + 1
 
     def begin_turn(self) -> int:
-        """Take the next turn number (a failed or cancelled turn keeps its number) and persist it."""
-        turn = self.next_turn
+        """Take the next turn number (a failed or cancelled turn keeps its number) and persist it: the
+        memory server that keeps the session counts it; when it cannot be reached, it is numbered here
+        and kept as offline."""
+        taken: list[int] = []
+        self._mirrored(lambda mirror: taken.append(mirror.take_turn(self.id, self.next_turn)))
+        turn = taken[0] if taken else self.next_turn
+        if not taken and self.offline and self.saved:
+            self.record.offline_turns.append(turn)
+            self.record.offline_since = self.record.offline_since or datetime.now(UTC).isoformat()
         self.record.turns_started = turn
         self.save()
         return turn
+
+    def numbered_offline(self, turn: int) -> bool:
+        """Whether ``turn`` was numbered here, offline, and waits to be filed on the memory server."""
+        return turn in self.record.offline_turns
 
     def history(self) -> list[Exchange]:
         return list(self.record.exchanges)
@@ -134,6 +147,7 @@ class Session:
     def record_turn(self, exchange: Exchange) -> None:
         """Keep how a turn ended (answered, failed or cancelled) in the current conversation, and persist."""
         exchange.conversation = self.record.conversation
+        exchange.offline = exchange.offline or self.numbered_offline(exchange.turn)
         self.record.exchanges.append(exchange)
         if exchange.status == "answered":
             self.record.turns_completed = max(self.record.turns_completed, exchange.turn)
@@ -171,18 +185,24 @@ class Session:
             self._mirrored(lambda mirror: mirror.push(self.id, self.directory))
 
     def _mirrored(self, action: Any) -> None:
-        """Run ``action`` on the mirror; a mirror that fails is said once and no longer written (the
-        session goes on here)."""
+        """Run ``action`` on the mirror; a mirror that fails is said once and no longer used: the session
+        goes on here, its turns numbered offline."""
         if self.mirror is None:
             return
         try:
             action(self.mirror)
         except MassGenError as error:
-            self.mirror_problem = (
-                f"session {self.id} is no longer kept in {self.mirror.where()} ({error}); it goes on in "
-                "this state folder only"
-            )
-            self.mirror = None
+            self.go_offline(f" ({self.mirror.where()}: {error})")
+
+    def go_offline(self, why: str = "") -> None:
+        """The memory server that keeps the session cannot be reached (``why``, in parentheses, or nothing
+        when another line says it): said once, with what is kept where."""
+        self.mirror, self.offline = None, True
+        self.mirror_problem = (
+            f"the memory server cannot be reached{why}. Session {self.id} goes on in {self.directory}; "
+            "the turns it takes meanwhile are marked offline and filed there with the next free number "
+            "by the first run that reaches it"
+        )
 
 
 def sessions_root(state_dir: Path) -> Path:
@@ -197,11 +217,13 @@ def open_session(
     config_path: str | None,
     saved: bool = True,
     mirror: SessionMirror | None = None,
+    unreachable: bool = False,
 ) -> Session:
     """Continue ``session_id`` (created if missing), or start a new uniquely named session. An unsaved
     session (``saved=False``) reads what is on disk and writes nothing, not even its lock. With a
-    ``mirror`` the session is also held there (on every machine) and continues from its copy there when
-    that one took more turns."""
+    ``mirror`` the session is also held there (on every machine), and this folder's copy and the one
+    there are made one (``session_copies.meet``); ``unreachable``: the config keeps sessions on a memory
+    server that cannot be reached, so turns are numbered here, offline, until a run reaches it."""
     if session_id is not None:
         check_session_id(session_id)
         directory = sessions_root(state_dir) / session_id
@@ -210,7 +232,7 @@ def open_session(
         made = _make_folder(directory)
         lock = _hold(directory, session_id)
         try:
-            claimed = _claim(mirror, session_id, directory)
+            claimed = claim(mirror, session_id, directory, unreachable)
             session = _attach(_load_or_create(directory, session_id, config_path, made=made), lock, claimed)
         except BaseException:
             if mirror is not None:
@@ -230,7 +252,7 @@ def open_session(
         except FileExistsError:
             continue
         lock = _hold(directory, new_id)
-        claimed = _claim(mirror, new_id, directory)
+        claimed = claim(mirror, new_id, directory, unreachable)
         return _attach(_create(directory, new_id, config_path, made=True), lock, claimed)
 
 
@@ -290,29 +312,17 @@ def release(lock: IO[str]) -> None:
     lock.close()
 
 
-Claimed = tuple["SessionMirror | None", "str | None"]
-"""The mirror that holds the session (None without one), and why it could not (said by the caller)."""
-
-
-def _claim(mirror: SessionMirror | None, session_id: str, directory: Path) -> Claimed:
-    """Hold the session in ``mirror`` and bring its newer copy here; without the mirror, and why, when it
-    cannot be reached. A session another machine holds is a ``UsageError``."""
-    if mirror is None:
-        return None, None
-    try:
-        mirror.claim(session_id)
-        mirror.pull(session_id, directory)
-    except UsageError:
-        raise
-    except MassGenError as error:
-        mirror.release(session_id)
-        return None, f"session {session_id} is kept in this state folder only: {mirror.where()} ({error})"
-    return mirror, None
-
-
-def _attach(session: Session, lock: IO[str], claimed: Claimed = (None, None)) -> Session:
+def _attach(session: Session, lock: IO[str], claimed: Claimed) -> Session:
     session.lock = lock
-    session.mirror, session.mirror_problem = claimed
+    session.mirror = claimed.mirror
+    if claimed.unreachable is not None:
+        session.go_offline(claimed.unreachable)
+    elif claimed.refiled and claimed.mirror is not None:
+        session.refiled = claimed.refiled
+        where = claimed.mirror.where()
+        session.filed_notice = (
+            f"session {session.id}: {described(claimed.refiled)} ({where}); their memory records follow"
+        )
     session.push()
     return session
 

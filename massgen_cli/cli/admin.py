@@ -167,7 +167,11 @@ def sessions_delete(
     config: Annotated[
         str | None,
         typer.Option(
-            "--config", "-c", help="With --memories: the config of their store (default: each session's own)."
+            "--config",
+            "-c",
+            help="The config whose memory server keeps these sessions for every machine (they are deleted "
+            "there too, even those this folder never kept) and whose store --memories clears (default: "
+            "each session's own, else the one this folder's latest session ran with).",
         ),
     ] = None,
     yes: YesOption = False,

@@ -280,4 +280,10 @@ def show_session(
         console.print(f"Total: {Usage.total(used).describe()}", soft_wrap=True)
     if kept.where == "server":
         console.print("[dim]kept on the memory server (this folder has no copy)[/]", soft_wrap=True)
+    if record.offline_turns:
+        console.print(
+            f"[yellow]{len(record.offline_turns)} turn(s) taken here while the memory server could not be "
+            "reached wait to be filed there, with the next free numbers, by the next run that reaches it[/]",
+            soft_wrap=True,
+        )
     return 0

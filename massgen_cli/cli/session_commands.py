@@ -21,9 +21,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from massgen_cli.cli.memory_commands import confirm, open_store
+from massgen_cli.cli.sessions_kept import last_config
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.session import (
     SessionRecord,
+    check_session_id,
     hold_session,
     list_sessions,
     read_session,
@@ -67,35 +69,70 @@ def parse_age(text: str) -> timedelta:
 def delete_sessions(
     state_dir: Path | None, session_ids: list[str], *, memories: bool, config: str | None, yes: bool
 ) -> int:
-    """Delete each session (all or none: an unknown one, or one a running massgen holds, stops the
-    command before anything is deleted); with ``memories``, also the memories recorded only in them."""
+    """Delete each session, here and on the memory server that keeps it (that of ``config``, else of
+    the configs the sessions and this folder last ran with): all or none, as an unknown one, or one a
+    running massgen holds on any machine, stops the command before anything is deleted; with
+    ``memories``, also the memories recorded only in them."""
     folder = resolve_state_dir(state_dir)
     ids = list(dict.fromkeys(session_ids))
-    locks = _hold_all(folder, ids)
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    here = [session_id for session_id in ids if (sessions_root(folder) / session_id).is_dir()]
+    servers = _servers_keeping(folder, ids, config)
     try:
-        what = f"session {ids[0]}" if len(ids) == 1 else f"{len(ids)} sessions ({', '.join(ids)})"
-        if not yes and not confirm(f"Delete {what}{', long-term memories included' if memories else ''}?"):
-            console.print("nothing deleted")
-            return 0
-        cleared = _clear_memories(folder, ids, config) if memories else None
-        logs = session_log_folders(folder, ids)
-        servers = _servers_keeping(folder, ids, config)
-        for session_id in ids:
-            console.print(escape(remove_session(folder, session_id, logs.get(session_id, [])).describe()))
-            _forget_copies(servers, session_id, console)
+        _check_known(folder, [session_id for session_id in ids if session_id not in here], servers)
+        locks = _hold_all(folder, here)
+        try:
+            _claim_all(servers, ids)
+            _delete_held(folder, ids, here, servers, memories=memories, config=config, yes=yes)
+        finally:
+            for lock in locks:
+                release(lock)
+    finally:
         for server in servers:
             server.close()
-    finally:
-        for lock in locks:
-            release(lock)
+    return 0
+
+
+def _delete_held(
+    folder: Path, ids: list[str], here: list[str], servers: list[Any], *, memories: bool, config: str | None,
+    yes: bool,
+) -> None:  # fmt: skip
+    """Delete sessions this process holds (here and on ``servers``), after asking unless ``yes``."""
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    what = f"session {ids[0]}" if len(ids) == 1 else f"{len(ids)} sessions ({', '.join(ids)})"
+    if not yes and not confirm(f"Delete {what}{', long-term memories included' if memories else ''}?"):
+        console.print("nothing deleted")
+        return
+    cleared = _clear_memories(folder, ids, config) if memories else None
+    logs = session_log_folders(folder, here)
+    for session_id in ids:
+        if session_id in here:
+            console.print(escape(remove_session(folder, session_id, logs.get(session_id, [])).describe()))
+        else:
+            console.print(escape(f"deleted session {session_id}, which this folder did not keep"))
+        _forget_copies(servers, session_id, console)
     if cleared is not None:
         console.print(
             f"deleted {cleared} long-term memor{'y' if cleared == 1 else 'ies'} recorded only in them"
         )
     else:
         console.print("[dim]long-term memories stay: add --memories to delete those of these sessions too[/]")
-    return 0
+
+
+def _check_known(folder: Path, elsewhere: list[str], servers: list[Any]) -> None:
+    """A ``UsageError`` naming the first of the sessions that neither this folder nor a server keeps."""
+    for session_id in elsewhere:
+        check_session_id(session_id)
+        if not any(server.copy(session_id) is not None for server in servers):
+            where = f"under {folder}" + (" or on the memory server" if servers else "")
+            raise UsageError(f"no session {session_id} {where}; `massgen sessions list` shows them")
+
+
+def _claim_all(servers: list[Any], session_ids: list[str]) -> None:
+    """Hold the sessions on every server (released when the server closes): a ``UsageError`` when a
+    massgen process on another machine has one."""
+    for server in servers:
+        for session_id in session_ids:
+            server.claim(session_id)
 
 
 def prune_sessions(
@@ -240,11 +277,16 @@ def _forget_copies(servers: list[Any], session_id: str, console: Console) -> Non
 
 def _servers_keeping(state_dir: Path, session_ids: list[str], config: str | None) -> list[Any]:
     """The memory servers that keep copies of these sessions (those of ``config``, else of the configs
-    the sessions last ran with), so a deleted session is deleted for every machine."""
+    the sessions last ran with, and this folder's last one for a session it does not keep), so a deleted
+    session is deleted for every machine."""
     from massgen_cli.compose import session_mirror
     from massgen_cli.config import load_config
 
-    configs = {config} if config else {_session_config(state_dir, session_id) for session_id in session_ids}
+    configs: set[str | None] = (
+        {config} if config else {_session_config(state_dir, session_id) for session_id in session_ids}
+    )
+    if not config and None in configs:  # a session this folder does not keep: the folder's last config
+        configs.add(last_config(state_dir))
     servers = []
     for chosen in configs - {None}:
         try:

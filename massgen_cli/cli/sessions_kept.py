@@ -42,7 +42,7 @@ def kept_session(state_dir: Path | None, session_id: str, config: str | None) ->
     try:
         local: SessionRecord | None = read_session(folder, session_id)
     except UsageError:
-        if config is None and _last_config(folder, {}) is None:
+        if config is None and last_config(folder, {}) is None:
             raise
         local = None
     served = _server_records(folder, config, {session_id: local} if local else {}) or {}
@@ -68,7 +68,7 @@ def _server_records(
 ) -> dict[str, SessionRecord] | None:
     """The records the memory server of ``config`` (else of the config this folder's latest session ran
     with) keeps, or None when there is no server; one line on stderr when it cannot be read."""
-    chosen = config or _last_config(folder, local)
+    chosen = config or last_config(folder, local)
     if chosen is None:
         return None
     from massgen_cli.compose import session_mirror
@@ -97,7 +97,7 @@ def _records(mirror: SessionMirror) -> dict[str, SessionRecord]:
     return found
 
 
-def _last_config(folder: Path, local: dict[str, SessionRecord]) -> str | None:
+def last_config(folder: Path, local: dict[str, SessionRecord] | None = None) -> str | None:
     """The config file the folder's most recently used session ran with, when it still exists."""
     records = local.values() if local else list_sessions(folder)
     for record in sorted(records, key=lambda record: record.updated_at, reverse=True):

@@ -111,8 +111,9 @@ def _cost(chat: ChatCommands, argument: str) -> bool:
 
 
 def spending_table(record: SessionRecord) -> tuple[Table, list[Usage]]:
-    """Every turn of the session with how it ended, its winner, tokens and cost (a ``/reset`` marked
-    where a new conversation began), and each turn's usage (turns recorded before costs were kept have
+    """Every turn of the session with how it ended (``offline``: taken while the memory server could not
+    be reached), its winner, tokens and cost (a ``/reset`` marked where a new conversation began), and
+    each turn's usage (turns recorded before costs were kept have
     none)."""
     table = Table(title=f"Session {record.session_id}")
     for column in ("turn", "question", "status", "winner", "tokens", "cost"):
@@ -127,7 +128,7 @@ def spending_table(record: SessionRecord) -> tuple[Table, list[Usage]]:
         table.add_row(
             str(exchange.turn),
             escape(one_line(exchange.question, QUESTION_CHARS)),
-            exchange.status,
+            exchange.status + (" (offline)" if exchange.offline else ""),
             escape(exchange.winner or ""),
             f"{usage.tokens:,}" if usage else "",
             cost_text(usage.cost_usd) if usage else "",

@@ -78,9 +78,9 @@ class TurnRunner:
 
     async def run(self, question: str) -> TurnResult:
         """Answer ``question`` as the session's next turn; the session records how it ended."""
-        turn, started = self.session.next_turn, time.monotonic()
+        started = time.monotonic()
         self.attached = await attachments_of(self.agents, question)
-        self._saving("the session", self.session.begin_turn)
+        turn = take_turn(self.session, self.emit)
         self.record.ledger.begin_turn()
         for agent in self.agents:
             if agent.guard is not None:
@@ -117,7 +117,8 @@ class TurnRunner:
 
     def _begin_attempt(self, turn: int, attempt: int) -> AttemptAt:
         log = self.record.log.open_attempt(turn, attempt)
-        at = AttemptAt(turn, attempt, log.directory if log is not None else None)
+        offline = self.session.numbered_offline(turn)
+        at = AttemptAt(turn, attempt, log.directory if log is not None else None, offline)
         self.record.ledger.begin_attempt()
         for part in self.parts:
             part.begin(at)
@@ -217,6 +218,20 @@ class TurnRunner:
 
     def _close_attempt(self, result: TurnResult | None) -> None:
         self.record.log.close_attempt(result.to_dict() if result is not None else None)
+
+
+def take_turn(session: Session, emit: EventSink) -> int:
+    """The turn's number, as the session takes it (from the memory server that keeps it, when there is
+    one); a save the disk refuses is said, and the number stands."""
+    try:
+        return session.begin_turn()
+    except OSError as error:
+        emit(Notice("degraded", f"the session could not be saved: {error}"))
+        return session.record.turns_started
+    finally:
+        problem, session.mirror_problem = session.mirror_problem, None
+        if problem:  # the memory server was lost as the turn began: said before the turn's lines
+            emit(Notice("degraded", problem))
 
 
 async def attachments_of(agents: Sequence[Agent], question: str) -> dict[str, Attached]:

@@ -75,7 +75,7 @@ def _open(opening: Opening) -> Opened:
     from massgen_cli.memory.runtime.recording import Recording
 
     config, place = opening.config, opening.place
-    run = LongTermRun(config, place.kept_in, place.session.id, opening.emit)
+    run = LongTermRun(config, place.kept_in, place.session.id, opening.emit, place.session.refiled)
     recall, recording = Recall(run), Recording(run)
     extension = LongTermMemory(recall, recording)
     keepers = {

@@ -6,14 +6,14 @@ tools) read what is opened here, and where the run stands (``LongTermRun.at``)."
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from massgen_cli.attempts import AttemptAt
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.errors import MassGenError
-from massgen_cli.events import Notice, RunEvent
+from massgen_cli.events import Notice, NoticeLevel, RunEvent
 from massgen_cli.memory.longterm.record.background import MemoryRecorder
 from massgen_cli.memory.longterm.record.spool import SPOOL_NAME, Spool
 from massgen_cli.memory.longterm.retrieve.values import EligibilityTraces
@@ -45,9 +45,16 @@ class LongTermRun:
     and the attempt the run is in."""
 
     def __init__(
-        self, config: MassGenConfig, state_dir: Path | None, session_id: str, emit: Callable[[RunEvent], None]
+        self,
+        config: MassGenConfig,
+        state_dir: Path | None,
+        session_id: str,
+        emit: Callable[[RunEvent], None],
+        refiled: Mapping[int, int] | None = None,
     ):
-        """``state_dir`` None: the state folder cannot be written, so nothing is stored or kept."""
+        """``state_dir`` None: the state folder cannot be written, so nothing is stored or kept;
+        ``refiled``: the session's turns the memory server has just numbered anew (old number to new),
+        whose records in the spool are re-filed under the new numbers before anything writes them."""
         self.config = config
         self.session_id = session_id
         self.emit = emit
@@ -59,6 +66,8 @@ class LongTermRun:
         self.store = self._open_store(kept) if kept else None
         target = spool_target(self.store_settings(), kept) if kept else None
         self.spool = Spool(kept / "memory" / SPOOL_NAME, target, self.failed) if kept and target else None
+        if self.spool is not None and refiled:
+            self.spool.refile(session_id, refiled)
         self.recorder = MemoryRecorder(self.store, emit, self.spool) if self.store else None
         learning = config.memory.value_learning
         self.traces = EligibilityTraces(learning) if learning.enabled and self.store else None
@@ -79,11 +88,14 @@ class LongTermRun:
     def store_settings(self) -> MemoryConfig:
         return store_memory_config(self.config)
 
-    def failed(self, message: str) -> None:
-        """A memory failure: shown, and kept for the turn's summary."""
+    def failed(self, message: str, error: BaseException | None = None) -> None:
+        """A memory failure (from ``error``, when one was raised): shown, and kept for the turn's summary;
+        while the memory server cannot be reached, shown once a run."""
+        level: NoticeLevel = "warning"
         if self.recorder is not None:
+            level, message = self.recorder.noticed(message, error)
             self.recorder.errors.append(message)
-        self.emit(Notice("warning", message))
+        self.emit(Notice(level, message))
 
     async def close(self) -> None:
         if self.recorder is not None:

@@ -87,7 +87,7 @@ class Recall:
                 self.search, agent_id, query, memory.retrieval.limit, self.viewer(agent_id)
             )
         except Exception as error:  # retrieval is a help, not a requirement
-            self.run.failed(f"memory retrieval for {agent_id} failed: {error}")
+            self.run.failed(f"memory retrieval for {agent_id} failed: {error}", error)
             return self.blocks.get(agent_id)
         chosen = within_budget(hits, memory.retrieval.token_budget)
         if self.run.traces is not None:

@@ -1,7 +1,9 @@
 """Recording: what agents say goes to long-term memory in the background, what a compression drops goes
 there before the next lookup, and when a turn ends its winner and final answer are kept and the values of
 the memories that helped are learned. While the store is off, records wait in the spool for a run that
-can write them; the first attempt of a run writes what earlier runs left there."""
+can write them; the first attempt of a run writes what earlier runs left there. So do the records of a
+turn numbered offline (the memory server that keeps the session could not be reached): they wait there
+until a run that reaches it files them under the number it gives the turn."""
 
 from __future__ import annotations
 
@@ -58,10 +60,15 @@ class Recording:
             return
         selected = [*messages_to_record(list(messages), memory.recording, reasoning=reasoning), *records]
         context = RecordContext(agent_id, run.session_id, run.at.turn, run.at.attempt)
-        if run.recorder is not None:
+        if run.recorder is not None and not self._held_for_filing():
             run.recorder.submit(selected, context, run.dump_dir)
         elif selected and run.spool is not None:
             run.spool.keep(selected, context)
+
+    def _held_for_filing(self) -> bool:
+        """Whether what the turn records waits in the spool: its number was taken offline, and the next
+        run that reaches the memory server files it (and its records) under the number it gives."""
+        return self.run.at.numbered_offline and self.run.spool is not None
 
     def dropped_listener(
         self, agent_id: str, then: Callable[[], None]
@@ -82,7 +89,8 @@ class Recording:
         flush, and return the errors of the turn."""
         run, winner, final_answer = self.run, outcome.winner, outcome.final_answer
         startup, run.startup_errors = run.startup_errors, []
-        if run.store is None or run.recorder is None:
+        if run.store is None or run.recorder is None or self._held_for_filing():
+            self._forget_traces()
             if winner is not None and final_answer and run.spool is not None:  # for a run that can write
                 self.record(winner, [{"role": "assistant", "content": final_answer}])
                 run.spool.keep_winner(self._mark(winner))
@@ -114,7 +122,7 @@ class Recording:
         except Exception as error:
             if run.spool is not None:
                 run.spool.keep_winner(mark)
-            run.failed(f"could not record the winner of turn {mark.turn} (kept for later): {error}")
+            run.failed(f"could not record the winner of turn {mark.turn} (kept for later): {error}", error)
 
     async def _learn(self, winner: str, rejected: list[str]) -> None:
         run = self.run
@@ -127,7 +135,7 @@ class Recording:
                 run.store.apply_value_updates, updates, value_goal(memory), memory.value_learning.alpha
             )
         except Exception as error:
-            run.failed(f"could not update memory values: {error}")
+            run.failed(f"could not update memory values: {error}", error)
             return
         if changed:
             run.emit(Notice("debug", f"📈 updated the values of {len(changed)} memories (winner {winner})"))
@@ -165,4 +173,4 @@ class Recording:
                 run.store.record_winner(mark.session_id, mark.turn, mark.agent_id, mark.attempt)
             except Exception as error:
                 spool.keep_winner(mark)
-                run.failed(f"could not record the winner of turn {mark.turn}, kept again: {error}")
+                run.failed(f"could not record the winner of turn {mark.turn}, kept again: {error}", error)

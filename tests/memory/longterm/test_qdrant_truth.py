@@ -181,7 +181,7 @@ def test_a_session_continues_on_the_second_folder_as_turn_two(tmp_path, server, 
         assert continued.begin_turn() == 2
     finally:
         continued.close()
-    assert second.delete("shared") and not first.pull("shared", tmp_path / "c")
+    assert second.delete("shared") and first.copy("shared") is None
 
 
 def test_a_second_machine_finds_and_continues_what_the_first_recorded(tmp_path, server, collection):
@@ -264,7 +264,7 @@ def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
     assert run.exit_code == 0 and "7781" in run.stdout, run.stderr
     assert run.stderr.count(f"cannot reach the Qdrant server at {url}") == 1, run.stderr
     assert "long-term memory is off for this run" in run.stderr
-    assert "sessions are kept in this state folder only" in run.stderr
+    assert "the memory server cannot be reached. Session kb goes on in" in run.stderr
     searched = massgen(
         "memory", "search", "launch code", "-c", str(config), "--state-dir", str(tmp_path / "state")
     )
@@ -288,3 +288,23 @@ def test_a_server_older_than_insert_only_writes_is_refused_plainly():
 
     with pytest.raises(MemoryStoreError, match=r"runs 1\.15\.5; .* needs 1\.17 or later"):
         require_version(OldServer())
+
+
+def test_the_soak_on_the_in_process_engine_loses_nothing_and_leaves_no_orphan():
+    """benchmarks/store_soak_qdrant.py, small: writers beside readers opening the store, the server cut
+    right after one of mem0's writes (the write left half-done, its undo refused) and what failed written
+    again; once the journal's entry is old enough, nothing is lost, doubled or left alone."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "store_soak_qdrant.py"
+    spec = importlib.util.spec_from_file_location("store_soak_qdrant", path)
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    try:
+        figures = benchmark.soak(90, 3, 2)
+    finally:
+        close_clients()
+    assert figures["lines"] == 90 and figures["writers_failed"] == 0
+    assert figures["requests_refused"] == benchmark.CUT_REQUESTS and figures["writes_made_again"] > 0
+    assert figures["lost"] == figures["doubled"] == figures["orphans"] == 0

@@ -18,6 +18,7 @@ from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
 from massgen_cli.session import open_session
+from massgen_cli.session_copies import meet
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
 from tests.memory.conftest import index_kept_in_the_folder
@@ -222,7 +223,7 @@ def test_names_from_the_server_never_leave_the_session_folder(tmp_path, pgvector
             (json.dumps({"../escape.json": "x", ".lock": "x", "a/b.json": "x", "threads.json": "{}"}),),
         )
         folder = tmp_path / "sessions" / "evil"
-        assert sessions.pull("evil", folder)
+        assert meet(sessions, "evil", folder) == {}
         assert sorted(p.name for p in folder.iterdir()) == ["threads.json"]
         assert not (tmp_path / "sessions" / "escape.json").exists()
     finally:
@@ -267,6 +268,32 @@ def test_an_unreachable_server_is_said_plainly_and_the_turn_goes_on(tmp_path):
     assert run.exit_code == 0 and "7781" in run.stdout, run.stderr
     assert run.stderr.count("could not use the PostgreSQL memory store at 127.0.0.1") == 1, run.stderr
     assert "long-term memory is off for this run" in run.stderr
-    assert "sessions are kept in this state folder only" in run.stderr
+    assert "the memory server cannot be reached. Session kb goes on in" in run.stderr
     spooled = (tmp_path / "state" / "memory" / "spool.jsonl").read_text().splitlines()
     assert any("Launch code?" in line for line in spooled), "what could not be written waits"
+
+
+def test_a_new_machine_deletes_a_session_only_the_server_keeps_unless_one_holds_it(
+    tmp_path, config, pgvector_url, collection
+):
+    asked = massgen("-c", config, "--state-dir", str(tmp_path / "a"), "--session", "kbA", "Launch code?")
+    assert asked.exit_code == 0, asked.stderr
+    fresh = str(tmp_path / "fresh")
+    holder = ServerSessions(pgvector_url, collection)
+    try:
+        holder.claim("kbA")
+        refused = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+        assert refused.exit_code == 2 and "in use by a massgen process on another machine" in refused.stderr
+    finally:
+        holder.close()
+    assert "kbA\tturns=1" in massgen("sessions", "list", "-c", config, "--state-dir", fresh).stdout
+
+    deleted = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+    assert deleted.exit_code == 0 and "and its copy in the memory server" in deleted.stderr, deleted.stderr
+    assert massgen("sessions", "list", "-c", config, "--state-dir", fresh).stdout == ""
+    unknown = massgen("sessions", "delete", "kbA", "--yes", "-c", config, "--state-dir", fresh)
+    assert (
+        unknown.exit_code == 2
+        and "no session kbA" in unknown.stderr
+        and "or on the memory server" in unknown.stderr
+    )

@@ -15,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from massgen_cli.events import MemoryRecorded, Notice, RecordedMemory, RunEvent
+from massgen_cli.errors import StoreUnreachable
+from massgen_cli.events import MemoryRecorded, Notice, NoticeLevel, RecordedMemory, RunEvent
 from massgen_cli.memory.longterm.record.memories import (
     IndexedMemory,
     RecordContext,
@@ -67,6 +68,8 @@ class MemoryRecorder:
         self.errors: list[str] = []
         self._worker: asyncio.Task[None] | None = None
         self._writing = asyncio.Lock()  # one write at a time: the queue's, or one an agent waits for
+        self.outage_said = False
+        """Whether a failure because the memory server cannot be reached was said in this run."""
 
     def submit(self, messages: list[RecordMessage], context: RecordContext, dump_dir: Path | None) -> None:
         """Queue a recording without waiting; when the queue is full the job is kept for the next flush."""
@@ -129,7 +132,7 @@ class MemoryRecorder:
                 self.failed.append(job)
             else:
                 self._keep(job)
-            self._report(job, str(error))
+            self._report(job, str(error), error)
             return
         await self._said(context.agent_id, outcome)
         if outcome.note:  # stored, but not as configured: said once, as a change in what the run does
@@ -152,10 +155,25 @@ class MemoryRecorder:
         if self.spool is not None:
             self.spool.keep(job.messages, job.context)
 
-    def _report(self, job: Job, message: str) -> None:
+    def _report(self, job: Job, message: str, error: BaseException | None = None) -> None:
         line = f"memory recording for {job.context.agent_id} (turn {job.context.turn}) failed: {message}"
+        level, line = self.noticed(line, error)
         self.errors.append(line)
-        self.emit(Notice("warning", line))
+        self.emit(Notice(level, line))
+
+    def noticed(self, line: str, error: BaseException | None) -> tuple[NoticeLevel, str]:
+        """How a memory failure is said: as a warning, but while the memory server cannot be reached
+        only the first one is (with where records wait); the others show with --debug."""
+        if not isinstance(error, StoreUnreachable):
+            return "warning", line
+        if self.outage_said:
+            return "debug", line
+        self.outage_said = True
+        waiting = f"in {self.spool.path}" if self.spool is not None else "in this run"
+        return "warning", (
+            f"{line.rstrip('. ')}. While it cannot be reached, memory records wait {waiting} to be written "
+            "later, and further failures like this one show only with --debug"
+        )
 
     async def settled(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until the queued jobs are written; errors stay for ``flush``."""

@@ -15,7 +15,7 @@ import io
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -130,6 +130,21 @@ class Spool:
         self._leave(others)
         kept.set_aside = len(damaged)
 
+    def refile(self, session_id: str, turns: Mapping[int, int]) -> int:
+        """Records and winner marks of ``session_id`` kept under a turn number that the memory server has
+        since given another (``turns``: old number to new) are filed under the new one; how many."""
+        if not turns or not self.path.is_file():
+            return 0
+        with self._held():
+            if not self.path.is_file():
+                return 0
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+            refiled = [_refiled(line, session_id, turns) for line in filter(None, lines)]
+            changed = sum(line != old for line, old in zip(refiled, filter(None, lines), strict=True))
+            if changed:
+                self._leave(refiled)
+        return changed
+
     def waiting(self) -> Counter[SpoolTarget]:
         """How many records wait in the spool, by target (read only; records from before targets were
         kept count for this spool's target)."""
@@ -170,6 +185,20 @@ def _line_start(spool: BinaryIO) -> bytes:
         return b""
     spool.seek(end - 1)
     return b"" if spool.read(1) == b"\n" else b"\n"
+
+
+def _refiled(line: str, session_id: str, turns: Mapping[int, int]) -> str:
+    """``line`` with its turn renumbered when it is a record or winner mark of ``session_id`` under one of
+    ``turns``; any other line (another session's, one that cannot be read) as it is."""
+    try:
+        item: dict[str, Any] = json.loads(line)
+        kept = item["winner"] if "winner" in item else item["context"]
+        if kept.get("session_id") != session_id or kept.get("turn") not in turns:
+            return line
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return line
+    kept["turn"] = turns[kept["turn"]]
+    return json.dumps(item, ensure_ascii=False)
 
 
 def _read_line(line: str, kept: Kept, wanted: SpoolTarget | None) -> SpoolTarget | bool | None:

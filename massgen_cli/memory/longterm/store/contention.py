@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from massgen_cli.errors import MemoryStoreError
+from massgen_cli.errors import MemoryStoreError, StoreUnreachable
 
 ATTEMPTS = 6
 FIRST_WAIT_SECONDS = 0.05
@@ -21,6 +21,11 @@ T = TypeVar("T")
 class StoreContention(MemoryStoreError):
     """A write that another process's write made the server abort (or whose connection dropped); it
     changed nothing, and trying it again is safe."""
+
+
+class ConnectionLost(StoreContention, StoreUnreachable):
+    """A statement whose connection to the server broke: tried again (the server may be back), and once
+    the tries are spent, the server cannot be reached."""
 
 
 def retried(action: Callable[[], T], attempts: int = ATTEMPTS) -> T:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen_cli.config.memory import MemoryConfig, PersistentMemoryConfig, PgvectorConfig
-from massgen_cli.errors import MemoryStoreError
+from massgen_cli.errors import MemoryStoreError, StoreUnreachable
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.spool import SpoolTarget
 
@@ -280,6 +280,8 @@ def _prepare_collection(conninfo: str, collection: str, dimensions: int) -> None
                     store.create_col()
                 finally:
                     store.connection_pool.close()
+    except psycopg.OperationalError as error:
+        raise StoreUnreachable(pgvector_problem(conninfo, error)) from error
     except psycopg.Error as error:
         raise MemoryStoreError(pgvector_problem(conninfo, error)) from error
     if existing is not None and existing != dimensions:

@@ -7,12 +7,17 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from massgen_cli.errors import MemoryStoreError
+from massgen_cli.errors import MemoryStoreError, StoreUnreachable
 
 
 def unreachable(location: str, error: BaseException) -> MemoryStoreError:
+    """The line for a call the server failed: ``StoreUnreachable`` when it was not reached at all."""
+    import httpx
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
     detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return MemoryStoreError(
+    answered = isinstance(error, UnexpectedResponse | httpx.HTTPStatusError)
+    return (MemoryStoreError if answered else StoreUnreachable)(
         f"could not use the Qdrant memory server at {location}: {detail}. Check that the server runs "
         "(`docker compose -f docker-compose.qdrant.yml up -d`) and persistent_memory.qdrant's url, host "
         "and port"

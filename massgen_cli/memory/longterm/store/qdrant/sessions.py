@@ -26,12 +26,7 @@ from massgen_cli.memory.longterm.store.qdrant.base import require_version
 from massgen_cli.memory.longterm.store.qdrant.client import GuardedClient, client_location
 from massgen_cli.memory.longterm.store.qdrant.filters import equals
 from massgen_cli.memory.longterm.store.qdrant.points import point_id
-from massgen_cli.memory.longterm.store.server.sessions import (
-    RECORD_FILE,
-    folder_files,
-    local_turns,
-    write_folder,
-)
+from massgen_cli.session_copies import RECORD_FILE, ServedCopy, folder_files, local_turns
 
 LEASE_SECONDS = 3600.0
 
@@ -87,13 +82,27 @@ class QdrantSessions:
             with contextlib.suppress(MemoryStoreError):  # the lease then expires on its own
                 self.client.delete(self.name, _lease_of(session_id, self.holder), wait=True)
 
-    def pull(self, session_id: str, directory: Path) -> bool:
-        """Write the server's copy of the session into ``directory`` when it has taken more turns than
-        the copy there (or there is none); whether it did."""
+    def copy(self, session_id: str) -> ServedCopy | None:
+        """The server's copy of the session (None when it keeps none)."""
         found = self.client.retrieve(self.name, [point_id("session", session_id)], with_payload=True)
-        if not found or found[0].payload["turns_started"] < local_turns(directory):
-            return False
-        return write_folder(directory, json.loads(found[0].payload["state"]))
+        if not found:
+            return None
+        payload = found[0].payload or {}
+        return ServedCopy(int(payload.get("turns_started", 0)), json.loads(payload.get("state") or "{}"))
+
+    def take_turn(self, session_id: str, first: int) -> int:
+        """The session's next turn number, counted on the server: Qdrant has no atomic increment, so the
+        number is read and written by the one process whose lease holds the session."""
+        served = self.copy(session_id)
+        turn = served.turns + 1 if served is not None else first
+        if served is None:
+            payload = {"kind": "session", "session_id": session_id, "state": "{}", "record": None}
+            self._put(point_id("session", session_id), {**payload, "turns_started": turn})
+        else:
+            self.client.set_payload(
+                self.name, {"turns_started": turn}, points=[point_id("session", session_id)]
+            )
+        return turn
 
     def push(self, session_id: str, directory: Path) -> None:
         """The session folder's files, as the server's copy (a copy that took more turns stays); the

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.store.contention import StoreContention
+from massgen_cli.errors import MemoryStoreError, StoreUnreachable
+from massgen_cli.memory.longterm.store.contention import ConnectionLost, StoreContention
 from massgen_cli.memory.longterm.store.vector_stores import (
     PGVECTOR_CONNECT_SECONDS,
     pgvector_conninfo,
@@ -44,7 +44,7 @@ class ServerConnection:
                     self.conninfo, autocommit=True, connect_timeout=PGVECTOR_CONNECT_SECONDS
                 )
             except psycopg.Error as error:
-                raise MemoryStoreError(pgvector_problem(self.conninfo, error)) from error
+                raise StoreUnreachable(pgvector_problem(self.conninfo, error)) from error
         return self._connection
 
     def rows(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -141,7 +141,7 @@ class ServerConnection:
             )
         lost = bool(getattr(self._connection, "broken", False))  # mid-statement: the server may be back
         self._drop()
-        return (StoreContention if lost else MemoryStoreError)(pgvector_problem(self.conninfo, error))
+        return (ConnectionLost if lost else StoreUnreachable)(pgvector_problem(self.conninfo, error))
 
     def _drop(self) -> None:
         with contextlib.suppress(Exception):

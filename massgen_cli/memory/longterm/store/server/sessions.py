@@ -2,8 +2,9 @@
 counter, and the files its parts keep: threads, shared entries, slots...) kept beside the memory index,
 and a server-side lock, so two processes on two machines never take the same session (and turn) at once.
 
-The session folder under the state folder stays the working copy: opening a session pulls the server's
-copy when it is newer, every save pushes the folder's files back."""
+The session folder under the state folder stays the working copy: opening a session makes it and the
+server's copy one (``session_copies.meet``), every save pushes the folder's files back; the server counts
+the session's turns (``take_turn``)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ from typing import Any
 from massgen_cli.errors import MemoryStoreError, UsageError
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.server.base import open_tables
-
-RECORD_FILE = "session.json"
-KEPT_SUFFIXES = (".json", ".jsonl")
-MAX_FILE_BYTES = 64 * 1024 * 1024
+from massgen_cli.session_copies import RECORD_FILE, ServedCopy, folder_files, local_turns
 
 
 class ServerSessions:
@@ -48,15 +46,24 @@ class ServerSessions:
             with contextlib.suppress(MemoryStoreError):
                 self.server.run("SELECT pg_advisory_unlock(hashtext(%s))", (self._lock_name(session_id),))
 
-    def pull(self, session_id: str, directory: Path) -> bool:
-        """Write the server's copy of the session into ``directory`` when it has taken more turns than
-        the copy there (or there is none); whether it did."""
+    def copy(self, session_id: str) -> ServedCopy | None:
+        """The server's copy of the session (None when it keeps none)."""
         row = self.server.one(
             f"SELECT turns_started, state FROM {self.tables.sessions} WHERE session_id = %s", (session_id,)
         )
-        if row is None or row[0] < local_turns(directory):
-            return False
-        return write_folder(directory, json.loads(row[1]))
+        return None if row is None else ServedCopy(int(row[0]), json.loads(row[1]))
+
+    def take_turn(self, session_id: str, first: int) -> int:
+        """The session's next turn number, counted here in one statement (``first`` for a session the
+        server has no row of)."""
+        row = self.server.one(
+            f"INSERT INTO {self.tables.sessions} AS s (session_id, turns_started, updated_at) "
+            "VALUES (%s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
+            "turns_started = s.turns_started + 1, updated_at = excluded.updated_at RETURNING turns_started",
+            (session_id, first, now_iso()),
+        )
+        assert row is not None
+        return int(row[0])
 
     def push(self, session_id: str, directory: Path) -> None:
         """The session folder's files, as the server's copy (a copy that took more turns stays)."""
@@ -88,41 +95,3 @@ class ServerSessions:
 
     def _lock_name(self, session_id: str) -> str:
         return f"massgen:{self.tables.collection}:session:{session_id}"
-
-
-def local_turns(directory: Path) -> int:
-    """The turns the session's record there has started (0 when there is none, or it cannot be read)."""
-    try:
-        data = json.loads((directory / RECORD_FILE).read_text(encoding="utf-8"))
-        return int(max(data.get("turns_started", 0), data.get("turns_completed", 0)))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return 0
-
-
-def folder_files(directory: Path) -> dict[str, str]:
-    """The session folder's data files, by name, as a server keeps them (each up to ``MAX_FILE_BYTES``)."""
-    return {
-        path.name: path.read_text(encoding="utf-8", errors="replace")
-        for path in sorted(directory.iterdir())
-        if kept(path.name) and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
-    }
-
-
-def write_folder(directory: Path, files: dict[str, str]) -> bool:
-    """Write a server's copy of the session's files into its folder (only data file names); whether
-    there was anything."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        if kept(name):
-            (directory / name).write_text(text, encoding="utf-8")
-    return bool(files)
-
-
-def kept(name: str) -> bool:
-    """A session's own data file (never its lock, nor a path: names come from the server)."""
-    return (
-        name.endswith(KEPT_SUFFIXES)
-        and "/" not in name
-        and not name.startswith(".")
-        and name == Path(name).name
-    )
