@@ -102,6 +102,10 @@ def run_search(call: SearchCall) -> NoReturn:
 
 
 def _search(call: SearchCall) -> int:
+    import os
+
+    # No pydantic plugin sees the config's models here, and looking for plugins took 10 ms.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from massgen_cli.cli import memory_commands
     from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 
