@@ -1,6 +1,7 @@
 """What a user waits for at the command line with long-term memory: ``massgen memory import`` (turns per
-second into the local default store and into PostgreSQL, and the import's peak RSS) and ``massgen memory
-search`` on a 10k store (seconds from the shell to the answer, start-up included).
+second into the local default store and into PostgreSQL, and the import's peak RSS, also of a file of
+50 long lines of 1 MB made here) and ``massgen memory search`` on a 10k store (seconds from the shell
+to the answer, start-up included).
 
 The turns are the synthetic conversations' (``synthetic_conversations.py``: two speakers, dated, facts
 among chatter), one conversation per session. Each figure is the median of ``--runs`` runs of the
@@ -9,7 +10,7 @@ of massgen-cli first on ``PYTHONPATH`` (e.g. an export of the main branch), inte
 this one, and prints both with their ratio.
 
 Usage: python benchmarks/import_search.py [--turns 2000] [--store 10000] [--runs 3] [--pgvector URL]
-       [--against TREE] [--only import|search ...]
+       [--long-mb 50] [--against TREE] [--only import|long|search ...]
 """
 
 from __future__ import annotations
@@ -59,6 +60,27 @@ def write_turns(path: Path, turns: int) -> int:
                 written += 1
             seed += 1
     return written
+
+
+def write_long_lines(path: Path, megabytes: int, lines: int, seed: int = 49) -> int:
+    """``lines`` lines of ``megabytes`` MB in all, each one long ``content`` of text that does not repeat
+    (words drawn at random from 60,000 made-up words of two to four syllables, as a tokenizer meets
+    unknown words: several pieces each); how many chunks of stored text they make."""
+    import random
+
+    from massgen_cli.memory.longterm.record.memories import chunk_count
+
+    chooser = random.Random(seed)
+    syllables = ("ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "shu", "gri", "bel", "tor", "el")
+    words = ["".join(chooser.choices(syllables, k=chooser.randint(2, 4))) for _ in range(60_000)]
+    size, chunks = megabytes * 1_000_000 // lines, 0
+    with path.open("w", encoding="utf-8") as out:
+        for number in range(lines):
+            text = " ".join(chooser.choices(words, k=size // 6))[:size]
+            chunks += chunk_count(text)
+            row = {"content": text, "speaker": "Ana", "session_id": f"long_{number % 5}"}
+            out.write(json.dumps(row) + "\n")
+    return chunks
 
 
 def compile_trees(trees: dict[str, Path | None]) -> None:
@@ -125,6 +147,23 @@ def import_figures(
                 seconds = statistics.median(result[0] for result in results)
                 figures[f"import_turns_per_s_{store}{label}"] = round(written / seconds, 1)
                 figures[f"import_peak_rss_mb_{store}{label}"] = round(max(r[1] for r in results), 1)
+    return figures
+
+
+def long_lines_figures(megabytes: int, trees: dict[str, Path | None]) -> dict[str, float]:
+    """Peak RSS of ``massgen memory import`` of a file of ``megabytes`` MB in 50 long lines (one line a
+    MB or more when smaller) into a new local store, and its stored chunks per second, for each tree
+    (one run each: a 50 MB file takes most of an hour at the embedder's pace)."""
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        data = folder / "long_lines.jsonl"
+        chunks = write_long_lines(data, megabytes, min(50, megabytes))
+        figures["import_long_lines_chunks"] = chunks
+        for label, tree in trees.items():
+            seconds, peak = import_once(folder, data, tree, None)
+            figures[f"import_long_lines_peak_rss_mb{label}"] = round(peak, 1)
+            figures[f"import_long_lines_chunks_per_s{label}"] = round(chunks / seconds, 1)
     return figures
 
 
@@ -211,10 +250,12 @@ def with_ratios(figures: dict[str, float]) -> dict[str, float]:
 
 def import_search_figures(quick: bool, pgvector_url: str | None) -> dict[str, float]:
     """The figures ``benchmarks/run.py`` prints: import rate and peak RSS (local and, given a URL,
-    PostgreSQL), and ``memory search`` from the shell on a 10k store (2k with ``quick``)."""
+    PostgreSQL), the peak of an import of 50 MB in 50 long lines (2 MB in 2 with ``quick``), and
+    ``memory search`` from the shell on a 10k store (2k with ``quick``)."""
     trees: dict[str, Path | None] = {"": None}
     compile_trees(trees)
     figures = import_figures(1000 if quick else 2000, 3, pgvector_url, trees)
+    figures |= long_lines_figures(2 if quick else 50, trees)
     return figures | search_figures(2000 if quick else 10_000, 5 if quick else 9, trees)
 
 
@@ -225,7 +266,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pgvector", help="a PostgreSQL + pgvector URL for the server import figure")
     parser.add_argument("--against", type=Path, help="another source tree, measured side by side")
-    parser.add_argument("--only", nargs="+", choices=["import", "search"], default=["import", "search"])
+    parser.add_argument("--long-mb", type=int, default=50, help="MB of long lines imported for the peak")
+    parser.add_argument(
+        "--only", nargs="+", choices=["import", "long", "search"], default=["import", "long", "search"]
+    )
     args = parser.parse_args()
     trees: dict[str, Path | None] = {"": None}
     if args.against:
@@ -234,6 +278,8 @@ def main() -> None:
     figures: dict[str, float] = {}
     if "import" in args.only:
         figures |= import_figures(args.turns, args.runs, args.pgvector, trees)
+    if "long" in args.only:
+        figures |= long_lines_figures(args.long_mb, trees)
     if "search" in args.only:
         figures |= search_figures(args.store, args.runs, trees)
     for name, value in with_ratios(figures).items():

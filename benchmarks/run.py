@@ -91,7 +91,9 @@ TARGETS = {
     "import_turns_per_s_local": Target(150, at_least=True),
     "import_turns_per_s_pgvector": Target(100, at_least=True),
     "import_peak_rss_mb_local": Target(250),
+    "import_long_lines_peak_rss_mb": Target(300),
     "search_cli_s": Target(0.3),
+    "search_cli_over_floor": Target(1.3),
 }
 
 

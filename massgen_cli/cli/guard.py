@@ -10,9 +10,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TextIO
-
-import typer
+from typing import Any, TextIO
 
 STDOUT_BROKEN = threading.Event()
 """Set when a write to stdout (or its flush) found the pipe's reader gone: only that ends a command with
@@ -54,7 +52,19 @@ def watch_stdout() -> None:
 
 
 def guarded(debug: bool, action: Callable[[], int | None]) -> None:
-    """Run ``action``; a MassGenError becomes red lines on stderr and its exit code."""
+    """Run ``action`` as a Typer command; a MassGenError becomes red lines on stderr and its exit code
+    (``outcome``)."""
+    code = outcome(debug, action)
+    if code:
+        import typer
+
+        raise typer.Exit(code)
+
+
+def outcome(debug: bool, action: Callable[[], int | None]) -> int:
+    """Run ``action``; its exit code. A MassGenError becomes red lines on stderr and its exit code, an
+    interrupt 130 (143 when terminated), stdout's reader gone a quiet 0, anything else one red line
+    and 1; with ``debug`` a failure is raised with its traceback."""
     from massgen_cli.errors import MassGenError
 
     try:
@@ -63,29 +73,28 @@ def guarded(debug: bool, action: Callable[[], int | None]) -> None:
         if debug:
             raise
         print_error(error)
-        raise typer.Exit(error.exit_code) from None
+        return error.exit_code
     except KeyboardInterrupt:
         from massgen_cli.cli.signals import TERMINATED
 
-        raise typer.Exit(143 if TERMINATED.is_set() else 130) from None
+        return 143 if TERMINATED.is_set() else 130
     except BrokenPipeError as error:
         if not STDOUT_BROKEN.is_set():  # stderr's, a child's or a socket's pipe: a failure like others
-            _fail(error, debug)
+            return _fail(error, debug)
         from massgen_cli.answer_out import to_devnull  # stdout's reader went away (`| head -1`): a quiet end
 
         to_devnull(sys.stdout)
-        raise typer.Exit(0) from None
+        return 0
     except Exception as error:  # from outside (the disk, a child process), or a bug of ours
-        _fail(error, debug)
-    if code:
-        raise typer.Exit(code)
+        return _fail(error, debug)
+    return code or 0
 
 
-def _fail(error: Exception, debug: bool) -> NoReturn:
+def _fail(error: Exception, debug: bool) -> int:
     if debug:
         raise error
     print_error(RuntimeError(_failure_line(error)))
-    raise typer.Exit(1) from None
+    return 1
 
 
 def _failure_line(error: Exception) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from massgen_cli.cli.admin import admin_app
-from massgen_cli.cli.main import route, run_app
+from massgen_cli.cli.main import route
+from massgen_cli.cli.run_app import run_app
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
 from tests.scripted import scripted

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from massgen_cli.cli.main import route, run_app
+from massgen_cli.cli.main import route
+from massgen_cli.cli.run_app import run_app
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS
 from massgen_cli.config.providers import PROVIDERS
 from massgen_cli.config.sources import EXAMPLES_DIR, MASSGEN_EXAMPLES, shipped_configs

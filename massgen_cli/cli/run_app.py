@@ -1,0 +1,142 @@
+"""The question command, ``massgen [OPTIONS] [QUESTION]``, as Typer reads it: ask the agents of a config,
+or start an interactive session; list, validate, or show a run live (``--web``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from massgen_cli.cli.guard import guarded as _guarded
+from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
+from massgen_cli.cli.run_flags import (
+    AutomationOption,
+    BackendOption,
+    BaseUrlOption,
+    ContinueOption,
+    DeepOption,
+    DomainOption,
+    ListBackendsOption,
+    ListExamplesOption,
+    ListSessionsOption,
+    MaxCostOption,
+    ModelOption,
+    OutputFileOption,
+    QuickModeOption,
+    QuietOption,
+    SessionOption,
+    SingleAgentOption,
+    StreamEventsOption,
+    StrictOption,
+    SystemMessageOption,
+    TaskTypeOption,
+    ValidateJsonOption,
+    ValidateOption,
+    VersionOption,
+    WebOption,
+)
+
+if TYPE_CHECKING:
+    from massgen_cli.cli.commands import RunOptions
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+run_app = typer.Typer(
+    add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, context_settings=HELP_OPTIONS
+)
+
+
+@run_app.command(
+    help="Ask QUESTION with the agents of a config; with no QUESTION, start an interactive session. "
+    "Subcommands: `massgen batch`, `massgen serve`, `massgen sessions list|show|delete|prune`, "
+    "`massgen memory search|list|values|clear|import`, `massgen logs list|show|path|report`. "
+    "A question starting with a subcommand's name goes after `--`. "
+    "A subcommand's options may also stand before its name: `massgen --state-dir DIR sessions list`."
+)
+def run(
+    question: Annotated[
+        str | None, typer.Argument(help="The question; omit it for a multi-turn session.")
+    ] = None,
+    config: ConfigOption = None,
+    state_dir: StateDirOption = None,
+    session: SessionOption = None,
+    quiet: QuietOption = False,
+    debug: DebugOption = False,
+    domain: DomainOption = None,
+    task_type: TaskTypeOption = None,
+    max_cost: MaxCostOption = None,
+    list_examples: ListExamplesOption = False,
+    validate: ValidateOption = None,
+    strict: StrictOption = False,
+    as_json: ValidateJsonOption = False,
+    deep: DeepOption = False,
+    version: VersionOption = False,
+    backend: BackendOption = None,
+    model: ModelOption = None,
+    system_message: SystemMessageOption = None,
+    base_url: BaseUrlOption = None,
+    continue_session: ContinueOption = False,
+    list_sessions: ListSessionsOption = False,
+    list_backends: ListBackendsOption = False,
+    output_file: OutputFileOption = None,
+    automation: AutomationOption = False,
+    stream_events: StreamEventsOption = False,
+    web: WebOption = False,
+    single_agent: SingleAgentOption = None,
+    quick_mode: QuickModeOption = False,
+) -> None:
+    from massgen_cli.cli.automation import Outputs
+    from massgen_cli.cli.commands import RunOptions
+    from massgen_cli.cli.mode_flags import ModeFlags
+    from massgen_cli.cli.quickstart import QuickStart
+
+    if list_examples or list_backends or list_sessions:
+        _list(debug, state_dir, examples=list_examples, sessions=list_sessions)
+    elif validate is not None:
+        from massgen_cli.cli.validate import validate_command
+
+        _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
+    elif web:
+        _guarded(debug, lambda: _with_web_view(question, config, state_dir, session))
+    else:
+        options = RunOptions(
+            question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
+        )
+        quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
+        outputs = Outputs(automation, stream_events, output_file)
+        modes = ModeFlags(single_agent, quick_mode)
+        _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
+
+
+def _list(debug: bool, state_dir: Path | None, *, examples: bool, sessions: bool) -> None:
+    """``--list-sessions``, ``--list-examples`` or ``--list-backends``."""
+    from massgen_cli.cli.commands import print_examples, print_sessions
+    from massgen_cli.cli.quickstart import print_backends
+
+    listing = print_examples if examples else print_backends
+    _guarded(debug, (lambda: print_sessions(state_dir)) if sessions else listing)
+
+
+def _ask(options: RunOptions) -> None:
+    """A question, or an interactive session, with the exit codes of automation when it asks for them."""
+    from massgen_cli.cli.commands import ask_or_chat
+
+    if options.outputs.automated:
+        from massgen_cli.cli.automation import automation_exit_codes
+
+        with automation_exit_codes():
+            _guarded(options.debug, lambda: ask_or_chat(options))
+        return
+    _guarded(options.debug, lambda: ask_or_chat(options))
+
+
+def _with_web_view(
+    question: str | None, config: str | None, state_dir: Path | None, session: str | None
+) -> int:
+    from massgen_cli.errors import UsageError
+    from massgen_cli.serve.one_run import WebRun, run_with_web_view
+
+    if not question:
+        raise UsageError('--web runs one question: massgen --web "your question"')
+    return run_with_web_view(WebRun(question, config, state_dir, session))
