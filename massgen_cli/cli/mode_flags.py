@@ -1,8 +1,8 @@
 """MassGen's mode flags on the question command: ``--single-agent [ID]`` runs one agent of the config (the
 first when no id is given), ``--quick`` asks for one answer per agent with no refinement (one agent: its
 answer is the final answer; several: they answer on their own, vote once all have answered, and the
-winner presents a synthesis of every answer). They change the loaded config, as the config's own keys
-would."""
+winner presents a synthesis of every answer), ``--personas MODE`` turns the persona generator on with
+that diversity mode (``off``: off). They change the loaded config, as the config's own keys would."""
 
 from __future__ import annotations
 
@@ -22,8 +22,15 @@ FIRST_AGENT = ""
 class ModeFlags:
     single_agent: str | None = None
     quick: bool = False
+    personas: str | None = None
+    """``--personas MODE``: the persona generator on with that diversity mode; ``off``: off."""
 
     def apply(self, config: MassGenConfig) -> None:
+        if self.personas is not None:
+            generator = config.orchestrator.coordination.persona_generator
+            generator.enabled = self.personas != "off"
+            if self.personas != "off":
+                generator.diversity_mode = self.personas  # type: ignore[assignment]
         if self.single_agent is not None:
             config.agents = [_chosen(config, self.single_agent)]
         if self.quick:

@@ -24,6 +24,7 @@ from massgen_cli.cli.run_flags import (
     MaxCostOption,
     ModelOption,
     OutputFileOption,
+    PersonasOption,
     QuickModeOption,
     QuietOption,
     SessionOption,
@@ -85,6 +86,7 @@ def run(
     web: WebOption = False,
     single_agent: SingleAgentOption = None,
     quick_mode: QuickModeOption = False,
+    personas: PersonasOption = None,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
@@ -105,7 +107,7 @@ def run(
         )
         quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
         outputs = Outputs(automation, stream_events, output_file)
-        modes = ModeFlags(single_agent, quick_mode)
+        modes = ModeFlags(single_agent, quick_mode, personas.value if personas is not None else None)
         _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
 
 

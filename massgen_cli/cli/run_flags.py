@@ -3,6 +3,7 @@ sessions, scripts, listings and config checks."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -95,6 +96,24 @@ QuickModeOption = Annotated[
         "--quick",
         help="One answer per agent, no refinement: a lone agent's answer is final; several answer on their "
         "own, vote once all have answered, and the winner presents a synthesis (MassGen's --quick).",
+    ),
+]
+
+
+class PersonaMode(StrEnum):
+    off = "off"
+    perspective = "perspective"
+    implementation = "implementation"
+    methodology = "methodology"
+
+
+PersonasOption = Annotated[
+    PersonaMode | None,
+    typer.Option(
+        "--personas",
+        help="A persona per agent, written before each turn by the first agent's model, differing by "
+        "perspective, implementation or methodology; off turns the config's personas off (MassGen's "
+        "--personas).",
     ),
 ]
 ContinueOption = Annotated[

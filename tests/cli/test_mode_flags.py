@@ -1,5 +1,5 @@
 """MassGen's mode flags: ``--single-agent [ID]`` runs one agent of the config, ``--quick`` one answer per
-agent with no refinement."""
+agent with no refinement, ``--personas MODE`` a persona per agent."""
 
 from __future__ import annotations
 
@@ -55,3 +55,26 @@ def test_quick_with_a_single_agent_takes_its_answer_as_final():
     assert run.exit_code == 0 and run.stdout.strip(), run.stderr
     summary = json.loads((first_attempt_folder() / "summary.json").read_text())
     assert summary["winner"] == "agent_a" and summary["votes"] == [] and set(summary["usage"]) == {"agent_a"}
+
+
+def _system_prompts(agent_id: str) -> list[str]:
+    found = sorted((first_attempt_folder() / "requests").glob(f"{agent_id}_*.json"))
+    messages = [json.loads(path.read_text())["messages"] for path in found]
+    return [m[0]["content"] for m in messages if m and m[0]["role"] == "system"]
+
+
+def test_personas_gives_each_agent_a_persona_of_the_mode_and_off_gives_none():
+    from massgen_cli.features.personas import FIXED
+
+    run = massgen("-c", THREE, "--personas", "methodology", "Q?")
+    assert run.exit_code == 0, run.stderr
+    personas = FIXED["methodology"]  # a scripted model writes no personas: the fixed set is used
+    assert f"[agent_b] persona: {personas[1]}" in run.stderr
+    assert f"Your persona for this question: {personas[1]}" in _system_prompts("agent_b")[0]
+    off = massgen("-c", THREE, "--personas", "off", "Q?")
+    assert off.exit_code == 0 and "persona: " not in off.stderr
+
+
+def test_personas_names_its_modes_when_one_is_wrong():
+    run = massgen("-c", THREE, "--personas", "wild", "Q?")
+    assert run.exit_code == 2 and "perspective" in run.stderr and "methodology" in run.stderr
