@@ -45,6 +45,7 @@ from massgen_cli.cli.run_flags import (
     StrictOption,
     SystemMessageOption,
     TaskTypeOption,
+    TelemetryOption,
     ValidateJsonOption,
     ValidateOption,
     VersionOption,
@@ -114,6 +115,7 @@ def run(
     web: WebOption = False,
     single_agent: SingleAgentOption = None,
     quick_mode: QuickModeOption = False,
+    otel: TelemetryOption = False,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
@@ -134,7 +136,7 @@ def run(
         )
         quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
         outputs = Outputs(automation, stream_events, output_file)
-        modes = ModeFlags(single_agent, quick_mode)
+        modes = ModeFlags(single_agent, quick_mode, telemetry=otel)
         _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
 
 

@@ -1,8 +1,8 @@
 """MassGen's mode flags on the question command: ``--single-agent [ID]`` runs one agent of the config (the
 first when no id is given), ``--quick`` asks for one answer per agent with no refinement (one agent: its
 answer is the final answer; several: they answer on their own, vote once all have answered, and the
-winner presents a synthesis of every answer). They change the loaded config, as the config's own keys
-would."""
+winner presents a synthesis of every answer); ``--otel`` (MassGen's ``--logfire``) turns the run's traces
+on. They change the loaded config, as the config's own keys would."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ FIRST_AGENT = ""
 class ModeFlags:
     single_agent: str | None = None
     quick: bool = False
+    telemetry: bool = False
 
     def apply(self, config: MassGenConfig) -> None:
+        if self.telemetry:
+            config.telemetry.enabled = True
         if self.single_agent is not None:
             config.agents = [_chosen(config, self.single_agent)]
         if self.quick:
