@@ -85,7 +85,10 @@ def test_otel_sends_the_turn_s_spans_with_gen_ai_attributes(tmp_path: Path, coll
     assert first.attributes["gen_ai.operation.name"] == "chat"
     assert first.attributes["gen_ai.provider.name"] == first.attributes["gen_ai.system"] == "scripted"
     assert first.attributes["gen_ai.request.model"] == "scripted-writer"
-    assert first.attributes["gen_ai.usage.input_tokens"] > 0 and first.attributes["gen_ai.usage.output_tokens"] > 0
+    assert (
+        first.attributes["gen_ai.usage.input_tokens"] > 0
+        and first.attributes["gen_ai.usage.output_tokens"] > 0
+    )
     assert first.attributes["gen_ai.conversation.id"] == turn.attributes["gen_ai.conversation.id"]
     step_ids = {step.span_id for step in steps}
     assert first.parent_span_id in step_ids, "a step's call is under its step"
