@@ -24,9 +24,10 @@ CompressedListener = Callable[[list[Message]], Awaitable[None]]
 
 class RequestHooks:
     """What sees every request of an agent's steps, called from one place in the request path
-    (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, by raising),
-    ``after_response`` hears the completion, ``request_failed`` the error (or cancel) that ended it
-    instead. Each does nothing unless overridden; step extensions are request hooks too."""
+    (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, or wait, by
+    raising or waiting), ``after_response`` hears the completion, ``request_failed`` a request that
+    raised (cancelled included) after the hooks let it go. Each does nothing unless overridden; step
+    extensions are request hooks too."""
 
     async def before_request(self, agent_id: str, request: Request) -> Request:
         """The request to send instead of ``request`` (the same one by default)."""
@@ -35,9 +36,8 @@ class RequestHooks:
     async def after_response(self, agent_id: str, request: Request, completion: Completion) -> None:
         """``request`` (as it was sent, before fitting) completed with ``completion``."""
 
-    def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
-        """``request``, which this hook let through, ended with ``error`` (a ``CancelledError`` when its
-        step was cut off) rather than a completion; so did every request a later hook refused."""
+    async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
+        """``request`` raised ``error`` (a provider's error, a cancellation, a hook's refusal)."""
 
 
 FINAL_ANSWER: Purpose = "final_answer"

@@ -1,7 +1,6 @@
 """The request path of one agent's step, stage by stage: the agent's request hooks see it first
 (``before_request``), it is fitted into the context window, logged, sent, its reply streamed (shown as
-it comes, bounded), what it spent accounted, and the hooks hear the completion (``after_response``) or
-what ended the request instead (``request_failed``).
+it comes, bounded), what it spent accounted, and the hooks hear the completion (``after_response``).
 After a context-length error it is shrunk and sent once more, after a refusal of its images and files
 it is sent with the text only."""
 
@@ -38,15 +37,15 @@ async def run_step(
     on_compressed: CompressedListener | None = None,
 ) -> Completion:
     """One request through the agent's hooks, fitted, sent and streamed (see the module docstring)."""
-    passed: list[RequestHooks] = []
+    admitted: list[RequestHooks] = []
     try:
         for hook in agent.hooks:
             request = await hook.before_request(agent.id, request)
-            passed.append(hook)
+            admitted.append(hook)
         completion = await _fit_and_send(agent, request, emit, log, on_compressed)
-    except BaseException as error:  # a cancel too: each hook that let the request through hears it
-        for hook in reversed(passed):
-            hook.request_failed(agent.id, request, error)
+    except BaseException as error:
+        for hook in admitted:
+            await hook.request_failed(agent.id, request, error)
         raise
     for hook in agent.hooks:
         await hook.after_response(agent.id, request, completion)

@@ -44,7 +44,7 @@ class CircuitBreakers(StepExtension):
             breaker.succeeded(_TRIAL.get(), self._told(agent_id))
             _TRIAL.set(False)
 
-    def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
+    async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
         breaker = self.breakers.get(agent_id)
         if breaker is not None:
             breaker.ended(error, _TRIAL.get(), self._told(agent_id))

@@ -54,7 +54,7 @@ class RateLimits(StepExtension):
             taken.tokens = completion.usage.tokens  # what the provider counted, for the rest of the minute
         _TAKEN.set(None)
 
-    def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
+    async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
         _TAKEN.set(None)  # the request counts; its estimated tokens stay, as nothing says what it spent
 
 

@@ -75,7 +75,7 @@ class CallSpans(StepExtension):
         )
         span.end()
 
-    def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
+    async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
         span = CALL.get()
         if span is None:
             return
