@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from massgen_cli.provider_events import BreakerChanged, RateLimitWait
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -372,6 +374,8 @@ RunEvent = (
     | FinalAnswer
     | AgentUsage
     | SteeringMessage
+    | RateLimitWait
+    | BreakerChanged
     | TurnEnded
 )
 

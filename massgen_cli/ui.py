@@ -22,12 +22,14 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    BreakerChanged,
     CommandOutput,
     CommandRan,
     FinalAnswer,
     MemoryRecorded,
     MemoryRetrieved,
     Notice,
+    RateLimitWait,
     RunEvent,
     ToolFinished,
     TurnEnded,
@@ -87,6 +89,8 @@ class ConsoleView:
             self.lines.state(event)
         elif isinstance(event, Notice):
             self._notice(event)
+        elif isinstance(event, RateLimitWait | BreakerChanged):
+            self._notice(Notice("info" if isinstance(event, RateLimitWait) else "warning", event.describe()))
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
             self._notice(Notice("debug", memory_said(event)))
         elif isinstance(event, CommandOutput):

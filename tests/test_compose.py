@@ -12,6 +12,9 @@ from pathlib import Path
 from tests.scripted import answer, scripted, vote
 
 FEATURE_MODULES = (
+    "massgen_cli.agent.breaker",
+    "massgen_cli.agent.rate_budget",
+    "massgen_cli.features.traces",
     "massgen_cli.memory.filesystem",
     "massgen_cli.memory.runtime.agent_tools",
     "massgen_cli.memory.runtime.opening",

@@ -12,6 +12,7 @@ from massgen_cli.events import (
     AgentStatus,
     AgentText,
     AgentUsage,
+    BreakerChanged,
     CommandOutput,
     CommandRan,
     ContextStatus,
@@ -19,6 +20,7 @@ from massgen_cli.events import (
     MemoryRecorded,
     MemoryRetrieved,
     Notice,
+    RateLimitWait,
     RecordedMemory,
     RetrievedMemory,
     RunEvent,
@@ -49,6 +51,8 @@ ONE_OF_EACH: list[RunEvent] = [
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
     CommandOutput("a", "c2", "make test", ("ok 1", "ok 2"), "ok 3 of", 2),
     SteeringMessage("Answer in one word, please."),
+    RateLimitWait("b", "openai (api.openai.com)", "requests_per_minute", 41.25),
+    BreakerChanged("a", "openai (api.openai.com)", "open", 5, "openai: server error 503"),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

@@ -2,7 +2,8 @@
 first when no id is given), ``--quick`` asks for one answer per agent with no refinement (one agent: its
 answer is the final answer; several: they answer on their own, vote once all have answered, and the
 winner presents a synthesis of every answer), ``--personas MODE`` turns the persona generator on with
-that diversity mode (``off``: off). They change the loaded config, as the config's own keys would."""
+that diversity mode (``off``: off), ``--otel`` (MassGen's ``--logfire``) turns the run's traces on. They
+change the loaded config, as the config's own keys would."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ class ModeFlags:
     quick: bool = False
     personas: str | None = None
     """``--personas MODE``: the persona generator on with that diversity mode; ``off``: off."""
+    telemetry: bool = False
 
     def apply(self, config: MassGenConfig) -> None:
+        if self.telemetry:
+            config.telemetry.enabled = True
         if self.personas is not None:
             generator = config.orchestrator.coordination.persona_generator
             generator.enabled = self.personas != "off"

@@ -33,6 +33,7 @@ from massgen_cli.cli.run_flags import (
     StrictOption,
     SystemMessageOption,
     TaskTypeOption,
+    TelemetryOption,
     ValidateJsonOption,
     ValidateOption,
     VersionOption,
@@ -87,6 +88,7 @@ def run(
     single_agent: SingleAgentOption = None,
     quick_mode: QuickModeOption = False,
     personas: PersonasOption = None,
+    otel: TelemetryOption = False,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
@@ -107,7 +109,8 @@ def run(
         )
         quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
         outputs = Outputs(automation, stream_events, output_file)
-        modes = ModeFlags(single_agent, quick_mode, personas.value if personas is not None else None)
+        persona_mode = personas.value if personas is not None else None
+        modes = ModeFlags(single_agent, quick_mode, persona_mode, telemetry=otel)
         _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
 
 

@@ -116,6 +116,17 @@ PersonasOption = Annotated[
         "--personas).",
     ),
 ]
+TelemetryOption = Annotated[
+    bool,
+    typer.Option(
+        "--otel",
+        "--logfire",
+        help="Send the run's traces over OpenTelemetry (OTLP/HTTP, to OTEL_EXPORTER_OTLP_ENDPOINT, else "
+        "localhost:4318): a span per turn, attempt, agent step, model call and tool call, with the GenAI "
+        "conventions' attributes (sets telemetry.enabled; needs the otel extra). --logfire is MassGen's "
+        "name for it.",
+    ),
+]
 ContinueOption = Annotated[
     bool, typer.Option("--continue", help="Continue the most recent session (of the state folder).")
 ]

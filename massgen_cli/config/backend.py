@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.limits import CircuitBreakerSettings, RateLimitSettings
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
 from massgen_cli.config.permissions import ToolPermissionSettings
 from massgen_cli.config.problems import suggest
@@ -130,6 +131,16 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         default=1.0,
         ge=0,
         description="First retry's delay scale in seconds; it doubles with each retry (with jitter).",
+    )
+    rate_limit: RateLimitSettings | None = Field(
+        default=None,
+        description="Requests and tokens per minute, shared by every agent of the run on the same provider, "
+        "key and server address; a request over the budget waits. null: no limit.",
+    )
+    circuit_breaker: CircuitBreakerSettings = Field(
+        default_factory=CircuitBreakerSettings,
+        description="Calls to a provider that keeps failing fail at once for a while, then one trial call "
+        "tells whether it is back.",
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict,

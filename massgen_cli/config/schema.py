@@ -13,6 +13,7 @@ from massgen_cli.config.base import Section
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
+from massgen_cli.config.telemetry import TelemetryConfig
 
 
 class AgentConfig(Section):
@@ -101,6 +102,11 @@ class MassGenConfig(Section):
     )
     session_id: str | None = Field(
         default=None, description="Session to continue, as with --session (the flag wins)."
+    )
+    telemetry: TelemetryConfig = Field(
+        default_factory=TelemetryConfig,
+        description="Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel "
+        "turns them on.",
     )
     features: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

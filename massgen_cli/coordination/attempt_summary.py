@@ -39,7 +39,7 @@ class AttemptSummary:
             final_answer=final,
             end_reason=coordination.end_reason,
             usage=spent,
-            timings_s=coordination.timings_s,
+            timings_s=_with_waits(coordination.timings_s, ledger.attempt.rate_limit_wait_s),
             memory_errors=[],  # the attempt parts' problems join when the turn commits
             tool_calls={
                 agent.id: ledger.tool_calls(agent.id)
@@ -70,3 +70,8 @@ class AttemptSummary:
             return None
         self.emit(Notice("info", f"Output folder: {agent.workspace} (the workspace of {agent.id})"))
         return str(agent.workspace)
+
+
+def _with_waits(timings_s: dict[str, float], waited: float) -> dict[str, float]:
+    """``timings_s`` with ``rate_limit_wait``, the seconds requests waited for rate limits, when any did."""
+    return {**timings_s, "rate_limit_wait": round(waited, 3)} if waited else timings_s

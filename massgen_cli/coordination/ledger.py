@@ -1,6 +1,7 @@
 """The ledger: a listener of the run's events that keeps what a turn's summary reports of them — how each
 agent's attempt went, the warnings said, the tool calls made and the tokens and cost spent (in the
-attempt, the turn and the whole run: the figures the spending caps are checked against)."""
+attempt, the turn and the whole run: the figures the spending caps are checked against), and how long
+requests waited for their providers' rate limits."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.events import AgentStatus, AgentUsage, Notice, RunEvent, ToolFinished, Usage, VoteCast
+from massgen_cli.events import (
+    AgentStatus,
+    AgentUsage,
+    BreakerChanged,
+    Notice,
+    RateLimitWait,
+    RunEvent,
+    ToolFinished,
+    Usage,
+    VoteCast,
+)
 from massgen_cli.text import one_line
 
 WARNING_LEVELS = ("warning", "degraded", "error")
@@ -23,6 +34,8 @@ class AttemptTally:
     warnings: list[str] = field(default_factory=list)
     tool_calls: dict[str, Counter[str]] = field(default_factory=dict)
     usage: dict[str, Usage] = field(default_factory=dict)
+    rate_limit_wait_s: float = 0.0
+    """Seconds the attempt's requests waited for their providers' rate limits, summed."""
 
 
 class Ledger:
@@ -55,9 +68,11 @@ class Ledger:
         elif isinstance(event, VoteCast):  # in summary.json, a vote is the state voted: `target: reason`
             detail = one_line(f"{event.target}: {event.reason}", STATUS_DETAIL_CHARS)
             tally.agent_status[event.voter] = {"status": "voted", "detail": detail}
-        elif isinstance(event, Notice) and event.level in WARNING_LEVELS:
-            if event.message not in tally.warnings:
-                tally.warnings.append(event.message)
+        elif (said := _warning(event)) is not None:
+            if said not in tally.warnings:
+                tally.warnings.append(said)
+        elif isinstance(event, RateLimitWait):
+            tally.rate_limit_wait_s += event.seconds
         elif isinstance(event, ToolFinished):
             counts = tally.tool_calls.setdefault(event.agent_id, Counter(calls=0, failed=0))
             counts.update({"calls": 1, "failed": int(not event.ok)})
@@ -80,3 +95,10 @@ class Ledger:
     def tool_calls(self, agent_id: str) -> dict[str, int]:
         """``{calls, failed}`` of the agent in this attempt."""
         return dict(self.attempt.tool_calls.get(agent_id, Counter(calls=0, failed=0)))
+
+
+def _warning(event: RunEvent) -> str | None:
+    """The line a warning, a degradation, an error or a circuit breaker's change adds to the summary."""
+    if isinstance(event, Notice) and event.level in WARNING_LEVELS:
+        return event.message
+    return event.describe() if isinstance(event, BreakerChanged) else None

@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from massgen_cli.features import (
+    circuit_breakers,
     context_copies,
     long_term,
     memory_files,
     memory_tools,
     personas,
     planning,
+    rate_limits,
     shared_block,
     skills,
     snapshots,
     steering,
+    telemetry,
 )
 from massgen_cli.features.declaration import Feature
 
@@ -31,6 +34,9 @@ BUILT_IN: tuple[Feature, ...] = (
     context_copies.FEATURE,
     steering.FEATURE,
     personas.FEATURE,
+    telemetry.FEATURE,
+    circuit_breakers.FEATURE,
+    rate_limits.FEATURE,
 )
 _registered: list[Feature] = []
 
