@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -372,6 +374,9 @@ RunEvent = (
     | FinalAnswer
     | AgentUsage
     | SteeringMessage
+    | HookDecided
+    | SubagentStarted
+    | SubagentFinished
     | TurnEnded
 )
 

@@ -30,6 +30,7 @@ from massgen_cli.events import (
     VoteCast,
 )
 from massgen_cli.events_json import event_from_dict, event_to_dict
+from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
 
 SPENT = Usage(1200, 340, cached_tokens=1000, reasoning_tokens=40, cost_usd=0.0031, estimated=True)
 ONE_OF_EACH: list[RunEvent] = [
@@ -49,6 +50,9 @@ ONE_OF_EACH: list[RunEvent] = [
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
     CommandOutput("a", "c2", "make test", ("ok 1", "ok 2"), "ok 3 of", 2),
     SteeringMessage("Answer in one word, please."),
+    HookDecided("before_tool", "check.py", "deny", "no rm here", "a", "execute_command", "c3", 0.05),
+    SubagentStarted("a", "research", "Find the capital.", "ws/subagents/research/workspace", 1),
+    SubagentFinished("a", "research", "completed", "Paris.", "", 1.5, 120, 30, None, "ws", "logs"),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

@@ -134,6 +134,7 @@ FEATURE_MODULES = (
     "tools.snapshots",
     "tools.memory_tools",
     "tools.context_copies",
+    "tools.hooks",
 )
 """What only the composition root names: the features and the memory runtime."""
 

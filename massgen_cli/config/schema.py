@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
+from massgen_cli.config.hooks import HooksConfig
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
@@ -101,6 +102,11 @@ class MassGenConfig(Section):
     )
     session_id: str | None = Field(
         default=None, description="Session to continue, as with --session (the flag wins)."
+    )
+    hooks: HooksConfig | None = Field(
+        default=None,
+        description="Commands and Python callables run before and after each tool call and at each "
+        "turn's start and end (see Hooks in the README).",
     )
     features: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

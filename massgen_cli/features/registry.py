@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from massgen_cli.features import (
     context_copies,
+    hooks,
     long_term,
     memory_files,
     memory_tools,
@@ -29,6 +30,7 @@ BUILT_IN: tuple[Feature, ...] = (
     memory_tools.FEATURE,
     context_copies.FEATURE,
     steering.FEATURE,
+    hooks.FEATURE,
 )
 _registered: list[Feature] = []
 
