@@ -29,6 +29,7 @@ LAYERS: list[list[str]] = [
     ["features"],  # the optional features, as step extensions
     ["agent_builder"],  # agents built from the config, beside the composition root
     ["compose"],  # the composition root: the only module that names every feature
+    ["subteams"],  # nested teams (a subagent's), built as the app builds a run
     ["app"],
     ["api"],  # the Python API over the app
     ["cli.batch", "cli"],

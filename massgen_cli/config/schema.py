@@ -36,6 +36,11 @@ class AgentConfig(Section):
     memory: MemoryConfig | None = Field(
         default=None, description="This agent's memory settings, deep-merged over the global memory block."
     )
+    subagent_agents: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The agents of the teams this agent's subagents run (id, backend), after "
+        "subagent_orchestrator.agents.",
+    )
 
     @field_validator("id")
     @classmethod

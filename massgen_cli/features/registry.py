@@ -17,6 +17,7 @@ from massgen_cli.features import (
     skills,
     snapshots,
     steering,
+    subagents,
 )
 from massgen_cli.features.declaration import Feature
 
@@ -31,6 +32,7 @@ BUILT_IN: tuple[Feature, ...] = (
     context_copies.FEATURE,
     steering.FEATURE,
     hooks.FEATURE,
+    subagents.FEATURE,
 )
 _registered: list[Feature] = []
 
