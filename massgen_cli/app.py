@@ -25,6 +25,7 @@ from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
+from massgen_cli.subteams import SubTeams
 from massgen_cli.view import SilentView, View
 from massgen_cli.worker_threads import new_event_loop
 
@@ -89,7 +90,7 @@ class MassGenApp:
         self._say_mirror_problem()
         try:
             kept_in = state_dir if saved else None
-            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox)
+            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox, SubTeams())
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

@@ -1,8 +1,5 @@
-"""The closed vocabulary of typed events.
-
-Backends yield stream events; the runner turns them into run events. The same events feed the
-console, the JSON logs (``events_json`` writes and reads them back) and the tests.
-"""
+"""The closed vocabulary of typed events. Backends yield stream events; the runner turns them into run
+events. The same events feed the console, the JSON logs (``events_json``) and the tests."""
 
 from __future__ import annotations
 
@@ -10,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
 from massgen_cli.provider_events import BreakerChanged, RateLimitWait
 
 
@@ -376,6 +374,9 @@ RunEvent = (
     | SteeringMessage
     | RateLimitWait
     | BreakerChanged
+    | HookDecided
+    | SubagentStarted
+    | SubagentFinished
     | TurnEnded
 )
 

@@ -22,6 +22,7 @@ FEATURE_MODULES = (
     "massgen_cli.memory.longterm.store.persistent",
     "massgen_cli.memory.shared.memory",
     "massgen_cli.tools.context_copies",
+    "massgen_cli.tools.hooks",
     "massgen_cli.tools.memory_tools",
     "massgen_cli.tools.planning",
     "massgen_cli.tools.skills",

@@ -32,6 +32,7 @@ from massgen_cli.events import (
     VoteCast,
 )
 from massgen_cli.events_json import event_from_dict, event_to_dict
+from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
 
 SPENT = Usage(1200, 340, cached_tokens=1000, reasoning_tokens=40, cost_usd=0.0031, estimated=True)
 ONE_OF_EACH: list[RunEvent] = [
@@ -53,6 +54,9 @@ ONE_OF_EACH: list[RunEvent] = [
     SteeringMessage("Answer in one word, please."),
     RateLimitWait("b", "openai (api.openai.com)", "requests_per_minute", 41.25),
     BreakerChanged("a", "openai (api.openai.com)", "open", 5, "openai: server error 503"),
+    HookDecided("before_tool", "check.py", "deny", "no rm here", "a", "execute_command", "c3", 0.05),
+    SubagentStarted("a", "research", "Find the capital.", "ws/subagents/research/workspace", 1),
+    SubagentFinished("a", "research", "completed", "Paris.", "", 1.5, 120, 30, None, "ws", "logs"),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

@@ -29,6 +29,7 @@ LAYERS: list[list[str]] = [
     ["features"],  # the optional features, as step extensions
     ["agent_builder"],  # agents built from the config, beside the composition root
     ["compose"],  # the composition root: it walks the features' declarations
+    ["subteams"],  # nested teams (a subagent's), built as the app builds a run
     ["start_check"],  # what a start needs beyond a loading config (--validate, serve's start)
     ["app"],
     ["api"],  # the Python API over the app
@@ -134,6 +135,7 @@ FEATURE_MODULES = (
     "tools.snapshots",
     "tools.memory_tools",
     "tools.context_copies",
+    "tools.hooks",
 )
 """What only the composition root names: the features and the memory runtime."""
 

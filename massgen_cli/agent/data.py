@@ -11,12 +11,12 @@ from pathlib import Path
 
 from massgen_cli.backends.base import Backend, Completion, Purpose, Request
 from massgen_cli.config.schema import AgentConfig
-from massgen_cli.events import RunEvent, TextKind
+from massgen_cli.events import RunEvent, TextKind, ToolCall
 from massgen_cli.memory.context.guard import ContextGuard, DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.tools.attachments import AgentMedia
-from massgen_cli.tools.toolbox import Toolbox
+from massgen_cli.tools.toolbox import Toolbox, ToolResult
 
 Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
@@ -26,7 +26,9 @@ class RequestHooks:
     """What sees every request of an agent's steps, called from one place in the request path
     (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, or wait, by
     raising or waiting), ``after_response`` hears the completion, ``request_failed`` a request that
-    raised (cancelled included) after the hooks let it go. Each does nothing unless overridden; step
+    raised (cancelled included) after the hooks let it go; and every tool call of its steps, called from
+    one place in the tool loop (``agent.tool_calls.run_tool``): ``before_tool`` may change the call or
+    stand in for its result, ``after_tool`` may change the result. Each does nothing unless overridden; step
     extensions are request hooks too."""
 
     async def before_request(self, agent_id: str, request: Request) -> Request:
@@ -38,6 +40,14 @@ class RequestHooks:
 
     async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
         """``request`` raised ``error`` (a provider's error, a cancellation, a hook's refusal)."""
+    async def before_tool(self, agent_id: str, call: ToolCall) -> ToolCall | ToolResult:
+        """The call to run instead of ``call`` (the same one by default), or a result that stands for it
+        (the call is then not run)."""
+        return call
+
+    async def after_tool(self, agent_id: str, call: ToolCall, result: ToolResult) -> ToolResult:
+        """The result the model reads instead of ``result`` (the same one by default)."""
+        return result
 
 
 FINAL_ANSWER: Purpose = "final_answer"

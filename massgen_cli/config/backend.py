@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.hooks import ToolHooksConfig
 from massgen_cli.config.limits import CircuitBreakerSettings, RateLimitSettings
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
 from massgen_cli.config.permissions import ToolPermissionSettings
@@ -188,6 +189,10 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         description="Reasoning effort and summary (Responses API; Chat Completions sends the effort).",
     )
     text: TextSettings | None = Field(default=None, description="Reply verbosity (OpenAI).")
+    hooks: ToolHooksConfig | None = Field(
+        default=None,
+        description="This agent's tool hooks, run after the run's (or instead of them: override).",
+    )
     scripted_attachments: bool = Field(
         default=False,
         description="Scripted backend only: true plays a model that takes images and PDFs (they reach its "

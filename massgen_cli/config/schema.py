@@ -10,6 +10,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
+from massgen_cli.config.hooks import HooksConfig
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
@@ -35,6 +36,11 @@ class AgentConfig(Section):
     backend: BackendConfig = Field(description="The model this agent calls.")
     memory: MemoryConfig | None = Field(
         default=None, description="This agent's memory settings, deep-merged over the global memory block."
+    )
+    subagent_agents: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The agents of the teams this agent's subagents run (id, backend), after "
+        "subagent_orchestrator.agents.",
     )
 
     @field_validator("id")
@@ -107,6 +113,11 @@ class MassGenConfig(Section):
         default_factory=TelemetryConfig,
         description="Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel "
         "turns them on.",
+    )
+    hooks: HooksConfig | None = Field(
+        default=None,
+        description="Commands and Python callables run before and after each tool call and at each "
+        "turn's start and end (see Hooks in the README).",
     )
     features: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from massgen_cli.agent.data import Agent, CompressedListener, Emit, with_reasoning
 from massgen_cli.agent.pipeline import run_step
+from massgen_cli.agent.tool_calls import run_tool
 from massgen_cli.backends.base import Completion, Request, ToolSpec
 from massgen_cli.coordination.command_output import LiveCommandOutput
 from massgen_cli.coordination.decisions import cut_json_content, find_json_object
@@ -220,7 +221,7 @@ async def _run_one(agent: Agent, call: ToolCall, emit: Emit) -> ToolResult:
     if hearing is not None:
         live.started()
     try:
-        result = await agent.toolbox.run(call)
+        result = await run_tool(agent, call)
     finally:
         live.close()
         if hearing is not None:

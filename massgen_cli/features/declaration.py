@@ -20,6 +20,7 @@ from massgen_cli.coordination.extension import StepExtension
 from massgen_cli.events import EventSink
 from massgen_cli.inbox import Inbox
 from massgen_cli.memory.context.guard import DroppedListener
+from massgen_cli.nesting import TeamRunner
 from massgen_cli.session import Session
 
 
@@ -35,6 +36,8 @@ class Place:
     private: tuple[Path, ...] = ()
     inbox: Inbox | None = None
     """Where messages sent during the run arrive (a served or ``--web`` run); None: not steerable."""
+    teams: TeamRunner | None = None
+    """What runs the nested teams of subagents; None: no team can be nested in this run."""
 
     @property
     def session_folder(self) -> Path | None:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from massgen_cli.features import (
     circuit_breakers,
     context_copies,
+    hooks,
     long_term,
     memory_files,
     memory_tools,
@@ -19,6 +20,7 @@ from massgen_cli.features import (
     skills,
     snapshots,
     steering,
+    subagents,
     telemetry,
 )
 from massgen_cli.features.declaration import Feature
@@ -37,6 +39,8 @@ BUILT_IN: tuple[Feature, ...] = (
     telemetry.FEATURE,
     circuit_breakers.FEATURE,
     rate_limits.FEATURE,
+    hooks.FEATURE,
+    subagents.FEATURE,
 )
 _registered: list[Feature] = []
 

@@ -125,6 +125,8 @@ def _attempt(story: AttemptStory) -> Iterator[str]:
     yield from _section("votes", [(lane, mark) for lane in story.lanes for mark in lane.of("vote")])
     yield from _section("restarts", [(lane, mark) for lane in story.lanes for mark in lane.of("restart")])
     yield from _section("tools", [(lane, mark) for lane in story.lanes for mark in lane.of("tool")])
+    yield from _hooks(story)
+    yield from _section("subagents", [(lane, mark) for lane in story.lanes for mark in lane.of("subagent")])
     yield from _memory(story)
     yield from _section("compressions", [(lane, m) for lane in story.lanes for m in lane.of("compression")])
     yield "  per agent"
@@ -143,6 +145,16 @@ def _section(title: str, marks: list[tuple[Lane, Mark]]) -> Iterator[str]:
     yield f"  {title}"
     for lane, mark in sorted(marks, key=lambda pair: pair[1].at):
         yield f"    {mark.at:7.2f}s  {lane.agent_id}: {one_line(_plain(mark), TEXT_CHARS)}"
+
+
+def _hooks(story: AttemptStory) -> Iterator[str]:
+    """Each hook decision: the agents' tool hooks and the turn's own, in order."""
+    said = [(mark.at, f"{lane.agent_id}: {mark.title}") for lane in story.lanes for mark in lane.of("hook")]
+    said += [(at, f"turn: {text}") for at, text in story.turn_hooks]
+    if said:
+        yield "  hooks"
+    for at, text in sorted(said):
+        yield f"    {at:7.2f}s  {one_line(text, TEXT_CHARS)}"
 
 
 def _steering(story: AttemptStory) -> Iterator[str]:

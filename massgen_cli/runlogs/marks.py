@@ -1,5 +1,6 @@
 """What an attempt's story is made of, agent by agent: each agent's lane, its steps (backend calls) and the
-marks along them, and how the logged events become those marks (``Marks``)."""
+marks along them, and how the logged events become those marks (``Marks``): hook decisions and subagent
+runs (from start to end, on the lane of the agent that handed it its task) included."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from massgen_cli.events import (
     Usage,
     VoteCast,
 )
+from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
 from massgen_cli.text import one_line
 
 TITLE_CHARS = 90
@@ -51,9 +53,9 @@ class Step:
 class Mark:
     """Something that happened to an agent at ``at`` (until ``until`` for a tool call): ``kind`` is one
     of ``answer``, ``vote``, ``restart``, ``tool``, ``recall``, ``record``, ``compression``, ``final``,
-    ``done``, ``failed``; ``details`` are (label, text) pairs, the content shown on demand; ``cause``
-    the agent and time of the new answer that restarted the agent (restarts only); ``vote`` the vote
-    (votes only)."""
+    ``done``, ``failed``, ``hook``, ``subagent``; ``details`` are (label, text) pairs, the content shown
+    on demand; ``cause`` the agent and time of the new answer that restarted the agent (restarts only);
+    ``vote`` the vote (votes only)."""
 
     kind: str
     at: float
@@ -101,6 +103,9 @@ class Marks:
         self.answers: list[tuple[float, str]] = []
         self.notices: list[str] = []
         self.steering: list[tuple[float, str]] = []
+        self.turn_hooks: list[tuple[float, str]] = []
+        """What the turn's own hooks decided (their events name no agent)."""
+        self.subagents = SubagentMarks()
 
     def add(self, event: RunEvent, at: float) -> None:
         if isinstance(event, AgentStatus):
@@ -126,6 +131,19 @@ class Marks:
             self._notice(event, at)
         elif isinstance(event, SteeringMessage):
             self.steering.append((at, event.text))
+        else:
+            self._feature(event, at)
+
+    def _feature(self, event: RunEvent, at: float) -> None:
+        """A hook's decision, a subagent's start or end."""
+        if isinstance(event, HookDecided) and not event.agent_id:
+            self.turn_hooks.append((at, hook_title(event)))
+        elif isinstance(event, HookDecided):
+            self._put(event.agent_id, hook_mark(event, at))
+        elif isinstance(event, SubagentStarted):
+            self.subagents.start(event, at)
+        elif isinstance(event, SubagentFinished):
+            self._put(event.agent_id, self.subagents.finish(event, at))
 
     def _put(self, agent_id: str, mark: Mark) -> None:
         lane = self.lanes.get(agent_id)
@@ -217,3 +235,56 @@ class Marks:
 
 def _short(text: str) -> str:
     return one_line(text, TITLE_CHARS)
+
+
+HOOK_VERBS = {
+    "allow": "allowed",
+    "deny": "denied",
+    "rewrite": "rewritten",
+    "add": "added to",
+    "replace": "replaced",
+    "heard": "heard",
+    "failed": "not decided (the hook failed)",
+}
+
+
+def hook_title(event: HookDecided) -> str:
+    """``execute_command denied by hook check.py: why`` (a turn hook: ``turn_start heard by hook …``)."""
+    what = event.tool or event.point
+    reason = f": {event.reason}" if event.reason else ""
+    return f"{what} {HOOK_VERBS[event.decision]} by hook {event.hook}{reason}"
+
+
+def hook_mark(event: HookDecided, at: float) -> Mark:
+    details = (
+        ("hook", event.hook),
+        ("point", event.point),
+        ("decision", event.decision),
+        ("reason", event.reason or "none given"),
+        ("took", f"{event.seconds}s"),
+    )
+    return Mark("hook", at, one_line(hook_title(event), TITLE_CHARS), details, ok=event.decision != "failed")
+
+
+@dataclass
+class SubagentMarks:
+    """Subagent runs as marks: each start kept until its end comes."""
+
+    started: dict[str, tuple[float, SubagentStarted]] = field(default_factory=dict)
+
+    def start(self, event: SubagentStarted, at: float) -> None:
+        self.started[event.subagent_id] = (at, event)
+
+    def finish(self, event: SubagentFinished, at: float) -> Mark:
+        began, start = self.started.pop(event.subagent_id, (at, None))
+        spent = Usage(event.input_tokens, event.output_tokens, cost_usd=event.cost_usd)
+        details = (
+            ("task", start.task if start is not None else "?"),
+            ("status", event.status + (f" ({event.reason})" if event.reason else "")),
+            ("answer", event.answer or "none"),
+            ("spent", f"{spent.describe()} · {event.seconds}s"),
+            ("workspace", event.workspace),
+            ("log", event.log_folder or "none"),
+        )
+        title = one_line(f"subagent {event.subagent_id} {event.status}: {event.answer}", TITLE_CHARS)
+        return Mark("subagent", began, title, details, until=at, ok=event.status == "completed")

@@ -30,6 +30,8 @@ LEGEND = (
     ("restart", "restart (↺ whose answer caused it)"),
     ("final", "final answer"),
     ("tool", "tool call"),
+    ("hook", "hook decision"),
+    ("subagent", "subagent run"),
     ("recall", "memory retrieved"),
     ("record", "memory recorded"),
     ("compression", "compression"),
@@ -122,6 +124,7 @@ def _turn(story: AttemptStory, details: _Details) -> str:
             f'<span class="took">{story.duration:.2f}s · {escape(story.usage.describe())}</span></h2>',
             f'<p class="question">{escape(record.question or "(question unknown)")}</p>',
             _steering(story),
+            _turn_hooks(story),
             f'<p class="verdict">{_verdict(story)}</p>',
             f'<div class="timeline-box">{timeline_svg(story, details)}</div>',
             _agents_table(story),
@@ -139,6 +142,14 @@ def _steering(story: AttemptStory) -> str:
         f'<li><span class="at">{at:.2f}s</span> you said: {escape(text)}</li>' for at, text in story.steering
     )
     return f'<ul class="steering">{items}</ul>' if items else ""
+
+
+def _turn_hooks(story: AttemptStory) -> str:
+    """What the turn's own hooks decided, each with when."""
+    items = "".join(
+        f'<li><span class="at">{at:.2f}s</span> {escape(text)}</li>' for at, text in story.turn_hooks
+    )
+    return f'<ul class="turn-hooks">{items}</ul>' if items else ""
 
 
 def _verdict(story: AttemptStory) -> str:

@@ -42,6 +42,8 @@ class AttemptStory:
     lanes: list[Lane]
     notices: list[str]
     steering: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    turn_hooks: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    """What the turn's own hooks (turn_start, turn_end) decided, when."""
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -88,7 +90,8 @@ def tell(record: AttemptRecord) -> AttemptStory:
     ends = [step.end for lane in lanes.values() for step in lane.steps] + [clock(e) for e in record.events]
     notices = marks.notices + _unread(record)
     duration = max(ends, default=0.0)
-    return AttemptStory(record, origin, duration, list(lanes.values()), notices, marks.steering)
+    lanes_told = list(lanes.values())
+    return AttemptStory(record, origin, duration, lanes_told, notices, marks.steering, marks.turn_hooks)
 
 
 def _unread(record: AttemptRecord) -> list[str]:

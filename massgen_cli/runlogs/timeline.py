@@ -26,7 +26,7 @@ DECISION_Y, BAR_Y, BAR_HEIGHT, LOWER_Y = 11, 21, 16, 47
 MARK_SPACING = 12
 HOVER_CHARS = 400
 DECISIONS = ("answer", "vote", "restart", "final", "done", "failed")
-LOWER = ("tool", "recall", "record", "compression")
+LOWER = ("tool", "recall", "record", "compression", "hook", "subagent")
 
 DetailId = Callable[[str, str, tuple[tuple[str, str], ...]], str]
 """Files an item's (kind, title, details) for the page and gives the id of its section."""
@@ -186,7 +186,7 @@ def _label(mark: Mark) -> str:
 
 def _shape(mark: Mark, x: float, y: int, width: float) -> str:
     kind = mark.kind
-    if kind == "tool":
+    if kind in ("tool", "subagent"):
         return f'<rect x="{x}" y="{y - 5}" width="{round(width, 1)}" height="10" rx="2"/>'
     if kind == "vote":
         shape = f'<path d="M{x} {y - 6} L{x + 6} {y} L{x} {y + 6} L{x - 6} {y} Z"/>'

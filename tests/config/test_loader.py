@@ -220,11 +220,12 @@ def test_variables_in_ignored_massgen_keys_need_not_be_set(tmp_path: Path, monke
         agent:
           backend:
             model: gpt-4o
-            hooks: {pre_tool_use: [{env: {KEY: "${MASSGEN_TEST_HOOK_KEY}"}}]}
+            direct_mcp_servers: [{env: {KEY: "${MASSGEN_TEST_HOOK_KEY}"}}]
         """,
     )
     assert load_config(config).warnings == [
-        "agent.backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored"
+        "agent.backend.direct_mcp_servers: MassGen key 'direct_mcp_servers' is not implemented yet and is "
+        "ignored"
     ]
 
 
@@ -272,7 +273,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
             backend:
               model: gpt-4o
               enable_image_generation: true
-              hooks: {pre_tool_use: []}
+              concurrent_tool_execution: true
         orchestrator:
           session_storage: sessions
           coordination:
@@ -283,7 +284,8 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
     assert loaded.warnings == [
         "agents[0].backend.enable_image_generation: MassGen key 'enable_image_generation' is ignored: image, "
         "audio and video generation tools are not built here",
-        "agents[0].backend.hooks: MassGen key 'hooks' is not implemented yet and is ignored",
+        "agents[0].backend.concurrent_tool_execution: MassGen key 'concurrent_tool_execution' is not "
+        "implemented yet and is ignored",
         "orchestrator.session_storage: MassGen key 'session_storage' is ignored: sessions live under the "
         "state folder here (--state-dir)",
         "orchestrator.coordination.enable_planning_mode: "
