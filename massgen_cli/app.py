@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
@@ -27,6 +28,9 @@ from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
 from massgen_cli.view import SilentView, View
 from massgen_cli.worker_threads import new_event_loop
+
+if TYPE_CHECKING:
+    from massgen_cli.features.client_tools import ClientTurn
 
 
 def choose_session_id(loaded: LoadedConfig, flag: str | None) -> str | None:
@@ -45,7 +49,7 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 class MassGenApp:
     """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
     nothing when None; ``inbox``: where messages sent during a turn come in, for the agents to read at
-    their next step)."""
+    their next step; ``client``: a served request's own tools, whose calls go back to it)."""
 
     def __init__(
         self,
@@ -56,6 +60,7 @@ class MassGenApp:
         session_id: str | None = None,
         interactive: bool = False,
         inbox: Inbox | None = None,
+        client: ClientTurn | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view or SilentView(), False
@@ -101,7 +106,7 @@ class MassGenApp:
         self._say_mirror_problem(mirror_problem)
         try:
             kept_in = state_dir if saved else None
-            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox)
+            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox, client)
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

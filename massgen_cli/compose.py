@@ -34,6 +34,7 @@ from massgen_cli.tools.paths import Root
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
 
 if TYPE_CHECKING:
+    from massgen_cli.features.client_tools import ClientTurn
     from massgen_cli.features.long_term import LongTermMemory
     from massgen_cli.memory.runtime.opening import LongTermRun
     from massgen_cli.memory.runtime.recall import Recall
@@ -87,6 +88,8 @@ class Place:
     private: tuple[Path, ...] = ()
     inbox: Inbox | None = None
     """Where messages sent during the run arrive (a served or ``--web`` run); None: not steerable."""
+    client: ClientTurn | None = None
+    """A served request's own tools and the results of their calls (None: no client tools)."""
 
 
 @dataclass
@@ -170,6 +173,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     _memory_tools(features)
     _context_copies(config, place, emit, features)
     _steering(place, emit, features)
+    _client_tools(place, features)
     order = {name: rank for rank, name in enumerate(_EXTENSION_ORDER)}
     features.extensions.sort(key=lambda extension: order[extension.name])
     order = {name: rank for rank, name in enumerate(_PART_ORDER)}
@@ -187,6 +191,7 @@ _EXTENSION_ORDER = (
     "memory tools",
     "context copies",
     "steering inbox",
+    "client tools",
 )
 _PART_ORDER = (
     "shared memory",
@@ -356,6 +361,15 @@ def _steering(place: Place, emit: EventSink, features: Features) -> None:
     from massgen_cli.features.steering import SteeringInbox
 
     features.extensions.append(SteeringInbox(place.inbox, emit))
+
+
+def _client_tools(place: Place, features: Features) -> None:
+    """A served request's own tools, offered to every agent; their calls go back to the client."""
+    if place.client is None or not (place.client.tools or place.client.exchange):
+        return
+    from massgen_cli.features.client_tools import ClientTools
+
+    features.extensions.append(ClientTools(place.client))
 
 
 def _workspaces(config: MassGenConfig) -> dict[str, Path]:

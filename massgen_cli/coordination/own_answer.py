@@ -77,7 +77,8 @@ async def own_answer(
     task = step.scope.task(agent.id, {"role": "user", "content": question})
     messages = await context.messages(agent, at, system, task)
     schema = SINGLE_ANSWER_SCHEMA if json_tools else None
-    request = Request(messages, response_schema=schema, purpose=purpose)
+    answer_tools = context.answer_tools(agent.id) if agent.backend.capabilities.tool_calls else ()
+    request = Request(messages, tools=answer_tools, response_schema=schema, purpose=purpose)
     write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
     try:
         async with asyncio.timeout(step.timeout_s):  # not wait_for: it can swallow a cancel at the step's end
@@ -103,6 +104,7 @@ async def own_answer(
         return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s", timed_out=True)
     await context.decided(StepDone(at, done.exchange, done.completion.reasoning))
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
+    text = context.answer_in(at, done.completion) or text  # a call of a client's tool is the answer
     if not text:
         step.emit(AgentStatus(agent.id, "failed", "an empty answer"))
         return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")

@@ -79,7 +79,8 @@ class StepContext:
         """``plain`` with the extensions' context blocks after the system prompt."""
         history = agent.history(self.threads)
         blocks = [block for extension in self.extensions for block in await extension.blocks(at, history)]
-        return _after_system(_in_order(system, history, task), blocks)
+        after = [message for extension in self.extensions for message in extension.after_task(at)]
+        return [*_after_system(_in_order(system, history, task), blocks), *after]
 
     async def recalled(self, at: StepAt, messages: list[Message]) -> list[Message]:
         """``messages`` (a request compressed inside a step) with the blocks the extensions make again."""
@@ -105,6 +106,17 @@ class StepContext:
 
     def workflow_tools(self, agent_id: str) -> tuple[ToolSpec, ...]:
         return tuple(tool for extension in self.extensions for tool in extension.workflow_tools(agent_id))
+
+    def answer_tools(self, agent_id: str) -> tuple[ToolSpec, ...]:
+        return tuple(tool for extension in self.extensions for tool in extension.answer_tools(agent_id))
+
+    def answer_in(self, at: StepAt, completion: Completion) -> str | None:
+        """The first extension's reading of a reply that called one of its ``answer_tools``, or None."""
+        answers = (extension.answer_in(at, completion) for extension in self.extensions)
+        return next((text for text in answers if text is not None), None)
+
+    def final_as_it_is(self, answer: str) -> bool:
+        return any(extension.final_as_it_is(answer) for extension in self.extensions)
 
     def replied(self, at: StepAt, completion: Completion) -> None:
         for extension in self.extensions:
@@ -137,9 +149,10 @@ class StepContext:
 def compressed_history(
     messages: list[Message], system_prompts: int, markers: Sequence[BlockMarker]
 ) -> list[Message]:
-    """The thread part of a compressed request: without the leading system prompts, the final user
-    message, and the context blocks (they are made again for every request)."""
-    kept = messages[system_prompts:-1]
+    """The thread part of a compressed request: without the leading system prompts, the task (the last
+    user message) and what follows it, and the context blocks (they are made again for every request)."""
+    task = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages) - 1)
+    kept = messages[system_prompts:task]
     return [recordable(m) for m in kept if not any(marker.marks(m) for marker in markers)]
 
 

@@ -206,8 +206,10 @@ def test_bad_requests_get_openai_error_shapes(client, served):
     cases = [
         (post(b"{not json"), 400, None, "invalid_json"),
         (post({"model": "massgen"}), 400, "messages", None),
-        (post({"model": "massgen", "messages": [{"role": "tool", "content": "x"}]}), 400, "messages[0].role",
-         None),
+        (post({"model": "massgen", "messages": [{"role": "tool", "content": "x"}]}), 400,
+         "messages[0].tool_call_id", None),
+        (post({"model": "massgen", "messages": [{"role": "function", "content": "x"}]}), 400,
+         "messages[0].role", None),
         (post({"model": "massgen", "n": 2, "messages": question}), 400, "n", None),
         (post({"model": "massgen", "session": "../x", "messages": question}), 400, "session", None),
         (post({"model": "gpt-4o", "messages": question}), 404, "model", "model_not_found"),
