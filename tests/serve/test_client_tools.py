@@ -165,3 +165,30 @@ def test_a_clients_tool_that_cannot_be_offered_is_a_400(served, tmp_path: Path):
         served, "/responses", {"model": "massgen/team", "input": "x", "previous_response_id": "resp_x"}
     )
     assert unknown.status_code == 400 and unknown.json()["error"]["param"] == "previous_response_id"
+
+
+def test_an_openai_agents_agent_uses_the_served_team_as_its_model_and_its_tool_result_reaches_the_team(
+    served, provider
+):
+    """The ``openai-agents`` SDK's default model (the Responses API) pointed at the server: the team calls
+    the agent's function tool, the SDK runs it, and the team's final answer is made from its result."""
+    import agents
+    from openai import AsyncOpenAI
+
+    ran: list[str] = []
+
+    @agents.function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city, now."""
+        ran.append(city)
+        return RESULT
+
+    agents.set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=served.url, api_key=TOKEN, max_retries=0, timeout=120)
+    model = agents.OpenAIResponsesModel(model="massgen/team", openai_client=client)
+    agent = agents.Agent(name="weather", instructions="Answer briefly.", tools=[get_weather], model=model)
+    result = agents.Runner.run_sync(agent, "What is the weather in Oslo?")
+    assert ran == ["Oslo"]
+    assert result.final_output == ANSWER
+    read = [m["content"] for r in provider.requests for m in r.body["messages"] if m.get("role") == "tool"]
+    assert RESULT in read, "the team read the tool's result"
