@@ -12,25 +12,21 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.call_answers import Outside
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.events import EventSink, Notice
-from massgen_cli.inbox import Inbox
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
 from massgen_cli.view import SilentView, View
 from massgen_cli.worker_threads import new_event_loop
-
-if TYPE_CHECKING:
-    from massgen_cli.features.client_tools import ClientTurn
 
 
 def choose_session_id(loaded: LoadedConfig, flag: str | None) -> str | None:
@@ -48,8 +44,8 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 
 class MassGenApp:
     """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
-    nothing when None; ``inbox``: where messages sent during a turn come in, for the agents to read at
-    their next step; ``client``: a served request's own tools, whose calls go back to it)."""
+    nothing when None; ``outside``: what reaches its turns from outside, messages sent during a turn for
+    the agents to read at their next step, a served request's own tools)."""
 
     def __init__(
         self,
@@ -59,8 +55,7 @@ class MassGenApp:
         state_dir: Path,
         session_id: str | None = None,
         interactive: bool = False,
-        inbox: Inbox | None = None,
-        client: ClientTurn | None = None,
+        outside: Outside | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view or SilentView(), False
@@ -106,7 +101,7 @@ class MassGenApp:
         self._say_mirror_problem(mirror_problem)
         try:
             kept_in = state_dir if saved else None
-            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox, client)
+            place = Place(self.session, state_dir, kept_in, self._private_paths(), outside or Outside())
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

@@ -19,13 +19,13 @@ from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.schema import MassGenConfig, long_term_wanted
 from massgen_cli.coordination.agents import Agent, AgentParts, build_agents
+from massgen_cli.coordination.call_answers import Outside
 from massgen_cli.coordination.extension import StepExtension
 from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.tally import alias_map
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.events import EventSink
-from massgen_cli.inbox import Inbox
 from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.session import Session, SessionMirror
@@ -34,7 +34,6 @@ from massgen_cli.tools.paths import Root
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
 
 if TYPE_CHECKING:
-    from massgen_cli.features.client_tools import ClientTurn
     from massgen_cli.features.long_term import LongTermMemory
     from massgen_cli.memory.runtime.opening import LongTermRun
     from massgen_cli.memory.runtime.recall import Recall
@@ -86,10 +85,7 @@ class Place:
     state_folder: Path
     kept_in: Path | None
     private: tuple[Path, ...] = ()
-    inbox: Inbox | None = None
-    """Where messages sent during the run arrive (a served or ``--web`` run); None: not steerable."""
-    client: ClientTurn | None = None
-    """A served request's own tools and the results of their calls (None: no client tools)."""
+    outside: Outside = field(default_factory=Outside)
 
 
 @dataclass
@@ -172,8 +168,7 @@ def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
     _memory_files(config, place, emit, features, snapshots)
     _memory_tools(features)
     _context_copies(config, place, emit, features)
-    _steering(place, emit, features)
-    _client_tools(place, features)
+    _from_outside(place, emit, features)
     order = {name: rank for rank, name in enumerate(_EXTENSION_ORDER)}
     features.extensions.sort(key=lambda extension: order[extension.name])
     order = {name: rank for rank, name in enumerate(_PART_ORDER)}
@@ -354,22 +349,16 @@ def _context_copies(config: MassGenConfig, place: Place, emit: EventSink, featur
     features.parts.append(copies)
 
 
-def _steering(place: Place, emit: EventSink, features: Features) -> None:
-    """The run's inbox, read at every step, when someone can write to it."""
-    if place.inbox is None:
-        return
-    from massgen_cli.features.steering import SteeringInbox
+def _from_outside(place: Place, emit: EventSink, features: Features) -> None:
+    """The run's inbox, read at every step, when someone can write to it; a served request's own tools."""
+    if place.outside.inbox is not None:
+        from massgen_cli.features.steering import SteeringInbox
 
-    features.extensions.append(SteeringInbox(place.inbox, emit))
+        features.extensions.append(SteeringInbox(place.outside.inbox, emit))
+    if place.outside.client is not None:
+        from massgen_cli.features.client_tools import ClientTools
 
-
-def _client_tools(place: Place, features: Features) -> None:
-    """A served request's own tools, offered to every agent; their calls go back to the client."""
-    if place.client is None or not (place.client.tools or place.client.exchange):
-        return
-    from massgen_cli.features.client_tools import ClientTools
-
-    features.extensions.append(ClientTools(place.client))
+        features.extensions.append(ClientTools(place.outside.client))
 
 
 def _workspaces(config: MassGenConfig) -> dict[str, Path]:

@@ -15,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.attachments import noted
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.messages import Message, is_system_block
 from massgen_cli.tools.base import Tool
+
+if TYPE_CHECKING:
+    from massgen_cli.coordination.call_answers import CallAnswers
 
 
 @dataclass(frozen=True)
@@ -116,23 +119,9 @@ class StepExtension:
     def replied(self, at: StepAt, completion: Completion) -> None:
         """A coordination step's reply came (its calls of ``workflow_tools`` are this feature's)."""
 
-    def answer_tools(self, agent_id: str) -> Sequence[ToolSpec]:
-        """Tools offered in every step (beside the decisions), whose call is the agent's answer, not run
-        here (a client's tool: the client runs it)."""
-        return ()
-
-    def answer_in(self, at: StepAt, completion: Completion) -> str | None:
-        """The answer a reply gives by calling ``answer_tools``, as the text peers read; None."""
+    def call_answers(self) -> CallAnswers | None:
+        """Tools whose call is the agent's answer, run elsewhere (a served request's own tools)."""
         return None
-
-    def after_task(self, at: StepAt) -> Sequence[Message]:
-        """Messages after the step's task: an exchange the step goes on from (a client's tool results)."""
-        return ()
-
-    def final_as_it_is(self, answer: str) -> bool:
-        """Whether a winning answer is final as it stands: no presentation rewrites it and no
-        post-evaluation judges it (a call of a client's tool)."""
-        return False
 
     def veto(self, at: StepAt, answer: str | None) -> str:
         """Why this decision (``answer``: a new answer; None: a vote) may not stand, or "": the agent is

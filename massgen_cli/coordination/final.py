@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from massgen_cli.backends.base import Purpose, Request, ToolSpec
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import FINAL_ANSWER, Agent, run_step
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.outcome import TurnResult
@@ -102,7 +103,8 @@ class Finale:
             return None
         winning = result.answers[result.winner]
         winner = next(agent for agent in agents if agent.id == result.winner)
-        if len(agents) == 1 or not self._presents(winner) or self.context.final_as_it_is(winning):
+        as_it_is = answering(self.context.extensions).final_as_it_is(winning)  # a call of a client's tool
+        if len(agents) == 1 or not self._presents(winner) or as_it_is:
             return winning
         if not result.capped and (capped := await self.scope.spending.reason()):
             _stopped(result, capped)
@@ -167,7 +169,9 @@ class Finale:
         """Post-evaluation of an attempt that has a final answer: the reason and instructions of a
         restart, or None."""
         answer = result.final_answer
-        if result.winner is None or answer is None or self.context.final_as_it_is(answer):
+        if result.winner is None or answer is None:
+            return None
+        if answering(self.context.extensions).final_as_it_is(answer):
             return None
         if await self.scope.spending.reason():
             return None

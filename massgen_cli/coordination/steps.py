@@ -12,6 +12,7 @@ from massgen_cli.attachments import Attachment
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.coordination.agents import Agent
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
 from massgen_cli.coordination.spending import SpendingGate
 from massgen_cli.events import RunEvent
@@ -79,7 +80,7 @@ class StepContext:
         """``plain`` with the extensions' context blocks after the system prompt."""
         history = agent.history(self.threads)
         blocks = [block for extension in self.extensions for block in await extension.blocks(at, history)]
-        after = [message for extension in self.extensions for message in extension.after_task(at)]
+        after = answering(self.extensions).after_task()
         return [*_after_system(_in_order(system, history, task), blocks), *after]
 
     async def recalled(self, at: StepAt, messages: list[Message]) -> list[Message]:
@@ -106,17 +107,6 @@ class StepContext:
 
     def workflow_tools(self, agent_id: str) -> tuple[ToolSpec, ...]:
         return tuple(tool for extension in self.extensions for tool in extension.workflow_tools(agent_id))
-
-    def answer_tools(self, agent_id: str) -> tuple[ToolSpec, ...]:
-        return tuple(tool for extension in self.extensions for tool in extension.answer_tools(agent_id))
-
-    def answer_in(self, at: StepAt, completion: Completion) -> str | None:
-        """The first extension's reading of a reply that called one of its ``answer_tools``, or None."""
-        answers = (extension.answer_in(at, completion) for extension in self.extensions)
-        return next((text for text in answers if text is not None), None)
-
-    def final_as_it_is(self, answer: str) -> bool:
-        return any(extension.final_as_it_is(answer) for extension in self.extensions)
 
     def replied(self, at: StepAt, completion: Completion) -> None:
         for extension in self.extensions:

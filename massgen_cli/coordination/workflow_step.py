@@ -13,6 +13,7 @@ from massgen_cli.backends.base import Completion, Request
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.agents import Agent, assistant_echo, decision_transcript
 from massgen_cli.coordination.board import Board
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.decisions import (
     NEW_ANSWER,
     Decision,
@@ -165,7 +166,7 @@ class WorkflowStep:
 
     def _answer_in(self, agent: Agent, completion: Completion) -> NewAnswer | None:
         """A reply that calls an extension's ``answer_tools`` (a client's tool): that call is its answer."""
-        text = self.context.answer_in(self.scope.step_at(agent, self.task.question), completion)
+        text = answering(self.context.extensions).answer_in(completion)
         return NewAnswer(text) if text is not None else None
 
     def _named_peer_at_work(self, agent_id: str, decision: Decision | None) -> str:
@@ -232,7 +233,7 @@ class WorkflowStep:
         can_answer, targets = self.can_answer(agent.id), self.board.vote_aliases()
         if agent.backend.capabilities.tool_calls:
             tools = workflow_tools(can_answer, targets) + self.context.workflow_tools(agent.id)
-            tools += self.context.answer_tools(agent.id) if can_answer else ()
+            tools += answering(self.context.extensions).tools if can_answer else ()
             return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
 

@@ -14,10 +14,10 @@ from typing import Any, Protocol
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from massgen_cli.coordination.call_answers import ClientCall
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.events import FinalAnswer, RunEvent
-from massgen_cli.features.client_tools import ClientCall
 from massgen_cli.redaction import redactor
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered, log
 from massgen_cli.serve.trace import Said, Transcript

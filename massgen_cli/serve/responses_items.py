@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from massgen_cli.features.client_tools import ClientCall
+from massgen_cli.coordination.call_answers import ClientCall
 from massgen_cli.serve.tool_specs import function_call_item
 from massgen_cli.serve.trace import Said
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from massgen_cli.coordination.call_answers import ClientTurn, Outside
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.events import RunEvent
-from massgen_cli.features.client_tools import ClientTurn
 from massgen_cli.inbox import Inbox
 from massgen_cli.serve.models import ServedModel
 from massgen_cli.serve.wire import ApiError, ChatAsk
@@ -150,8 +150,7 @@ class LiveRun:
             self.view,
             state_dir=self.state_dir,
             session_id=self.ask.session_id,
-            inbox=self.inbox,
-            client=self.client,
+            outside=Outside(self.inbox, self.client),
         )
         app.events.subscribe(self._publish)
         try:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.features.client_tools import ClientCall
+from massgen_cli.coordination.call_answers import ClientCall
 from massgen_cli.serve.wire import bad_request
 
 MAX_TOOLS = 128
