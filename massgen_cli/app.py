@@ -16,11 +16,11 @@ from pathlib import Path
 from massgen_cli.agent.data import Agent
 from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
+from massgen_cli.coordination.call_answers import Outside
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.events import EventSink, Notice
-from massgen_cli.inbox import Inbox
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
@@ -45,8 +45,8 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 
 class MassGenApp:
     """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
-    nothing when None; ``inbox``: where messages sent during a turn come in, for the agents to read at
-    their next step)."""
+    nothing when None; ``outside``: what reaches its turns from outside, messages sent during a turn for
+    the agents to read at their next step, a served request's own tools)."""
 
     def __init__(
         self,
@@ -56,7 +56,7 @@ class MassGenApp:
         state_dir: Path,
         session_id: str | None = None,
         interactive: bool = False,
-        inbox: Inbox | None = None,
+        outside: Outside | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view or SilentView(), False
@@ -90,7 +90,9 @@ class MassGenApp:
         self._say_mirror_problem()
         try:
             kept_in = state_dir if saved else None
-            place = Place(self.session, state_dir, kept_in, self._private_paths(), inbox, SubTeams())
+            place = Place(
+                self.session, state_dir, kept_in, self._private_paths(), outside or Outside(), SubTeams()
+            )
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.run_log, ledger))
         except BaseException:  # refused before its first turn (a missing key, a bad part): no session left
             self.session.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from massgen_cli.agent.data import RequestHooks
 from massgen_cli.attachments import noted
@@ -25,6 +25,9 @@ from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
 from massgen_cli.messages import Message, is_system_block
 from massgen_cli.tools.base import Tool
+
+if TYPE_CHECKING:
+    from massgen_cli.coordination.call_answers import CallAnswers
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ class StepExtension(RequestHooks):
 
     def replied(self, at: StepAt, completion: Completion) -> None:
         """A coordination step's reply came (its calls of ``workflow_tools`` are this feature's)."""
+
+    def call_answers(self) -> CallAnswers | None:
+        """Tools whose call is the agent's answer, run elsewhere (a served request's own tools)."""
+        return None
 
     def veto(self, at: StepAt, answer: str | None) -> str:
         """Why this decision (``answer``: a new answer; None: a vote) may not stand, or "": the agent is

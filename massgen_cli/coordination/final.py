@@ -19,6 +19,7 @@ from massgen_cli.agent.pipeline import run_step
 from massgen_cli.agent.spending import SpendingCapReached
 from massgen_cli.backends.base import Purpose, Request, ToolSpec
 from massgen_cli.coordination import prompts
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.decisions import find_json_object
 from massgen_cli.coordination.orchestrator import AttemptResult
 from massgen_cli.coordination.outcome import TurnResult
@@ -103,7 +104,8 @@ class Finale:
             return None
         winning = result.answers[result.winner]
         winner = next(agent for agent in agents if agent.id == result.winner)
-        if len(agents) == 1 or not self._presents(winner):
+        as_it_is = answering(self.context.extensions).final_as_it_is(winning)  # a call of a client's tool
+        if len(agents) == 1 or not self._presents(winner) or as_it_is:
             return winning
         if not result.capped and (capped := await self.scope.spending.reason()):
             _stopped(result, capped)
@@ -166,10 +168,15 @@ class Finale:
     async def restart_for(self, agents: Sequence[Agent], result: TurnResult) -> tuple[str, str] | None:
         """Post-evaluation of an attempt that has a final answer: the reason and instructions of a
         restart, or None."""
-        if result.winner is None or result.final_answer is None or await self.scope.spending.reason():
+        answer = result.final_answer
+        if result.winner is None or answer is None:
+            return None
+        if answering(self.context.extensions).final_as_it_is(answer):
+            return None
+        if await self.scope.spending.reason():
             return None
         winner = next(agent for agent in agents if agent.id == result.winner)
-        verdict = await self.restart_asked(winner, result.question, result.final_answer)
+        verdict = await self.restart_asked(winner, result.question, answer)
         return (verdict.reason, verdict.instructions) if verdict.restart else None
 
     async def restart_asked(self, winner: Agent, question: str, final_answer: str) -> Verdict:

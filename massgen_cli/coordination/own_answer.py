@@ -17,6 +17,7 @@ from massgen_cli.agent.data import Agent
 from massgen_cli.agent.spending import SpendingCapReached, capped_end
 from massgen_cli.backends.base import Purpose, Request
 from massgen_cli.coordination import prompts
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
@@ -77,7 +78,9 @@ async def own_answer(
     task = step.scope.task(agent.id, {"role": "user", "content": question})
     messages = await context.messages(agent, at, system, task)
     schema = SINGLE_ANSWER_SCHEMA if json_tools else None
-    request = Request(messages, response_schema=schema, purpose=purpose)
+    calls = answering(context.extensions)
+    offered = calls.tools if agent.backend.capabilities.tool_calls else ()
+    request = Request(messages, tools=offered, response_schema=schema, purpose=purpose)
     write_back = context.thread_writer(agent.id, system_prompts=int(system is not None))
     try:
         async with asyncio.timeout(step.timeout_s):  # not wait_for: it can swallow a cancel at the step's end
@@ -102,6 +105,7 @@ async def own_answer(
         return OwnAnswer(agent.id, failure=f"{agent.id} timed out after {step.timeout_s:g}s", timed_out=True)
     await context.decided(StepDone(at, done.exchange, done.completion.reasoning))
     text = json_answer(done.completion.text) if json_tools else done.completion.text.strip()
+    text = calls.answer_in(done.completion) or text  # a call of a client's tool is the answer
     if not text:
         step.emit(AgentStatus(agent.id, "failed", "an empty answer"))
         return OwnAnswer(agent.id, exchange=done.exchange, failure=f"{agent.id} returned an empty answer")

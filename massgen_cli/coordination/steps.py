@@ -13,6 +13,7 @@ from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attachments import Attachment
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.extension import BlockMarker, StepAt, StepDone, StepExtension
 from massgen_cli.events import RunEvent
 from massgen_cli.memory.context.threads import AgentThreads
@@ -79,7 +80,8 @@ class StepContext:
         """``plain`` with the extensions' context blocks after the system prompt."""
         history = agent.history(self.threads)
         blocks = [block for extension in self.extensions for block in await extension.blocks(at, history)]
-        return _after_system(_in_order(system, history, task), blocks)
+        after = answering(self.extensions).after_task()
+        return [*_after_system(_in_order(system, history, task), blocks), *after]
 
     async def recalled(self, at: StepAt, messages: list[Message]) -> list[Message]:
         """``messages`` (a request compressed inside a step) with the blocks the extensions make again."""
@@ -137,9 +139,10 @@ class StepContext:
 def compressed_history(
     messages: list[Message], system_prompts: int, markers: Sequence[BlockMarker]
 ) -> list[Message]:
-    """The thread part of a compressed request: without the leading system prompts, the final user
-    message, and the context blocks (they are made again for every request)."""
-    kept = messages[system_prompts:-1]
+    """The thread part of a compressed request: without the leading system prompts, the task (the last
+    user message) and what follows it, and the context blocks (they are made again for every request)."""
+    task = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages) - 1)
+    kept = messages[system_prompts:task]
     return [recordable(m) for m in kept if not any(marker.marks(m) for marker in markers)]
 
 

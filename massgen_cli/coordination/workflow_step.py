@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from massgen_cli.agent.data import Agent, assistant_echo, decision_transcript
-from massgen_cli.backends.base import Request
+from massgen_cli.backends.base import Completion, Request
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.board import Board
+from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.decisions import (
     NEW_ANSWER,
     Decision,
@@ -84,7 +85,7 @@ class WorkflowStep:
             step = await self._step(agent, messages, first=reask == 0)
             completion = step.completion
             self.context.replied(self.scope.step_at(agent, self.task.question), completion)
-            parsed = parse_decision(completion)
+            parsed = parse_decision(completion) or self._answer_in(agent, completion)
             decision, problem = self._validate(agent, parsed)
             if decision is not None:
                 transcript = [*step.exchange, *decision_transcript(completion, _receipt(decision))]
@@ -162,6 +163,11 @@ class WorkflowStep:
             )
         return VoteFor(target, decision.reason), ""
 
+    def _answer_in(self, agent: Agent, completion: Completion) -> NewAnswer | None:
+        """A reply that calls an extension's ``answer_tools`` (a client's tool): that call is its answer."""
+        text = answering(self.context.extensions).answer_in(completion)
+        return NewAnswer(text) if text is not None else None
+
     def _named_peer_at_work(self, agent_id: str, decision: Decision | None) -> str:
         """The peer a refused vote named that has no answer yet but may still give one, or ""."""
         if not isinstance(decision, VoteFor):
@@ -226,6 +232,7 @@ class WorkflowStep:
         can_answer, targets = self.can_answer(agent.id), self.board.vote_aliases()
         if agent.backend.capabilities.tool_calls:
             tools = workflow_tools(can_answer, targets) + self.context.workflow_tools(agent.id)
+            tools += answering(self.context.extensions).tools if can_answer else ()
             return Request(messages, tools=tools, purpose="coordination")
         return Request(messages, response_schema=decision_schema(can_answer, targets), purpose="coordination")
 

@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.schema import MassGenConfig
+from massgen_cli.coordination.call_answers import Outside
 from massgen_cli.coordination.extension import StepExtension
 from massgen_cli.events import EventSink
-from massgen_cli.inbox import Inbox
 from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.nesting import TeamRunner
 from massgen_cli.session import Session
@@ -34,8 +34,9 @@ class Place:
     state_folder: Path
     kept_in: Path | None
     private: tuple[Path, ...] = ()
-    inbox: Inbox | None = None
-    """Where messages sent during the run arrive (a served or ``--web`` run); None: not steerable."""
+    outside: Outside = field(default_factory=Outside)
+    """What reaches the run from outside: messages sent while it works (a served or ``--web`` run), a
+    served request's own tools."""
     teams: TeamRunner | None = None
     """What runs the nested teams of subagents; None: no team can be nested in this run."""
 

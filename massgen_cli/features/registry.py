@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from massgen_cli.features import (
     circuit_breakers,
+    client_tools,
     context_copies,
     hooks,
     long_term,
@@ -35,6 +36,7 @@ BUILT_IN: tuple[Feature, ...] = (
     memory_tools.FEATURE,
     context_copies.FEATURE,
     steering.FEATURE,
+    client_tools.FEATURE,
     personas.FEATURE,
     telemetry.FEATURE,
     circuit_breakers.FEATURE,

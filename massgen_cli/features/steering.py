@@ -36,13 +36,14 @@ class SteeringInbox(StepExtension):
 
 
 def _open(opening: Opening) -> Opened:
-    assert opening.place.inbox is not None, "wanted only with an inbox"
-    return Opened(SteeringInbox(opening.place.inbox, opening.emit))
+    inbox = opening.place.outside.inbox
+    assert inbox is not None, "wanted only with an inbox"
+    return Opened(SteeringInbox(inbox, opening.emit))
 
 
 FEATURE = Feature(
     "steering inbox",
-    wanted=lambda opening: opening.place.inbox is not None,
+    wanted=lambda opening: opening.place.outside.inbox is not None,
     open=_open,
     steps_after=("context copies",),
 )

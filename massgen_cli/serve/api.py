@@ -1,7 +1,7 @@
-"""The server's Starlette app: ``POST /v1/chat/completions``, ``GET /v1/models`` (and one model),
-``GET /health``; the doors of ``guard`` (Host, Origin, token) before them; every error in OpenAI's
-shape. Its state (``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe to) is
-what more routes (a page, a live feed of a run's events) build on."""
+"""The server's Starlette app: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models``
+(and one model), ``GET /health``; the doors of ``guard`` (Host, Origin, token) before them; every error
+in OpenAI's shape. Its state (``app.state.runs``: the running turns, each a ``LiveRun`` one may subscribe
+to) is what more routes (a page, a live feed of a run's events) build on."""
 
 from __future__ import annotations
 
@@ -21,13 +21,17 @@ from starlette.routing import Route
 
 from massgen_cli import __version__
 from massgen_cli.serve.bounds import read_body, read_json
+from massgen_cli.serve.chat_speaker import ChatSpeaker
 from massgen_cli.serve.guard import LOCAL_NAMES, BearerCheck, HostCheck, owner_of, state_dir_of
 from massgen_cli.serve.models import ServedModels
 from massgen_cli.serve.replies import TurnReply
+from massgen_cli.serve.response_store import ResponseStore
+from massgen_cli.serve.responses_speaker import ResponsesSpeaker
+from massgen_cli.serve.responses_wire import read_responses
 from massgen_cli.serve.runs import LiveRun, Runs
 from massgen_cli.serve.tenants import Tenants
 from massgen_cli.serve.web import web_routes
-from massgen_cli.serve.wire import ApiError, RequestLimits, error_body, read_chat
+from massgen_cli.serve.wire import ApiError, Reply, RequestLimits, error_body, read_chat
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
@@ -55,6 +59,7 @@ def create_app(settings: ServerSettings) -> Starlette:
         Route("/v1/models", list_models),
         Route("/v1/models/{model:path}", one_model),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
         *web_routes(),
     ]
     app = Starlette(
@@ -69,6 +74,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.settings = settings
     app.state.runs = Runs(settings.max_concurrent, settings.max_waiting)
     app.state.started = int(time.time())
+    app.state.responses = ResponseStore()
     return app
 
 
@@ -113,7 +119,20 @@ async def chat_completions(request: Request) -> Response:
     if served is None:
         raise _unknown_model(ask.model, settings.models)
     run = LiveRun(ask, served, state_dir_of(request), owner=owner_of(request))
-    return TurnReply(request.app.state.runs, run)
+    return TurnReply(request.app.state.runs, run, ChatSpeaker(ask, Reply.new(ask.model, run.id)))
+
+
+async def responses(request: Request) -> Response:
+    """The Responses API: the turn its input asks for, answered as a response (see ``responses_speaker``)."""
+    settings: ServerSettings = request.app.state.settings
+    store: ResponseStore = request.app.state.responses
+    owner = owner_of(request)
+    asked = read_responses(await _json_body(request), store, owner, settings.limits)
+    served = settings.models.find(asked.ask.model)
+    if served is None:
+        raise _unknown_model(asked.ask.model, settings.models)
+    run = LiveRun(asked.ask, served, state_dir_of(request), owner=owner)
+    return TurnReply(request.app.state.runs, run, ResponsesSpeaker(asked, run.id, store, owner))
 
 
 def _unknown_model(name: str, models: ServedModels) -> ApiError:

@@ -39,14 +39,19 @@ def check_parameters(body: dict[str, Any]) -> tuple[str, ...]:
     unknown = sorted(set(body) - KNOWN - OURS)
     if unknown:
         raise bad_request(f"Unrecognized request argument supplied: {unknown[0]}", unknown[0])
-    for name, (low, high) in RANGES.items():
-        _number(body, name, low, high)
-    for name in COUNTS:
-        _count(body, name)
+    check_ranges(body)
     _seed_and_stop(body)
     _stream_options(body)
     _what_the_team_cannot(body)
     return tuple(name for name in NOT_APPLIED if body.get(name) is not None)
+
+
+def check_ranges(body: dict[str, Any], counts: tuple[str, ...] = COUNTS) -> None:
+    """The sampling numbers typed and in their ranges, and ``counts`` integers of at least 1."""
+    for name, (low, high) in RANGES.items():
+        _number(body, name, low, high)
+    for name in counts:
+        _count(body, name)
 
 
 def _number(body: dict[str, Any], name: str, low: float, high: float) -> None:

@@ -1,36 +1,73 @@
-"""One request's answer, as an ASGI response that runs the turn: whole (one ``chat.completion``) or
-streamed (``chat.completion.chunk`` events, ``data: [DONE]``). The reasoning (the agents' work) and the
-answer (the content) come from ``trace``; an error found before the first byte is sent gets its own
-status, one after it an error event in the stream. A client that goes away cancels its turn."""
+"""One request's answer, as an ASGI response that runs the turn: whole or streamed, in the shape of the
+API it was asked in (a ``Speaker``: Chat Completions', the Responses API's). The reasoning (the agents'
+work) and the answer (the content) come from ``trace``; an error found before the first byte is sent
+gets its own status, one after it an error event in the stream. A client that goes away cancels its turn."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from massgen_cli.coordination.call_answers import ClientCall
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.errors import MassGenError, UsageError
+from massgen_cli.events import FinalAnswer, RunEvent
 from massgen_cli.redaction import redactor
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered, log
-from massgen_cli.serve.trace import Transcript
-from massgen_cli.serve.wire import SSE_DONE, SSE_KEEPALIVE, ApiError, Reply, sse
+from massgen_cli.serve.trace import Said, Transcript
+from massgen_cli.serve.wire import SSE_KEEPALIVE, ApiError
 
 KEEPALIVE_S = 15.0
 """How long a stream may stay silent before a comment line keeps proxies from closing it."""
 SESSION_HEADER = "x-massgen-session"
 
 
-class TurnReply(Response):
-    """Runs ``run`` under the limits of ``runs`` and answers with what it said."""
+@dataclass(frozen=True)
+class TurnEnd:
+    """How a turn that answered ended, as a reply tells it: its result, the agents' work (the whole
+    reasoning), the calls of the client's tools its answer is (None: its answer is text), and what
+    MassGen adds (``massgen_metadata``)."""
 
-    def __init__(self, runs: Runs, run: LiveRun):
-        self.runs, self.run = runs, run
-        self.reply = Reply.new(run.ask.model, run.id)
+    result: TurnResult
+    reasoning: str
+    calls: tuple[ClientCall, ...] | None
+    facts: dict[str, Any]
+
+    @property
+    def answer(self) -> str:
+        return self.result.final_answer or ""
+
+
+class Speaker(Protocol):
+    """An API's shape of a reply: the whole body, or the events of a stream (each a JSON object, framed
+    by ``frame``; ``ending`` closes the stream)."""
+
+    ending: bytes
+
+    def whole(self, end: TurnEnd) -> dict[str, Any]: ...
+
+    def opening(self) -> list[dict[str, Any]]: ...
+
+    def said(self, said: Said) -> list[dict[str, Any]]: ...
+
+    def closing(self, end: TurnEnd) -> list[dict[str, Any]]: ...
+
+    def broken(self, error: ApiError) -> list[dict[str, Any]]: ...
+
+    def frame(self, data: dict[str, Any]) -> bytes: ...
+
+
+class TurnReply(Response):
+    """Runs ``run`` under the limits of ``runs`` and answers with what it said, in ``speaker``'s shape."""
+
+    def __init__(self, runs: Runs, run: LiveRun, speaker: Speaker):
+        self.runs, self.run, self.speaker = runs, run, speaker
         self.redact = redactor()
         self.status_code = 200
         self.background = None
@@ -69,11 +106,8 @@ class TurnReply(Response):
             if isinstance(item, Opened):
                 session = item.session_id
             elif not isinstance(item, Steered):  # a message to the agents is the page's, not the reply's
-                transcript.hear(item)
-        result = answered(item)
-        content = result.final_answer or ""
-        extra = {"massgen_metadata": run_facts(result, self.run.ask.not_applied)}
-        body = self.reply.completion(content, transcript.reasoning_text, result.turn_usage, extra)
+                self._hear(transcript, item)
+        body = self.speaker.whole(self._end(item, transcript))
         await self._send_json(200, body, {SESSION_HEADER: session or ""})
 
     async def _stream(self, heard: asyncio.Queue[Item]) -> None:
@@ -84,32 +118,36 @@ class TurnReply(Response):
         await self._start_stream(first.session_id)
         transcript = Transcript()
         while not isinstance(item := await self._next(heard), Ended):
-            if isinstance(item, Opened | Steered):
-                continue
-            said = transcript.hear(item)
-            for key, text in (("reasoning_content", said.reasoning), ("content", said.content)):
-                if text:
-                    await self._send_event(self.reply.chunk({key: text}))
-        result = answered(item)
+            if not isinstance(item, Opened | Steered):
+                await self._send_events(self.speaker.said(self._hear(transcript, item)))
+        await self._send_events(self.speaker.closing(self._end(item, transcript)))
+        await self._send_body(self.speaker.ending, more=False)
+
+    def _hear(self, transcript: Transcript, event: RunEvent) -> Said:
+        """What ``event`` says; the final answer says nothing when it is a call of the client's tools."""
+        if isinstance(event, FinalAnswer) and self.run.client.calls_of(event.text) is not None:
+            return Said()
+        return transcript.hear(event)
+
+    def _end(self, ended: Ended, transcript: Transcript) -> TurnEnd:
+        result = answered(ended)
+        calls = self.run.client.calls_of(result.final_answer or "")
         facts = run_facts(result, self.run.ask.not_applied)
-        await self._send_event(self.reply.chunk({}, "stop", massgen_metadata=facts))
-        if self.run.ask.include_usage:
-            await self._send_event(self.reply.usage_chunk(result.turn_usage))
-        await self._send_body(SSE_DONE, more=False)
+        return TurnEnd(result, transcript.reasoning_text, calls, facts)
 
     async def _start_stream(self, session: str) -> None:
         headers = {"content-type": "text/event-stream", "cache-control": "no-cache", SESSION_HEADER: session}
         await self.send({"type": "http.response.start", "status": 200, "headers": _raw(headers)})
         self.started = True
-        await self._send_event(self.reply.chunk({"role": "assistant", "content": ""}))
+        await self._send_events(self.speaker.opening())
 
     async def _fail(self, error: ApiError) -> None:
         """The error as its status and body, or, once a stream has begun, as its last event."""
         if not self.started:
             await self._send_json(error.status, error.body(), {})
             return
-        await self._send_event(error.body())
-        await self._send_body(SSE_DONE, more=False)
+        await self._send_events(self.speaker.broken(error))
+        await self._send_body(self.speaker.ending, more=False)
 
     async def _next(self, heard: asyncio.Queue[Item]) -> Item:
         """The run's next item; a keep-alive line each ``KEEPALIVE_S`` of silence. (Not ``wait_for``: in
@@ -125,8 +163,9 @@ class TurnReply(Response):
         finally:
             getting.cancel()
 
-    async def _send_event(self, data: dict[str, Any]) -> None:
-        await self._send_body(sse(self.redact(data)))
+    async def _send_events(self, events: list[dict[str, Any]]) -> None:
+        for data in events:
+            await self._send_body(self.speaker.frame(self.redact(data)))
 
     async def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
         data = json.dumps(self.redact(body), ensure_ascii=False).encode()
@@ -160,6 +199,8 @@ def answered(ended: Ended) -> TurnResult:
 def failure(error: Exception) -> ApiError:
     """A run's exception as the error its client reads: a session another run holds is a conflict; a
     failure of ours or from outside is the server's."""
+    if isinstance(error, ApiError):  # the request's own fault, found as its run opened
+        return error
     if isinstance(error, UsageError):
         return ApiError(409, str(error), code="session_in_use", param="session")
     if isinstance(error, MassGenError):

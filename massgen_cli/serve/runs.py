@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from massgen_cli.coordination.call_answers import ClientTurn, Outside
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.events import RunEvent
 from massgen_cli.inbox import Inbox
@@ -81,6 +82,8 @@ class LiveRun:
         self.app: MassGenApp | None = None
         self.started = time.time()
         self.inbox = Inbox()
+        self.client = ClientTurn(ask.tools, ask.exchange)
+        """The request's own tools, and the calls of them the turn answers with."""
         self.said: list[Item] = []
         """Everything the run said so far, for a watcher who comes in late."""
         self.said_at: dict[int, float] = {}
@@ -143,9 +146,18 @@ class LiveRun:
         loaded = self.served.loaded
         # A served run speaks through its events; --web's also shows on the terminal.
         app = MassGenApp(
-            loaded, self.view, state_dir=self.state_dir, session_id=self.ask.session_id, inbox=self.inbox
+            loaded,
+            self.view,
+            state_dir=self.state_dir,
+            session_id=self.ask.session_id,
+            outside=Outside(self.inbox, self.client),
         )
         app.events.subscribe(self._publish)
+        try:
+            _refuse_clashes(self.client, app)
+        except ApiError:
+            _close(app)
+            raise
         with self._lock:
             self.app = app
             cancelled = self._cancelled
@@ -166,6 +178,19 @@ class LiveRun:
         self.said_at[id(item)] = at if at is not None else time.time()
         for queue in self._subscribers:
             queue.put_nowait(item)
+
+
+def _refuse_clashes(client: ClientTurn, app: MassGenApp) -> None:
+    """A 400 for a client's tool named as an agent's own tool: a call of it could not be told apart."""
+    for agent in app.agents:
+        for index, tool in enumerate(client.tools):
+            if tool.name in agent.toolbox:
+                raise ApiError(
+                    400,
+                    f"the tool {tool.name!r} is a tool of the agent {agent.id} already; rename it",
+                    param=f"tools[{index}]",
+                    code="tool_name_taken",
+                )
 
 
 def _close(app: MassGenApp) -> None:

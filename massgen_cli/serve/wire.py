@@ -10,18 +10,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from massgen_cli.backends.base import ToolSpec
 from massgen_cli.errors import UsageError
 from massgen_cli.events import Usage
 from massgen_cli.messages import Message
 from massgen_cli.redaction import redact
 from massgen_cli.session import check_session_id
 
-IGNORED_ROLES = ("system", "developer")
-"""Taken as said to the server, not to the agents: their system prompts come from the config (as in
-MassGen's server)."""
 UNSUPPORTED = {
-    "tools": "client tools are not supported: the agents use the tools of their config",
-    "functions": "client functions are not supported: the agents use the tools of their config",
+    "functions": "functions (deprecated) are not supported: give the client's functions as tools",
+    "function_call": "function_call (deprecated) is not supported: give the client's functions as tools",
 }
 
 
@@ -67,6 +65,10 @@ class ChatAsk:
     include_usage: bool
     not_applied: tuple[str, ...] = ()
     """The parameters given that are accepted and left to the config's models (``parameters``)."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The client's own tools, offered to the agents beside theirs."""
+    exchange: tuple[Message, ...] = ()
+    """The calls of the client's tools after the question, with the client's results."""
 
 
 @dataclass(frozen=True)
@@ -87,20 +89,30 @@ def read_chat(body: Any, limits: RequestLimits | None = None) -> ChatAsk:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise bad_request("you must provide a model parameter", "model")
+    from massgen_cli.serve.conversation import read_conversation
     from massgen_cli.serve.parameters import check_parameters
+    from massgen_cli.serve.tool_specs import chat_tools
 
     for key, why in UNSUPPORTED.items():
         if body.get(key):
             raise bad_request(why, key)
     not_applied = check_parameters(body)
     _check_choices(body)
+    stream = streaming(body)
+    options = body.get("stream_options") or {}
+    include_usage = isinstance(options, dict) and options.get("include_usage") is True
+    said = read_conversation(body.get("messages"), limits or RequestLimits())
+    return ChatAsk(
+        model, said.question, said.history, session_of(body), stream, include_usage, not_applied,
+        chat_tools(body), said.exchange,
+    )  # fmt: skip
+
+
+def streaming(body: dict[str, Any]) -> bool:
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
         raise bad_request("stream must be true or false", "stream")
-    options = body.get("stream_options") or {}
-    include_usage = isinstance(options, dict) and options.get("include_usage") is True
-    history, question = _conversation(body.get("messages"), limits or RequestLimits())
-    return ChatAsk(model, question, history, session_of(body), stream, include_usage, not_applied)
+    return stream
 
 
 def _check_choices(body: dict[str, Any]) -> None:
@@ -109,57 +121,6 @@ def _check_choices(body: dict[str, Any]) -> None:
     response_format = body.get("response_format")
     if response_format and not (isinstance(response_format, dict) and response_format.get("type") == "text"):
         raise bad_request("response_format is not supported: the answer is text", "response_format")
-
-
-def _conversation(messages: Any, limits: RequestLimits) -> tuple[list[Message], str]:
-    """The user and assistant messages before the last one, and the last one, which must be the user's
-    question."""
-    if not isinstance(messages, list) or not messages:
-        raise bad_request("messages must be a non-empty list", "messages")
-    if len(messages) > limits.max_messages:
-        raise bad_request(
-            f"messages holds {len(messages):,} messages; at most {limits.max_messages:,} are taken",
-            "messages",
-            "too_many_messages",
-        )
-    said: list[Message] = []
-    chars = 0
-    for index, message in enumerate(messages):
-        where = f"messages[{index}]"
-        if not isinstance(message, dict):
-            raise bad_request(f"{where} must be an object with a role and content", where)
-        role = message.get("role")
-        if role in IGNORED_ROLES:
-            continue
-        if role not in ("user", "assistant"):
-            raise bad_request(
-                f"{where}.role {role!r} is not supported: use user or assistant", f"{where}.role"
-            )
-        text = _text(message.get("content"), f"{where}.content")
-        chars += len(text)
-        if chars > limits.max_chars:
-            raise bad_request(
-                f"the messages hold more than {limits.max_chars:,} characters (over at {where})",
-                "messages",
-                "too_many_characters",
-            )
-        said.append({"role": role, "content": text})
-    if not said or said[-1]["role"] != "user" or not str(said[-1]["content"]).strip():
-        raise bad_request("the last message must be the user's question, with text", "messages")
-    return said[:-1], str(said[-1]["content"])
-
-
-def _text(content: Any, where: str) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
-    if isinstance(content, str):
-        return content
-    if content is None:
-        return ""
-    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        if any(part.get("type") != "text" for part in content):
-            raise bad_request(f"{where}: only text parts are supported", where)
-        return "\n".join(str(part.get("text", "")) for part in content)
-    raise bad_request(f"{where} must be a string or a list of text parts", where)
 
 
 def session_of(body: dict[str, Any]) -> str | None:
@@ -210,11 +171,22 @@ class Reply:
     def new(cls, model: str, run_id: str) -> Reply:
         return cls(f"chatcmpl-{run_id}", model, int(time.time()))
 
-    def completion(self, content: str, reasoning: str, usage: Usage, extra: dict[str, Any]) -> dict[str, Any]:
+    def completion(
+        self,
+        content: str | None,
+        reasoning: str,
+        usage: Usage,
+        extra: dict[str, Any],
+        tool_calls: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The whole answer: its text, or (``tool_calls``) the calls of the client's tools it is."""
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
         if reasoning:
             message["reasoning_content"] = reasoning
-        choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+        finish = "tool_calls" if tool_calls else "stop"
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         return {**self._head("chat.completion"), "choices": [choice], "usage": usage_fields(usage), **extra}
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from tests.serve.serving import (
     session_summary,
     write_configs,
 )
+from tests.servers.answer_schema import answer_problems, stream_problems
 
 TOKEN = "serve-test-token-0123456789"
 SECRET = "codeword-notforclients"
@@ -206,8 +207,10 @@ def test_bad_requests_get_openai_error_shapes(client, served):
     cases = [
         (post(b"{not json"), 400, None, "invalid_json"),
         (post({"model": "massgen"}), 400, "messages", None),
-        (post({"model": "massgen", "messages": [{"role": "tool", "content": "x"}]}), 400, "messages[0].role",
-         None),
+        (post({"model": "massgen", "messages": [{"role": "tool", "content": "x"}]}), 400,
+         "messages[0].tool_call_id", None),
+        (post({"model": "massgen", "messages": [{"role": "function", "content": "x"}]}), 400,
+         "messages[0].role", None),
         (post({"model": "massgen", "n": 2, "messages": question}), 400, "n", None),
         (post({"model": "massgen", "session": "../x", "messages": question}), 400, "session", None),
         (post({"model": "gpt-4o", "messages": question}), 404, "model", "model_not_found"),
@@ -326,3 +329,41 @@ def test_sigterm_cancels_the_running_turn_and_stops_the_server(tmp_path: Path):
     assert failed and "server is stopping" in str(failed[0])
     assert session_summary(server.state, session)["end_reason"].startswith("cancelled")  # type: ignore[index]
     assert "stopped" in server.stderr()
+
+
+def test_every_route_answers_in_the_sdks_response_models(served):
+    """Every answer and stream event of every route, validated with the ``openai`` SDK's response models
+    (unknown keys refused, the schema's required fields present)."""
+    headers = {"authorization": f"Bearer {TOKEN}"}
+
+    def get(path: str) -> httpx.Response:
+        return httpx.get(f"{served.url}{path}", headers=headers, timeout=60)
+
+    def post(path: str, **body: object) -> httpx.Response:
+        return httpx.post(f"{served.url}{path}", json=body, headers=headers, timeout=120)
+
+    def data_lines(response: httpx.Response) -> list[dict]:  # type: ignore[type-arg]
+        lines = [line[6:] for line in response.text.splitlines() if line.startswith("data: ")]
+        return [json.loads(line) for line in lines if line != "[DONE]"]
+
+    assert answer_problems("model.list", get("/models").json()) == []
+    assert answer_problems("model", get("/models/massgen/echo").json()) == []
+    unauthorized = httpx.get(f"{served.url}/models")
+    refusals = [get("/models/nothing"), post("/chat/completions", model="massgen"), get("/nowhere")]
+    for refused in (*refusals, unauthorized, post("/responses", model="massgen", input=[])):
+        assert refused.status_code >= 400 and answer_problems("error", refused.json()) == [], refused.text
+    question = [{"role": "user", "content": "What is the capital of France?"}]
+    whole = post("/chat/completions", model="massgen", messages=question).json()
+    assert answer_problems("chat.completion", whole) == []
+    chunks = data_lines(post("/chat/completions", model="massgen", messages=question, stream=True,
+                             stream_options={"include_usage": True}))  # fmt: skip
+    assert [p for chunk in chunks for p in answer_problems("chat.completion.chunk", chunk)] == []
+    response = post("/responses", model="massgen", input="What is the capital of France?").json()
+    assert answer_problems("response", response) == [] and response["output"][-1]["type"] == "message"
+    assert response["output"][-1]["content"][0]["text"] == THREE_FINAL
+    events = data_lines(post("/responses", model="massgen", input="What is the capital?", stream=True))
+    assert stream_problems(events) == []
+    broken = data_lines(post("/chat/completions", model="massgen/broken", messages=question, stream=True))
+    assert answer_problems("error", broken[-1]) == []
+    failed = data_lines(post("/responses", model="massgen/broken", input="Anything?", stream=True))
+    assert stream_problems(failed) == [] and failed[-1]["type"] == "response.failed"

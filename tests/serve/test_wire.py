@@ -40,7 +40,18 @@ def test_a_request_becomes_a_question_with_the_conversation_before_it():
         ({"messages": []}, "messages"),
         ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
          "messages[0].content"),
-        ({"tools": [{"type": "function"}]}, "tools"),
+        ({"tools": [{"type": "function"}]}, "tools[0].function"),
+        ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
+        ({"tools": [{"type": "function", "function": {"name": "vote"}}]}, "tools[0].function.name"),
+        ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools[0].function.name"),
+        ({"functions": [{"name": "f"}]}, "functions"),
+        ({"messages": [{"role": "user", "content": "Q"},
+                       {"role": "tool", "tool_call_id": "c1", "content": "r"}]}, "messages"),
+        ({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}, "messages"),
+        ({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "not json"}}]}]},
+         "messages[1].tool_calls[0].function.arguments"),
         ({"response_format": {"type": "json_object"}}, "response_format"),
         ({"stream": "yes"}, "stream"),
         ({"session": 7}, "session"),
@@ -96,3 +107,26 @@ def test_usage_is_reported_as_openai_does():
     assert fields["prompt_tokens_details"] == {"cached_tokens": 40}
     chunk = Reply("chatcmpl-1", "massgen", 1).chunk({"content": "x"})
     assert chunk["object"] == "chat.completion.chunk" and chunk["choices"][0]["delta"] == {"content": "x"}
+
+
+def test_the_client_tools_and_their_results_after_the_question_are_read():
+    tools = [{"type": "function", "function": {"name": "lookup", "description": "Looks up.",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+    function = {"name": "lookup", "arguments": '{"city": "Oslo"}'}
+    call = {"id": "call_1", "type": "function", "function": function}
+    messages = [
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": "said"},
+        {"role": "user", "content": "What is the weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "text", "text": "rain"}]},
+    ]
+    asked = read_chat(chat(messages=messages, tools=tools))
+    assert asked.question == "What is the weather?"
+    assert asked.history == [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "said"}]
+    assert [tool.name for tool in asked.tools] == ["lookup"] and asked.tools[0].description == "Looks up."
+    assert asked.exchange == (
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "rain"},
+    )
+    assert read_chat(chat(messages=messages, tools=tools, tool_choice="none")).tools == ()
