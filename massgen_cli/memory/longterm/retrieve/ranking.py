@@ -41,8 +41,10 @@ Method = Literal["hybrid", "dense", "lexical"]
 
 RRF_K = 5
 """The rank constant: a memory at position p of a ranking scores ``weight / (RRF_K + p)`` there."""
-WEIGHTS = (1.0, 2.0, 1.0)
+WEIGHTS = (1.0, 2.0, 1.5)
 """The weight of the dense, lexical and named rankings, in that order."""
+DATED_WEIGHT = 2.0
+"""The weight of the ranking of the memories dated when a question asks about (``with_dated``)."""
 POOL = 100
 """How many candidates each ranking contributes to a fusion, whatever the limit."""
 
@@ -65,6 +67,18 @@ def reciprocal_rank_fusion(
     return sorted(
         fused.items(), key=lambda pair: (-pair[1], place.get(pair[0], len(lexical)), keys.get(pair[0], ""))
     )
+
+
+def with_dated(fused: Ranking, dated: Ranking) -> list[tuple[str, float]]:
+    """``fused`` with the same search among the memories dated when the question asks about
+    (``record.dates.query_span``) as one more ranking of weight ``DATED_WEIGHT``: a memory adds
+    ``rrf_score(position, DATED_WEIGHT)`` for its place there. Equal sums keep their order in
+    ``fused``, then in ``dated``."""
+    scores = dict(fused)
+    for position, (item, _) in enumerate(dated):
+        scores[item] = scores.get(item, 0.0) + rrf_score(position, DATED_WEIGHT)
+    order = {item: place for place, item in enumerate(dict.fromkeys(item for item, _ in [*fused, *dated]))}
+    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
 
 
 def tiers(limit: int) -> Iterator[int]:

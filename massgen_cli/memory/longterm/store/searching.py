@@ -1,17 +1,20 @@
 """Search: the stored vectors, BM25 and the speakers the query names, each ranked inside the search's
-scope, fused by reciprocal rank over pools whose size does not depend on the limit, optionally
+scope, fused by reciprocal rank over pools whose size does not depend on the limit (with the same
+search among the memories dated when the question asks about, when it names a date), optionally
 reordered by learned values, echoes put after the line they repeat, and attributed to the source that
-makes each memory visible."""
+makes each memory visible. The question is embedded without the speakers it names."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from massgen_cli.memory.longterm.record.dates import query_span, today
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import ContextTurn, IndexedMemory, MemoryHit
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
+from massgen_cli.memory.longterm.retrieve.names import query_names, without_speakers
+from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers, with_dated
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.index.terms import terms
@@ -45,16 +48,21 @@ class MemorySearch:
         turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
         place. The same query gives the same first results whatever ``limit``
         (``retrieve.ranking.tiers``); a line that repeats the words of one ranked before it comes after
-        the rest of its tier (``echoes_last``). With ``context``, each hit comes with up to that many
+        the rest of its tier (``echoes_last``). A hybrid search whose question names a date also
+        ranks the memories dated then (``dated_scope``) and fuses that ranking in
+        (``retrieve.ranking.with_dated``). With ``context``, each hit comes with up to that many
         memories recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
         scope = (scope or SearchFilter()).normalized()
         vector = self._query_vector(query) if method != "lexical" else None
+        dated = dated_scope(scope, query) if method == "hybrid" else None
         chosen: list[tuple[str, float]] = []
         memories = KnownMemories(self.index)
         for pool in tiers(limit):
             ranked = self.index.ranked(query, vector, pool, scope, method)
+            if dated is not None:
+                ranked = with_dated(ranked, self.index.ranked(query, vector, pool, dated, method))
             if value_goal and value_weight > 0:
                 ranked = self.values.rank(ranked, segment(value_goal), value_weight)
             chosen += _new(echoes_last(ranked, limit, memories), chosen)[: pool - len(chosen)]
@@ -66,9 +74,13 @@ class MemorySearch:
         return self._with_context(hits, context, scope) if context > 0 else hits
 
     def _query_vector(self, query: str) -> Sequence[float]:
+        """The vector of ``query`` without the speakers it names (``retrieve.names``: who said a line
+        is ranked as a field of its own; in the embedder a name is a likeness to every line that
+        says it)."""
         self._index_missing_vectors()
         self.index.warm()  # while the embedder may still be loading (``mem0_config.warm_embedder``)
-        return self.embedding.embed([query])[0]
+        speakers = self.index.speakers(query_names(query))
+        return self.embedding.embed([without_speakers(query, speakers)])[0]
 
     def _hits(
         self, chosen: list[tuple[str, float]], memories: Mapping[str, IndexedMemory], scope: SearchFilter
@@ -118,6 +130,20 @@ class KnownMemories:
         """Those of ``ids`` still in the index (deleted ones are left out)."""
         self.known |= self.index.get(memory_id for memory_id in ids if memory_id not in self.known)
         return self.known
+
+
+def dated_scope(scope: SearchFilter, query: str) -> SearchFilter | None:
+    """``scope`` narrowed to the days ``query`` asks about (``record.dates.query_span``: the date it
+    writes out, else its one relative date, resolved against today); None when it names none, or
+    when those days leave nothing of the scope's own span, or all of it."""
+    span = query_span(query, today())
+    if span is None:
+        return None
+    since = max(day for day in (scope.since, span[0]) if day is not None)
+    until = min(day for day in (scope.until, span[1]) if day is not None)
+    if since > until or (since, until) == (scope.since, scope.until):
+        return None
+    return replace(scope, since=since, until=until)
 
 
 def echoes_last(
