@@ -116,15 +116,6 @@ class IndexSearch(IndexFile):
             top = self.vectors.top(query_vector, allowed, limit)  # agents search from several threads
         return self.ties_by_key(top)[:limit]
 
-    def speakers(self, names: QueryNames) -> frozenset[str]:
-        """Those of ``names``' speakers that some memory of the index is said by."""
-        if not names:
-            return frozenset()
-        marks = ", ".join("?" for _ in names.speakers)
-        sql = f"SELECT DISTINCT name FROM names WHERE kind = 'speaker' AND name IN ({marks})"
-        with self._lock:
-            return frozenset(row[0] for row in self._db.execute(sql, names.speakers))
-
     def neighbours(
         self, memory_id: str, source: Source, count: int, scope: SearchFilter
     ) -> list[tuple[int, str, Source]]:
