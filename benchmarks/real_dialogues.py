@@ -2,7 +2,7 @@
 real multi-session chats between two people, with questions and the turns that answer them).
 
 Usage: python benchmarks/real_dialogues.py [--data FILE] [--conversations 0 1 ...] [--methods ...]
-                                           [--show-misses N]
+                                           [--show-misses N] [--through-cli N]
 
 Each conversation is imported into a fresh store through the code ``massgen memory import`` runs (one
 record per turn: ``content``, ``speaker``, ``timestamp`` the session's date, ``dia_id``, and a shared
@@ -13,7 +13,14 @@ search --session S --json --limit 10`` runs. A hit counts when its ``dia_id`` is
 - any@k: an evidence turn among the first k hits;
 - session@k: a hit from a session that holds an evidence turn;
 - for ``hybrid+context`` a hit also counts when an evidence turn is among the turns shown around it
-  (``--context 1``).
+  (``--context 1``): each hit's own ``context`` list in the JSON, which is what the command prints
+  by default; ``session@k`` still counts the hits' own sessions only.
+
+``hybrid`` is the figure the outside measure takes (a hit counts by its own ``dia_id``);
+``hybrid+context`` says how often the answer is at least shown beside a hit. ``--through-cli N``
+imports each conversation with the ``massgen`` command itself, asks its first N questions with
+``massgen memory search --session S --json --limit 10`` and counts the questions whose printed
+hits and context turns differ from the benchmark's own search of that store (0 expected).
 
 It prints these for dense, lexical, hybrid and hybrid+context, overall and per category, and the share
 of the top-10 hits said by the person the question names (how much a question about Caroline finds
@@ -27,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -270,6 +278,57 @@ def run_figures() -> dict[str, float]:
     return {**found, "real_hybrid_over_better_half": min(ratios)}
 
 
+def through_cli(conversations: list[Conversation], count: int) -> tuple[int, int]:
+    """``(asked, differing)``: each conversation imported by ``massgen memory import`` and its first
+    ``count`` questions asked with ``massgen memory search --json``, against the benchmark's search
+    of the same store (hit and context ``dia_id``s, in order)."""
+    from massgen_cli.config.memory_loader import load_memory_config
+    from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+    from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+    from massgen_cli.memory.longterm.store.vector_stores import close_clients
+
+    asked = differing = 0
+    for conversation in conversations:
+        session = f"locomo_{conversation.number}"
+        with tempfile.TemporaryDirectory() as folder:
+            lines = Path(folder) / "talk.jsonl"
+            lines.write_text("".join(json.dumps(record) + "\n" for record in conversation.records))
+            _massgen("memory", "import", str(lines), "--session", session, "--state-dir", folder)
+            printed = [
+                _massgen("memory", "search", question.text, "--session", session, "--json", "--limit",
+                         str(LIMIT), "--state-dir", folder)
+                for question in conversation.questions[:count]
+            ]  # fmt: skip
+            settings = load_memory_config(None)
+            store = PersistentMemory(
+                settings.persistent_memory, Path(folder), domain=settings.domain, task_type=settings.task_type
+            )
+            for question, output in zip(conversation.questions, printed, strict=False):
+                hits = store.search(
+                    question.text, limit=LIMIT, scope=SearchFilter(session_id=session), context=1
+                )
+                found = [json.loads(line) for line in output.splitlines() if line.strip()]
+                asked += 1
+                differing += _shown(found) != _shown([hit.to_json() for hit in hits])
+            store.close()
+            close_clients()
+    return asked, differing
+
+
+def _massgen(*arguments: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "massgen_cli", *arguments], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def _shown(hits: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    return [
+        (str(hit["metadata"].get("dia_id")), [str(turn.get("dia_id")) for turn in hit.get("context", [])])
+        for hit in hits
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -278,8 +337,19 @@ def main() -> None:
     parser.add_argument(
         "--show-misses", type=int, default=0, help="Print this many hybrid misses per conversation."
     )
+    parser.add_argument(
+        "--through-cli", type=int, default=0, help="Ask this many questions per conversation via massgen."
+    )
     args = parser.parse_args()
     methods = tuple(args.methods)
+    if args.through_cli and args.data.resolve().is_file():
+        chosen = [
+            c
+            for c in read_conversations(args.data.resolve())
+            if c.number in (args.conversations or [c.number])
+        ]
+        asked, differing = through_cli(chosen, args.through_cli)
+        print(f"through the massgen command: {differing} of {asked} questions printed other hits or context")
     tally = figures(args.data.resolve(), args.conversations, methods, args.show_misses)
     if tally is not None:
         print_figures(tally, methods)

@@ -13,6 +13,7 @@ from massgen_cli.memory.longterm.record.dates import (
     memory_day,
     own_date,
     query_dates,
+    query_span,
     resolved_dates,
     said_on,
 )
@@ -106,3 +107,28 @@ def test_a_filter_bound_is_the_first_or_last_day_a_date_month_year_or_relative_d
 @pytest.mark.parametrize("text", ["soon", "2023-13", "0000", "May", "yesterday and today"])
 def test_a_bound_that_names_no_one_date_is_none(text):
     assert date_bound(text, MONDAY, end=False) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        ("What did Tim say about his injury on 16 November, 2023?", date(2023, 11, 16), date(2023, 11, 16)),
+        ("What did Melanie paint on October 13, 2023?", date(2023, 10, 13), date(2023, 10, 13)),
+        ("What did we decide on 2023-05-08?", MONDAY, MONDAY),
+        ("What did Joanna achieve in January 2022?", date(2022, 1, 1), date(2022, 1, 31)),
+        ("What changed in 2023-05?", date(2023, 5, 1), date(2023, 5, 31)),
+        ("Where did they travel in 2022?", date(2022, 1, 1), date(2022, 12, 31)),
+        ("What did we do yesterday?", date(2023, 5, 7), date(2023, 5, 7)),
+        ("What happened last month?", date(2023, 4, 1), date(2023, 4, 30)),
+    ],
+)
+def test_a_question_asks_about_the_days_its_date_names(question, first, last):
+    assert query_span(question, MONDAY) == (first, last)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What did Caroline research?", "May I ask what you did?", "It cost 150 dollars", "last week, last year"],
+)
+def test_a_question_that_names_no_one_date_asks_about_no_days(question):
+    assert query_span(question, MONDAY) is None

@@ -20,7 +20,7 @@ from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.record.names import memory_names
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.names import QueryNames, query_names
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, query_names, without_speakers
 from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.store.index.terms import stem, terms
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
@@ -51,6 +51,16 @@ def test_a_query_names_speakers_in_any_case():
     assert {"agent_b", "nora", "walrus", "agent_b tell"} <= set(found.speakers)
     assert "what" not in found.speakers and "what did" not in found.speakers, "common words name no one"
     assert not query_names("what is it?") and query_names("what is it?") == QueryNames()
+
+
+def test_a_question_is_embedded_without_the_speakers_it_names():
+    question = "When did Caroline go to the support group with Mel's sister?"
+    assert without_speakers(question, {"caroline"}) == "When did go to the support group with Mel's sister?"
+    assert without_speakers("What is CAROLINE's job?", {"caroline"}) == "What is job?"
+    assert without_speakers("Did Dr. Smith call?", {"dr smith"}) == "Did call?"
+    assert without_speakers("What did agent_b say?", {"agent_b", "nora"}) == "What did say?"
+    assert without_speakers("Who is Carolines?", {"caroline"}) == "Who is Carolines?", "whole words only"
+    assert without_speakers("Caroline?", {"caroline"}) == "Caroline?", "a name alone stays"
 
 
 def record_agents(store: PersistentMemory) -> None:

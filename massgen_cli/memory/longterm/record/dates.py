@@ -34,6 +34,9 @@ _MONTH_DAY = re.compile(r"\b([A-Za-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4
 _MONTH_YEAR = re.compile(r"^([A-Za-z]+)\.?,?\s+(\d{4})$")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _YEAR = re.compile(r"^\d{4}$")
+_NAMED_MONTH = re.compile(r"\b[A-Za-z]+\.?,?\s+\d{4}\b")
+_ISO_MONTH_IN = re.compile(r"\b\d{4}-\d{2}\b(?!-)")
+_YEAR_IN = re.compile(r"\b(?:1[89]|20)\d{2}\b")
 _COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(day|week|month|year)s?"
 _DAYS = {
@@ -177,6 +180,24 @@ def query_dates(query: str, on: date) -> list[str]:
         if day:
             found[_day(day)] = None
     return list(found)
+
+
+def query_span(query: str, on: date) -> tuple[date, date] | None:
+    """The days a query asks about: the first date it writes out (``16 November, 2023``,
+    ``November 16, 2023``, ``2023-11-16``: that day; ``January 2022``, ``2022-01``: that month; a year
+    such as ``2022``: that year), else the one relative date it says (``yesterday``, ``last month``),
+    resolved against ``on``; None when it names none, or several relative ones."""
+    for pattern in (_DAY_MONTH, _MONTH_DAY, _ISO, _NAMED_MONTH, _ISO_MONTH_IN, _YEAR_IN):
+        for found in pattern.finditer(query):
+            named = " ".join(found.group(0).replace(",", " ").split())
+            first, last = date_bound(named, on, end=False), date_bound(named, on, end=True)
+            if first and last:
+                return first, last
+    relative = resolved_dates(query, on)
+    if len(relative) != 1:
+        return None
+    first, last = date_bound(relative[0], on, end=False), date_bound(relative[0], on, end=True)
+    return (first, last) if first and last else None
 
 
 def date_bound(text: str, on: date, *, end: bool) -> date | None:

@@ -1,17 +1,23 @@
 """Search: the stored vectors, BM25 and the speakers the query names, each ranked inside the search's
-scope, fused by reciprocal rank over pools whose size does not depend on the limit, optionally
-reordered by learned values, echoes put after the line they repeat, and attributed to the source that
-makes each memory visible."""
+scope, fused by reciprocal rank over pools whose size does not depend on the limit (with the same
+search among the memories dated when the question asks about, when it names a date, and the answer
+to a line that asks lifted next to it), optionally reordered by learned values, echoes put after the
+line they repeat, and attributed to the source that makes each memory visible. The question is
+embedded without the speakers it names."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from massgen_cli.memory.longterm.record.dates import query_span, today
 from massgen_cli.memory.longterm.record.keys import segment
-from massgen_cli.memory.longterm.record.memories import ContextTurn, IndexedMemory, MemoryHit
+from massgen_cli.memory.longterm.record.memories import ContextTurn, IndexedMemory, MemoryHit, speaker_of
+from massgen_cli.memory.longterm.record.names import as_name
+from massgen_cli.memory.longterm.retrieve.answers import ASKED_IN, answers_lifted, asks
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers
+from massgen_cli.memory.longterm.retrieve.names import query_names, without_speakers
+from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers, with_dated
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.index.terms import terms
@@ -45,27 +51,72 @@ class MemorySearch:
         turn-aware viewer) acts inside each ranking, so what is out of scope never takes a candidate's
         place. The same query gives the same first results whatever ``limit``
         (``retrieve.ranking.tiers``); a line that repeats the words of one ranked before it comes after
-        the rest of its tier (``echoes_last``). With ``context``, each hit comes with up to that many
+        the rest of its tier (``echoes_last``). A hybrid search whose question names a date also
+        ranks the memories dated then (``dated_scope``) and fuses that ranking in
+        (``retrieve.ranking.with_dated``), and lifts the line after a line that asks next to it
+        (``retrieve.answers``). With ``context``, each hit comes with up to that many
         memories recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
-        scope = (scope or SearchFilter()).normalized()
-        vector = self._query_vector(query) if method != "lexical" else None
+        asked = self._asked(query, (scope or SearchFilter()).normalized(), method)
         chosen: list[tuple[str, float]] = []
         memories = KnownMemories(self.index)
         for pool in tiers(limit):
-            ranked = self.index.ranked(query, vector, pool, scope, method)
+            ranked = self._ranked(asked, pool, memories)
             if value_goal and value_weight > 0:
                 ranked = self.values.rank(ranked, segment(value_goal), value_weight)
             chosen += _new(echoes_last(ranked, limit, memories), chosen)[: pool - len(chosen)]
             if len(chosen) >= limit or len(ranked) < pool:  # enough, or the scope has no more
                 break
         hits = self._hits(
-            chosen[:limit], memories.read([memory_id for memory_id, _ in chosen[:limit]]), scope
+            chosen[:limit], memories.read([memory_id for memory_id, _ in chosen[:limit]]), asked.scope
         )
-        return self._with_context(hits, context, scope) if context > 0 else hits
+        return self._with_context(hits, context, asked.scope) if context > 0 else hits
+
+    def _asked(self, query: str, scope: SearchFilter, method: Method) -> Asked:
+        """What a search asks: the query, its vector without the speakers it names, and for a
+        hybrid search the days it asks about."""
+        if method == "lexical":
+            return Asked(query, None, scope, method)
+        speakers = self.index.speakers(query_names(query))
+        vector = self._query_vector(without_speakers(query, speakers))
+        dated = dated_scope(scope, query) if method == "hybrid" else None
+        return Asked(query, vector, scope, method, speakers, dated)
+
+    def _ranked(self, asked: Asked, pool: int, memories: KnownMemories) -> list[tuple[str, float]]:
+        """The index's ranking of ``pool`` candidates per ranking; for ``hybrid``, with the memories
+        dated when the question asks about fused in (``retrieve.ranking.with_dated``) and answers
+        lifted next to their questions (``retrieve.answers``)."""
+        ranked = self.index.ranked(asked.query, asked.vector, pool, asked.scope, asked.method)
+        if asked.method != "hybrid":
+            return ranked
+        if asked.dated is not None:
+            dated = self.index.ranked(asked.query, asked.vector, pool, asked.dated, asked.method)
+            ranked = with_dated(ranked, dated)
+        return answers_lifted(ranked, self._answers(ranked, asked, memories))
+
+    def _answers(
+        self, ranked: list[tuple[str, float]], asked: Asked, memories: KnownMemories
+    ) -> dict[str, str]:
+        """For each line that asks among the first ``ASKED_IN`` of ``ranked``, the line recorded next
+        in its session, when a speaker the query names said it (any speaker when it names none)."""
+        first = [memory_id for memory_id, _ in ranked[:ASKED_IN]]
+        known = memories.read(first)
+        questions = [memory_id for memory_id in first if memory_id in known and asks(known[memory_id].text)]
+        sources = self.index.attribute(questions, asked.scope)
+        found: dict[str, str] = {}
+        for question in (memory_id for memory_id in questions if memory_id in sources):
+            around = self.index.neighbours(question, sources[question], 1, asked.scope)
+            found.update((question, memory_id) for offset, memory_id, _ in around if offset == 1)
+        said = memories.read(list(found.values()))
+        return {
+            question: answer
+            for question, answer in found.items()
+            if answer in said and (not asked.speakers or speaker_name(said[answer]) in asked.speakers)
+        }
 
     def _query_vector(self, query: str) -> Sequence[float]:
+        """The vector of ``query``, what the dense and named rankings compare with."""
         self._index_missing_vectors()
         self.index.warm()  # while the embedder may still be loading (``mem0_config.warm_embedder``)
         return self.embedding.embed([query])[0]
@@ -107,6 +158,25 @@ class MemorySearch:
             )
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One search's question: its words, its vector (embedded without the speakers it names:
+    ``retrieve.names``, where a name in the embedder is a likeness to every line that says it), its
+    scope and method, the speakers it names, and the scope narrowed to the days it asks about."""
+
+    query: str
+    vector: Sequence[float] | None
+    scope: SearchFilter
+    method: Method
+    speakers: frozenset[str] = frozenset()
+    dated: SearchFilter | None = None
+
+
+def speaker_name(memory: IndexedMemory) -> str:
+    """Who said ``memory``, written as a name (as queries name speakers)."""
+    return as_name(speaker_of(memory.role, memory.first.agent_id, memory.first.extra))
+
+
 class KnownMemories:
     """The memories one search has read from the index, each read once."""
 
@@ -118,6 +188,20 @@ class KnownMemories:
         """Those of ``ids`` still in the index (deleted ones are left out)."""
         self.known |= self.index.get(memory_id for memory_id in ids if memory_id not in self.known)
         return self.known
+
+
+def dated_scope(scope: SearchFilter, query: str) -> SearchFilter | None:
+    """``scope`` narrowed to the days ``query`` asks about (``record.dates.query_span``: the date it
+    writes out, else its one relative date, resolved against today); None when it names none, or
+    when those days leave nothing of the scope's own span, or all of it."""
+    span = query_span(query, today())
+    if span is None:
+        return None
+    since = max(day for day in (scope.since, span[0]) if day is not None)
+    until = min(day for day in (scope.until, span[1]) if day is not None)
+    if since > until or (since, until) == (scope.since, scope.until):
+        return None
+    return replace(scope, since=since, until=until)
 
 
 def echoes_last(

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import QueryNames
 from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
@@ -69,6 +70,10 @@ class Ranking(Protocol):
         """``(id, score)`` inside ``scope``, best first (equal scores in key order): for ``hybrid`` the
         ``pool`` best of each ranking, fused by reciprocal rank (``retrieve.ranking``); for ``dense``
         or ``lexical`` the ``pool`` best of that ranking alone, with its own scores."""
+
+    def speakers(self, names: QueryNames) -> frozenset[str]:
+        """Those of the names a query gives that are the speaker of a memory in the index (whatever
+        the scope): what the query is embedded without (``retrieve.names.without_speakers``)."""
 
     def neighbours(
         self, memory_id: str, source: Source, count: int, scope: SearchFilter

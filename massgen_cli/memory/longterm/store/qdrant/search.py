@@ -19,7 +19,7 @@ from typing import Any
 from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.context import SPREAD, context_scope, memory_scope, nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.names import query_names
+from massgen_cli.memory.longterm.retrieve.names import QueryNames, query_names
 from massgen_cli.memory.longterm.retrieve.ranking import Method, reciprocal_rank_fusion
 from massgen_cli.memory.longterm.store.index.terms import query_terms
 from massgen_cli.memory.longterm.store.qdrant.filters import (
@@ -90,6 +90,16 @@ class QdrantSearch(QdrantRecords):
                 query=dense, using=DENSE, filter=named, limit=pool, with_payload=fields
             )
         return requests
+
+    def speakers(self, names: QueryNames) -> frozenset[str]:
+        """Those of ``names``' speakers that some memory point is said by (a facet of the indexed
+        ``speaker`` field)."""
+        if not names:
+            return frozenset()
+        found = self.client.facet(
+            self.memories, "speaker", facet_filter=named_filter(names), limit=len(names.speakers), exact=True
+        )
+        return frozenset(str(hit.value) for hit in found.hits)
 
     def neighbours(
         self, memory_id: str, source: Source, count: int, scope: SearchFilter

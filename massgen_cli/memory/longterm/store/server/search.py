@@ -9,6 +9,7 @@ from typing import Any
 from massgen_cli.memory.longterm.record.memories import Source
 from massgen_cli.memory.longterm.retrieve.context import nearest
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.retrieve.names import QueryNames
 from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.store.index.context import (
     position_params,
@@ -36,6 +37,16 @@ class ServerSearch(ServerBase):
             'SELECT id, score FROM fused ORDER BY score DESC, place, key COLLATE "C"'
         )
         return [(memory_id, float(score)) for memory_id, score in self.server.rows(sql, params)]
+
+    def speakers(self, names: QueryNames) -> frozenset[str]:
+        """Those of ``names``' speakers that some memory of the index is said by."""
+        if not names:
+            return frozenset()
+        rows = self.server.rows(
+            f"SELECT DISTINCT name FROM {self.tables.names} WHERE kind = 'speaker' AND name = ANY(%s)",
+            [list(names.speakers)],
+        )
+        return frozenset(row[0] for row in rows)
 
     def neighbours(
         self, memory_id: str, source: Source, count: int, scope: SearchFilter
