@@ -17,6 +17,7 @@ import httpx
 
 from massgen_cli.serve.wire import RequestLimits
 from tests.cli.headless import Browser, chromium_or_fail
+from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until
 from tests.serve.serving import FUNCTIONS, ServedInThread, echo_agent, write_configs
 from tests.serve.test_web import STEER, TOKEN, ask, text_of
@@ -114,6 +115,11 @@ def test_states_streams_and_times_follow_the_events_and_a_finished_run_stays(tmp
         asking.join(timeout=120)
         server.stop()
     assert answers[0]["choices"][0]["message"]["content"] == "Paris."
+    [log] = state.glob("massgen_logs/*/turn_1/attempt_1/events.jsonl")
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [event["text"] for event in logged if event["type"] == "SteeringMessage"] == [STEER]
+    shown = massgen("logs", "show", "--state-dir", str(state))
+    assert shown.exit_code == 0 and f"you: {STEER}" in shown.stdout.split("sent during the run")[1]
 
 
 def test_the_question_box_starts_a_run_on_a_served_config(tmp_path: Path):
