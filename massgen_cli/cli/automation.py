@@ -9,7 +9,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from massgen_cli.answer_out import to_devnull
+from massgen_cli.cli.signals import TERMINATED
 from massgen_cli.errors import MassGenError, UsageError
 from massgen_cli.events import FinalAnswer, Notice, RunEvent, TurnEnded
 from massgen_cli.runlogs.status import StatusFile
@@ -53,6 +54,26 @@ def automation_exit_codes() -> Iterator[None]:
         yield
     except typer.Exit as ended:
         raise typer.Exit(automation_code(ended.exit_code)) from None
+
+
+def exit_code_of(error: BaseException) -> int:
+    """The exit code ``error`` ends the command with (as ``guard.guarded`` maps it)."""
+    if isinstance(error, MassGenError):
+        return error.exit_code
+    if isinstance(error, KeyboardInterrupt):
+        return 143 if TERMINATED.is_set() else 130
+    return 1
+
+
+def watched(outputs: Outputs, run: Callable[[RunWatch], int]) -> int:
+    """``run`` with a ``RunWatch`` serving ``outputs``, finished with the exit code (its failure's too)."""
+    watch = RunWatch(outputs)
+    try:
+        code = run(watch)
+    except BaseException as error:
+        watch.finish(exit_code_of(error), error)
+        raise
+    return watch.finish(code)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from massgen_cli.cli.automation import Outputs, RunWatch
+from massgen_cli.cli.automation import Outputs, RunWatch, watched
 from massgen_cli.cli.mode_flags import ModeFlags
 from massgen_cli.cli.quickstart import QuickStart
 from massgen_cli.cli.signals import TERMINATED
@@ -53,13 +53,7 @@ class RunOptions:
 def ask_or_chat(options: RunOptions) -> int:
     """Answer one question (exit code 0, or 1 without an answer), or run an interactive session; what a
     script reads of it (``options.outputs``) is kept by a ``RunWatch`` to the end."""
-    watch = RunWatch(options.outputs)
-    try:
-        code = _ask_or_chat(_launched(options), watch)
-    except BaseException as error:
-        watch.finish(_exit_code(error), error)
-        raise
-    return watch.finish(code)
+    return watched(options.outputs, lambda watch: _ask_or_chat(_launched(options), watch))
 
 
 def _launched(options: RunOptions) -> RunOptions:
@@ -76,15 +70,6 @@ def _launched(options: RunOptions) -> RunOptions:
     if not options.quiet and not options.outputs.automated:
         _stderr_console().print(f"[dim]continuing session {escape(session)}[/]")
     return replace(options, session=session, config=config)
-
-
-def _exit_code(error: BaseException) -> int:
-    """The exit code ``error`` ends the command with (as ``guard.guarded`` maps it)."""
-    if isinstance(error, MassGenError):
-        return error.exit_code
-    if isinstance(error, KeyboardInterrupt):
-        return 143 if TERMINATED.is_set() else 130
-    return 1
 
 
 def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:

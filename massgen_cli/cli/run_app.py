@@ -3,6 +3,7 @@ or start an interactive session; list, validate, or show a run live (``--web``).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -41,6 +42,7 @@ from massgen_cli.cli.run_flags import (
 )
 
 if TYPE_CHECKING:
+    from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
@@ -102,7 +104,9 @@ def run(
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
     elif web:
-        _guarded(debug, lambda: _with_web_view(question, config, state_dir, session))
+        _watch_web_view(
+            debug, question, config, state_dir, session, Outputs(automation, stream_events, output_file)
+        )
     else:
         options = RunOptions(
             question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
@@ -136,12 +140,25 @@ def _ask(options: RunOptions) -> None:
     _guarded(options.debug, lambda: ask_or_chat(options))
 
 
-def _with_web_view(
-    question: str | None, config: str | None, state_dir: Path | None, session: str | None
-) -> int:
+def _watch_web_view(
+    debug: bool,
+    question: str | None,
+    config: str | None,
+    state_dir: Path | None,
+    session: str | None,
+    outputs: Outputs,
+) -> None:
+    """``--web``: one question, watched in the web view; with the exit codes of automation when it asks
+    for them."""
+    from massgen_cli.cli.automation import automation_exit_codes, watched
     from massgen_cli.errors import UsageError
     from massgen_cli.serve.one_run import WebRun, run_with_web_view
 
-    if not question:
-        raise UsageError('--web runs one question: massgen --web "your question"')
-    return run_with_web_view(WebRun(question, config, state_dir, session))
+    def serve_one_run() -> int:
+        if not question:
+            raise UsageError('--web runs one question: massgen --web "your question"')
+        options = WebRun(question, config, state_dir, session, outputs=outputs)
+        return watched(outputs, lambda watch: run_with_web_view(options, watch))
+
+    with automation_exit_codes() if outputs.automated else contextlib.nullcontext():
+        _guarded(debug, serve_one_run)

@@ -42,8 +42,9 @@ ERROR_CATCHER = (
 )
 
 
-def report_html(runs: list[Run], title: str) -> str:
-    """The page for ``runs`` (oldest first), titled ``title`` (a run's or a session's name)."""
+def report_html(runs: list[Run], title: str, *, back: tuple[str, str] | None = None) -> str:
+    """The page for ``runs`` (oldest first), titled ``title`` (a run's or a session's name); ``back``
+    (an address and its words) is a link at its top to where it was opened from (the live view)."""
     details = _Details()
     stories = [tell(record) for run in runs for record in run.attempts]
     body = [_turn(story, details) for story in stories] or ["<p>These runs logged no turn.</p>"]
@@ -53,10 +54,12 @@ def report_html(runs: list[Run], title: str) -> str:
             '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>massgen report · {escape(title)}</title>",
+            '<link rel="icon" href="data:,">',  # asks nothing of a server (the live view serves it)
             f"<style>{_asset('report.css')}</style>",
             "</head><body>",
             f'<div id="report-errors" hidden></div><script>{ERROR_CATCHER}</script>',
             '<div class="page"><main>',
+            f'<nav class="back"><a href="{escape(back[0])}">{escape(back[1])}</a></nav>' if back else "",
             _header(runs, title, stories),
             *body,
             "</main>",

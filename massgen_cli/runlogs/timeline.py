@@ -34,7 +34,7 @@ DetailId = Callable[[str, str, tuple[tuple[str, str], ...]], str]
 
 def timeline_svg(story: AttemptStory, detail_id: DetailId) -> str:
     """The attempt's timeline; ``detail_id`` files each item's content and names where it went."""
-    scale = _Scale(max(story.duration, 1e-3))
+    scale = Scale(max(story.duration, 1e-3))
     height = AXIS_HEIGHT + LANE_HEIGHT * max(len(story.lanes), 1) + 4
     rows = [line for index, lane in enumerate(story.lanes) for line in _lane(lane, index, scale, detail_id)]
     causes = list(_cause_lines(story, scale))
@@ -51,7 +51,7 @@ def timeline_svg(story: AttemptStory, detail_id: DetailId) -> str:
     )
 
 
-class _Scale:
+class Scale:
     def __init__(self, duration: float):
         self.duration = duration
         self.plot = WIDTH - LABEL_WIDTH - RIGHT_MARGIN
@@ -67,7 +67,7 @@ def _patterns() -> str:
     )
 
 
-def _axis(scale: _Scale, height: int) -> Iterator[str]:
+def _axis(scale: Scale, height: int) -> Iterator[str]:
     step = _tick_step(scale.duration)
     for index in range(int(scale.duration / step) + 1):
         seconds = index * step
@@ -88,7 +88,7 @@ def _seconds(value: float, step: float) -> str:
     return f"{value:.{decimals}f}s"
 
 
-def _lane(lane: Lane, index: int, scale: _Scale, detail_id: DetailId) -> Iterator[str]:
+def _lane(lane: Lane, index: int, scale: Scale, detail_id: DetailId) -> Iterator[str]:
     top = AXIS_HEIGHT + index * LANE_HEIGHT
     agent = escape(lane.agent_id)
     yield f'<g class="lane" data-agent="{agent}" transform="translate(0,{top})">'
@@ -101,7 +101,7 @@ def _lane(lane: Lane, index: int, scale: _Scale, detail_id: DetailId) -> Iterato
     yield "</g>"
 
 
-def _step(lane: Lane, step: Step, scale: _Scale, detail_id: DetailId) -> str:
+def _step(lane: Lane, step: Step, scale: Scale, detail_id: DetailId) -> str:
     x1, x2 = scale.x(step.start), max(scale.x(step.end), scale.x(step.start) + 2)
     title = _step_title(lane, step)
     details = _step_details(step)
@@ -154,18 +154,38 @@ def _step_details(step: Step) -> tuple[tuple[str, str], ...]:
     return tuple(details)
 
 
-def _marks(marks: list[Mark], y: int, scale: _Scale, detail_id: DetailId) -> Iterator[str]:
-    """Marks in one row; one that would overlap the previous is moved right (its time is in its title)."""
-    free = 0.0
-    for mark in sorted(marks, key=lambda m: m.at):
-        x = max(scale.x(mark.at), free)
-        width = max(scale.x(mark.until) - scale.x(mark.at), 6) if mark.until is not None else 0
-        free = x + max(width, 0) + MARK_SPACING
-        free += 6 * len(_label(mark))
+def _marks(marks: list[Mark], y: int, scale: Scale, detail_id: DetailId) -> Iterator[str]:
+    """Marks in one row, placed by ``placed`` (each one's time is in its title)."""
+    for mark, x, width in placed(marks, scale):
         title = f"{mark.at:.2f}s · {mark.title}" + _hover_text(mark)
         ident = detail_id(mark.kind, mark.title, mark.details)
         failed = "" if mark.ok else " failed"
         yield _item(f"mark {mark.kind}{failed}", ident, title, _shape(mark, x, y, width))
+
+
+def placed(marks: list[Mark], scale: Scale) -> list[tuple[Mark, float, float]]:
+    """Each mark with its x and width, in time order: one that would overlap the one before is moved
+    right; marks pushed past the drawing's right edge (events close together at a lane's end) are moved
+    left, so none overlaps another and none is cut off."""
+    row: list[tuple[Mark, float, float]] = []
+    free = 0.0
+    for mark in sorted(marks, key=lambda m: m.at):
+        x = max(scale.x(mark.at), free)
+        width = max(scale.x(mark.until) - scale.x(mark.at), 6.0) if mark.until is not None else 0.0
+        row.append((mark, x, width))
+        free = x + _extent(mark, width) + MARK_SPACING
+    limit: float = WIDTH - MARK_SPACING
+    for index in range(len(row) - 1, -1, -1):
+        mark, x, width = row[index]
+        x = round(min(x, limit - _extent(mark, width)), 1)
+        row[index] = (mark, x, width)
+        limit = x - MARK_SPACING
+    return row
+
+
+def _extent(mark: Mark, width: float) -> float:
+    """How far right of its x a mark reaches (its bar, and the words beside it)."""
+    return max(width, 0) + 6 * len(_label(mark))
 
 
 def _hover_text(mark: Mark) -> str:
@@ -218,7 +238,7 @@ def _star(x: float, y: float) -> str:
     return "M" + " L".join(points) + " Z"
 
 
-def _cause_lines(story: AttemptStory, scale: _Scale) -> Iterator[str]:
+def _cause_lines(story: AttemptStory, scale: Scale) -> Iterator[str]:
     """A dashed line from each new answer that restarted an agent to that restart."""
     rows = {lane.agent_id: index for index, lane in enumerate(story.lanes)}
     for index, lane in enumerate(story.lanes):

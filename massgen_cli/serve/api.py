@@ -50,6 +50,8 @@ class ServerSettings:
     limits: RequestLimits = field(default_factory=RequestLimits)
     tenants: Tenants | None = None
     """``--keys``' tenants, each with its own token and state folder (None: one owner, ``token``)."""
+    questions: bool = True
+    """Whether the live view's page may ask questions (``massgen --web`` serves its one run only)."""
 
 
 def create_app(settings: ServerSettings) -> Starlette:
@@ -82,8 +84,7 @@ def create_app(settings: ServerSettings) -> Starlette:
 async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     yield
     runs: Runs = app.state.runs
-    runs.cancel_all()
-    runs.executor.shutdown(wait=True)
+    await runs.close()
 
 
 async def health(request: Request) -> Response:

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from massgen_cli.coordination.call_answers import ClientTurn, Outside
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.events import RunEvent
 from massgen_cli.inbox import Inbox
+from massgen_cli.serve.finished import FINISHED_KEPT, FinishedRun, finished_run
 from massgen_cli.serve.models import ServedModel
 from massgen_cli.serve.wire import ApiError, ChatAsk
 from massgen_cli.worker_threads import DaemonThreadExecutor
@@ -88,6 +90,8 @@ class LiveRun:
         """Everything the run said so far, for a watcher who comes in late."""
         self.said_at: dict[int, float] = {}
         """When each item of ``said`` (by ``id``) was said: a late watcher sees when it happened."""
+        self.ended: Ended | None = None
+        """How the run ended, once it has (its app may still be closing)."""
         self._subscribers: list[asyncio.Queue[Item]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
@@ -173,7 +177,14 @@ class LiveRun:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening any more
             loop.call_soon_threadsafe(self._deliver, item, time.time())
 
+    def refused(self, error: ApiError) -> None:
+        """The run never started: ``error`` says why (the server was busy or stopping); from the server's
+        loop."""
+        self._deliver(Ended(error=error))
+
     def _deliver(self, item: Item, at: float | None = None) -> None:
+        if isinstance(item, Ended):
+            self.ended = item
         self.said.append(item)
         self.said_at[id(item)] = at if at is not None else time.time()
         for queue in self._subscribers:
@@ -202,31 +213,27 @@ def _close(app: MassGenApp) -> None:
 
 
 class Runs:
-    """The server's turns: the ones running (``live``, by run id) and the limits they run under."""
+    """The server's turns: the ones running (``live``, by run id), what is kept of the finished ones
+    (``finished``, newest first) and the limits they run under."""
 
     def __init__(self, limit: int, max_waiting: int):
         self.limit, self.max_waiting = limit, max_waiting
         self.live: dict[str, LiveRun] = {}
+        self.finished: deque[FinishedRun] = deque(maxlen=FINISHED_KEPT)
         self.executor = DaemonThreadExecutor("massgen-serve")
         self.closing = False
         self._slots = asyncio.Semaphore(limit)
         self._waiting = 0
         self._sessions = SessionLocks()
+        self._unattended: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
     async def turn_for(self, run: LiveRun) -> AsyncIterator[None]:
         """Hold a place for ``run``: its session's turn, then one of the ``limit`` slots, waiting in line
         for them; an ``ApiError`` (429) when ``max_waiting`` requests wait already, (503) when the server
         is stopping."""
-        session = f"{run.owner or ''}/{run.ask.session_id}" if run.ask.session_id else None
-        self._refuse_when_closing()
-        if (self._slots.locked() or self._sessions.busy(session)) and self._waiting >= self.max_waiting:
-            raise ApiError(
-                429,
-                f"the server is busy ({self.limit} turns running, {self._waiting} waiting); try again later",
-                kind="rate_limit_error",
-                code="server_busy",
-            )
+        session = _session_key(run)
+        self.refuse_when_full(run)
         self._waiting += 1
         in_line = True
         try:
@@ -238,9 +245,49 @@ class Runs:
                     yield
                 finally:
                     del self.live[run.id]
+                    self._keep(run)
         finally:
             if in_line:
                 self._waiting -= 1
+
+    def refuse_when_full(self, run: LiveRun) -> None:
+        """An ``ApiError``: 429 when ``run`` would wait and ``max_waiting`` requests wait already, 503 when
+        the server is stopping."""
+        self._refuse_when_closing()
+        busy = self._slots.locked() or self._sessions.busy(_session_key(run))
+        if busy and self._waiting >= self.max_waiting:
+            raise ApiError(
+                429,
+                f"the server is busy ({self.limit} turns running, {self._waiting} waiting); try again later",
+                kind="rate_limit_error",
+                code="server_busy",
+            )
+
+    def start_unattended(self, run: LiveRun) -> None:
+        """Run ``run`` with no client waiting for it (a question asked on the page), under the same
+        limits: refused at once (``refuse_when_full``) as a request is; ``close`` waits for it."""
+        self.refuse_when_full(run)
+        task = asyncio.create_task(self._unattended_turn(run), name=f"run:{run.id}")
+        self._unattended.add(task)
+        task.add_done_callback(self._unattended.discard)
+
+    async def _unattended_turn(self, run: LiveRun) -> None:
+        try:
+            async with self.turn_for(run):
+                await run.run(self.executor)
+        except ApiError as error:  # the line filled up, or the server began to stop, meanwhile
+            run.refused(error)
+            self._keep(run)
+
+    def _keep(self, run: LiveRun) -> None:
+        if run.ended is not None:
+            self.finished.appendleft(finished_run(run, run.ended))
+
+    async def close(self) -> None:
+        """Cancel every turn, wait for the unattended ones and the worker threads to end."""
+        self.cancel_all()
+        await asyncio.gather(*self._unattended, return_exceptions=True)
+        await asyncio.to_thread(self.executor.shutdown, wait=True)
 
     @property
     def waiting(self) -> int:
@@ -256,6 +303,11 @@ class Runs:
     def _refuse_when_closing(self) -> None:
         if self.closing:
             raise ApiError(503, "the server is stopping", kind="server_error", code="server_stopping")
+
+
+def _session_key(run: LiveRun) -> str | None:
+    """The session ``run`` holds, told apart by tenant (None: a temporary session of its own)."""
+    return f"{run.owner or ''}/{run.ask.session_id}" if run.ask.session_id else None
 
 
 class SessionLocks:

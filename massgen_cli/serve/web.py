@@ -1,13 +1,14 @@
 """The live web view, served beside the API: ``/`` is the page (plain HTML, its script and style shipped
-in the package, the run report's look); ``/runs`` lists the running turns and the state folder's past
-runs; ``/runs/{id}/events`` streams a running turn's events by SSE (each in its ``events.jsonl`` form,
-secrets redacted); ``/runs/{id}/steer`` sends its agents a message for their next step and
-``/runs/{id}/stop`` cancels it; ``/runs/past/{name}`` is a past run's report.
+in the package, the run report's look); ``/runs`` lists the running turns, what is kept of the runs this
+server finished and the state folder's past runs; ``POST /runs`` asks a question (``web_ask``);
+``/runs/{id}/events`` streams a running turn's events by SSE (each in its ``events.jsonl`` form, secrets
+redacted); ``/runs/{id}/steer`` sends its agents a message for their next step and ``/runs/{id}/stop``
+cancels it; ``/runs/past/{name}`` is a past run's report (with a way back to the view).
 
 The token (when the server has one) is checked by ``guard.BearerCheck``: the page is opened once as
 ``/?token=TOKEN``, which keeps it in an HTTP-only, same-site strict cookie (and leaves the address
 without it); ``guard.HostCheck`` refuses other hosts and origins. With tenants, each sees, steers and
-stops only its own runs, and reads only its own past runs."""
+stops only its own runs, asks only as itself, and reads only its own past runs."""
 
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ from massgen_cli.redaction import redact
 from massgen_cli.runlogs.reader import Run, all_runs, run_folder
 from massgen_cli.runlogs.report import report_html
 from massgen_cli.serve.bounds import read_body, read_json
+from massgen_cli.serve.finished import FinishedRun, finished_run
 from massgen_cli.serve.guard import cookie_name, is_token, owner_of, state_dir_of
 from massgen_cli.serve.runs import Ended, Item, LiveRun, Opened, Runs, Steered
+from massgen_cli.serve.web_ask import ask, json_posted
+from massgen_cli.serve.web_replay import told_again
 from massgen_cli.serve.wire import ApiError, bad_request
 from massgen_cli.text import one_line
 
@@ -44,7 +48,8 @@ def web_routes() -> list[Route]:
     return [
         Route("/", page),
         Route("/web/{asset}", asset),
-        Route("/runs", runs_index),
+        Route("/runs", runs_index, methods=["GET"]),
+        Route("/runs", ask, methods=["POST"]),
         Route("/runs/past/{name}", past_report),
         Route("/runs/{run_id}/events", run_events),
         Route("/runs/{run_id}/steer", steer, methods=["POST"]),
@@ -81,15 +86,21 @@ def _report_css() -> str:
 
 
 async def runs_index(request: Request) -> Response:
-    """The running turns (newest first) and the state folder's past runs (newest first)."""
+    """The running turns, the runs this server finished and the state folder's past runs (each newest
+    first); whether the page may ask (``ask``: the models it may ask, or null)."""
     runs: Runs = request.app.state.runs
     owner = owner_of(request)
-    own = [run for run in runs.live.values() if run.owner == owner]
-    live = [_live(run) for run in sorted(own, key=lambda run: run.started, reverse=True)]
+    own = sorted((run for run in runs.live.values() if run.owner == owner), key=lambda run: run.started)
+    live = [_live(run) for run in reversed(own) if run.ended is None]
+    closing = [finished_run(run, run.ended) for run in reversed(own) if run.ended is not None]
+    kept = [run for run in runs.finished if run.owner == owner][:PAST_RUNS_LISTED]
+    finished = [run.fields() for run in [*closing, *kept][:PAST_RUNS_LISTED]]
     past = await asyncio.to_thread(_past_runs, state_dir_of(request))
     running = {run["session_id"] for run in live}
     past = [run for run in past if run["session_id"] not in running]  # a running turn's log is shown live
-    return JSONResponse(redact({"live": live, "past": past}))
+    models = request.app.state.settings.models.ids
+    asking = {"models": models} if request.app.state.settings.questions else None
+    return JSONResponse(redact({"live": live, "finished": finished, "past": past, "ask": asking}))
 
 
 def _live(run: LiveRun) -> dict[str, Any]:
@@ -129,15 +140,9 @@ async def past_report(request: Request) -> Response:
     folder = run_folder(state_dir_of(request), name)
     if folder is None:
         raise ApiError(404, f"no run is named {name!r}", code="not_found")
-    html = await asyncio.to_thread(lambda: report_html([Run(folder)], name))
+    back = ("/", "← the live view")
+    html = await asyncio.to_thread(lambda: report_html([Run(folder)], name, back=back))
     return HTMLResponse(redact(html))
-
-
-def _json_posted(request: Request) -> None:
-    """A page of another site may send a form or plain text here unasked, never JSON without the
-    browser asking this server first (which it does not allow): a steer or stop must be JSON."""
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise ApiError(415, "send JSON (content-type: application/json)", code="unsupported_media_type")
 
 
 def _running(request: Request) -> LiveRun:
@@ -149,11 +154,26 @@ def _running(request: Request) -> LiveRun:
 
 
 async def run_events(request: Request) -> Response:
-    """The run's events so far, then as they happen, as server-sent events, until it ends."""
-    run = _running(request)
-    return StreamingResponse(
-        _event_stream(run), media_type="text/event-stream", headers={"cache-control": "no-store"}
-    )
+    """The run's events so far, then as they happen, as server-sent events, until it ends; a run this
+    server finished, told again from its log."""
+    finished = _finished(request)
+    if finished is not None:
+        said = await asyncio.to_thread(told_again, state_dir_of(request), finished)
+        stream: AsyncIterator[str] = _told(said)
+    else:
+        stream = _event_stream(_running(request))
+    return StreamingResponse(stream, media_type="text/event-stream", headers={"cache-control": "no-store"})
+
+
+def _finished(request: Request) -> FinishedRun | None:
+    runs: Runs = request.app.state.runs
+    wanted, owner = request.path_params["run_id"], owner_of(request)
+    return next((run for run in runs.finished if run.id == wanted and run.owner == owner), None)
+
+
+async def _told(said: list[dict[str, Any]]) -> AsyncIterator[str]:
+    for item in said:
+        yield f"data: {json.dumps(redact(item), ensure_ascii=False, default=str)}\n\n"
 
 
 async def _event_stream(run: LiveRun) -> AsyncIterator[str]:
@@ -189,7 +209,7 @@ def item_dict(item: Item) -> dict[str, Any]:
 async def steer(request: Request) -> Response:
     """``{"message": TEXT}``: the agents read it at their next step; a message over
     ``MAX_MESSAGE_CHARS`` characters is a 413, one past the run's ``MAX_MESSAGES`` a 429."""
-    _json_posted(request)
+    json_posted(request)
     run = _running(request)
     body = read_json(await read_body(request, MAX_STEER_BYTES))
     message = body.get("message") if isinstance(body, dict) else None
@@ -210,6 +230,6 @@ async def steer(request: Request) -> Response:
 
 async def stop(request: Request) -> Response:
     """Cancel the run, as a client that disconnects does."""
-    _json_posted(request)
+    json_posted(request)
     _running(request).cancel()
     return JSONResponse({"stopping": True})

@@ -76,7 +76,8 @@ def test_each_tenant_has_its_own_sessions_runs_reports_steering_and_stopping(tmp
         asking.start()
         wait_until(lambda: httpx.get(f"{server.root}/runs", headers=as_alice, timeout=10).json()["live"])
         run = httpx.get(f"{server.root}/runs", headers=as_alice, timeout=10).json()["live"][0]["id"]
-        assert httpx.get(f"{server.root}/runs", headers=as_bob, timeout=10).json() == {"live": [], "past": []}
+        listed = httpx.get(f"{server.root}/runs", headers=as_bob, timeout=10).json()
+        assert (listed["live"], listed["finished"], listed["past"]) == ([], [], [])
         theirs = ask(bob, "massgen/echo", "Which one?", "project")  # while alice's turn of it waits
         assert theirs.choices[0].message.content == "You said (not found in what I was sent)."
         assert theirs.model_extra["massgen_metadata"]["turn"] == 1  # type: ignore[index]
@@ -97,6 +98,18 @@ def test_each_tenant_has_its_own_sessions_runs_reports_steering_and_stopping(tmp
         past = httpx.get(f"{server.root}/runs", headers=as_alice, timeout=10).json()["past"]
         assert len(past) == 2 and all(run["session_id"] == "project" for run in past)
         assert len(httpx.get(f"{server.root}/runs", headers=as_bob, timeout=10).json()["past"]) == 1
+        kept = httpx.get(f"{server.root}/runs", headers=as_alice, timeout=10).json()["finished"]
+        assert [run["answer"] for run in kept] == ["You said codeword-alpha.", "You said codeword-alpha."]
+        [bobs] = httpx.get(f"{server.root}/runs", headers=as_bob, timeout=10).json()["finished"]
+        assert bobs["question"] == "Which one?", "each tenant's finished runs are its own"
+        told = httpx.get(f"{server.root}/runs/{kept[0]['id']}/events", headers=as_bob, timeout=10)
+        assert told.status_code == 404, "another tenant's finished run is none of bob's"
+        asked = {"model": "massgen/echo", "question": "Which one?", "session": "project"}
+        by_page = httpx.post(f"{server.root}/runs", headers=as_bob, json=asked, timeout=10)
+        assert by_page.status_code == 202, "bob asks from the page as himself"
+        wait_until(
+            lambda: len(httpx.get(f"{server.root}/runs", headers=as_bob, timeout=10).json()["finished"]) == 2
+        )
         first = past[-1]["name"]
         report = httpx.get(f"{server.root}/runs/past/{first}", headers=as_alice, timeout=30)
         assert report.status_code == 200 and "codeword-alpha" in report.text
@@ -109,5 +122,6 @@ def test_each_tenant_has_its_own_sessions_runs_reports_steering_and_stopping(tmp
     folders = {name: state / TENANTS_FOLDER / name for name in ("alice", "bob")}
     assert session_summary(folders["alice"], "project", turn=2) is not None
     assert session_summary(folders["bob"], "project") is not None
-    assert session_summary(folders["bob"], "project", turn=2) is None
+    assert session_summary(folders["bob"], "project", turn=2) is not None, "the page's question, in bob's"
+    assert session_summary(folders["alice"], "project", turn=3) is None
     assert not (state / "sessions" / "project").exists(), "nothing of a tenant's in the server's own folder"

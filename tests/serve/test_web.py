@@ -192,6 +192,11 @@ def test_massgen_web_serves_one_run_to_watch_and_steer_and_prints_its_answer(tmp
         assert found, stderr_path.read_text()
         browser.visit(found.group(1))
         browser.wait_for("!!document.querySelector('#timeline li.vote')")
+        assert browser.evaluate("document.getElementById('ask').hidden"), "it serves its one run"
+        root, token = found.group(1).split("/?token=")
+        asked = httpx.post(f"{root}/runs", json={"model": "massgen", "question": "More?"},
+                           headers={"authorization": f"Bearer {token}"}, timeout=10)  # fmt: skip
+        assert asked.status_code == 403 and asked.json()["error"]["code"] == "questions_not_taken"
         browser.evaluate(f"document.getElementById('steer-text').value = {json.dumps(STEER)}")
         browser.click("#steer-send")
         browser.wait_for("document.getElementById('steer-said').textContent.startsWith('sent')")

@@ -1,14 +1,23 @@
-// The live view: the running turns and the past runs (from /runs, read again every few seconds), and the
-// chosen turn's events as they happen (server-sent events from /runs/<id>/events, each in its run-log
-// form). Text from a run is hostile: it is only ever set as textContent, never parsed as markup.
+// The live view: the running turns, the runs this server finished and the past runs (from /runs, read
+// again every few seconds), and the chosen turn's events as they happen (server-sent events from
+// /runs/<id>/events, each in its run-log form; a finished run's are told again from its log). The agents' and the run's states follow the events;
+// what the agents stream is shown as it comes, bounded. Text from a run is hostile: it is only ever set
+// as textContent, never parsed as markup.
 (function () {
   "use strict";
   var REFRESH_MS = 2000;
-  var chosen = null;
+  var STREAM_CHARS = 3000;    // the most characters of an agent's step shown (its last ones)
+  var FINAL_CHARS = 100000;   // the most characters of an answer shown (the report keeps it whole)
+  var TIMELINE_ITEMS = 2000;  // the most timeline lines kept (the oldest go first)
+  var chosen = null;          // the run shown in the main area
+  var watching = false;       // its events are still coming
+  var wanted = null;          // a run the page asked for, shown once it starts
   var source = null;
-  var started = 0;
+  var timer = null;
   var agents = {};
   var cost = {};
+  var run = {state: "running", final: false};
+  var listed = {finished: "", models: ""};
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -19,6 +28,8 @@
   function $(id) { return document.getElementById(id); }
   function money(value) { return value ? "$" + value.toFixed(4) : "$0"; }
   function stamp(seconds) { return new Date(seconds * 1000).toLocaleTimeString(); }
+  function tail(text, limit) { return text.length > limit ? "…" + text.slice(-(limit - 1)) : text; }
+  function head(text, limit) { return text.length > limit ? text.slice(0, limit - 1) + "…" : text; }
 
   function post(path, body) {
     return fetch(path, {method: "POST", credentials: "same-origin",
@@ -31,78 +42,125 @@
       });
   }
 
+  function schedule(ms) { clearTimeout(timer); timer = setTimeout(refresh, ms); }
   function refresh() {
     fetch("/runs", {credentials: "same-origin"}).then(function (reply) {
       if (!reply.ok) { throw new Error("the server answered " + reply.status + " (is the token right?)"); }
       return reply.json();
     }).then(function (data) {
       $("connection").textContent = "connected · " + data.live.length + " running · " +
-        data.past.length + " past run(s)";
+        data.finished.length + " finished here · " + data.past.length + " past run(s)";
       listLive(data.live);
+      listFinished(data.finished);
       listPast(data.past);
-      if (chosen === null && data.live.length) { choose(data.live[0]); }
+      offerAsking(data.ask);
+      var asked = data.live.concat(data.finished).filter(function (r) { return r.id === wanted; })[0];
+      var next = asked || data.live[0];
+      if (next && (asked || !watching) && next.id !== chosen) { choose(next); }
+      if (asked) { wanted = null; }
+      $("idle").hidden = chosen !== null;
     }).catch(function (error) { $("connection").textContent = "not connected: " + error.message; })
-      .finally(function () { setTimeout(refresh, REFRESH_MS); });
+      .finally(function () { schedule(REFRESH_MS); });
   }
 
   function listLive(live) {
     var list = $("live-runs");
     list.replaceChildren();
-    live.forEach(function (run) {
-      var item = el("li", "live" + (chosen === run.id ? " selected" : ""));
-      item.dataset.run = run.id;
-      item.appendChild(el("span", "when", stamp(run.started) + " · " + run.model));
-      item.appendChild(document.createTextNode(run.question));
-      item.addEventListener("click", function () { choose(run); });
+    live.forEach(function (entry) {
+      var item = el("li", "live" + (chosen === entry.id ? " selected" : ""));
+      item.dataset.run = entry.id;
+      item.appendChild(el("span", "when", stamp(entry.started) + " · " + entry.model));
+      item.appendChild(document.createTextNode(entry.question));
+      item.addEventListener("click", function () { choose(entry); });
       list.appendChild(item);
     });
     if (!live.length) { list.appendChild(el("li", "hint", "none")); }
   }
 
+  function reportLink(name, words) {
+    var link = el("a", "report", words);
+    link.href = "/runs/past/" + encodeURIComponent(name);
+    return link;
+  }
+
+  function listFinished(finished) {
+    var said = JSON.stringify(finished);
+    if (said === listed.finished) { return; }  // unchanged: the list (and what is selected in it) stays
+    listed.finished = said;
+    var list = $("finished");
+    list.replaceChildren();
+    finished.forEach(function (entry) {
+      var item = el("li", "finished-run");
+      item.dataset.run = entry.id;
+      item.dataset.state = entry.state;
+      item.appendChild(el("span", "when", stamp(entry.started) + " · " + entry.model + " · session " +
+        (entry.session_id || "(temporary)")));
+      var question = el("p", "question", entry.question);
+      question.title = "show this run's timeline";
+      question.addEventListener("click", function () { choose(entry); });
+      item.appendChild(question);
+      var facts = el("p", "facts");
+      facts.appendChild(el("span", "status " + entry.state.replace(" ", "-"), entry.state));
+      if (entry.winner) { facts.appendChild(el("span", "winner", " winner: " + entry.winner)); }
+      facts.appendChild(el("span", "reason", " · " + entry.reason));
+      if (entry.report) { facts.appendChild(document.createTextNode(" · ")); facts.appendChild(reportLink(entry.report, "report")); }
+      item.appendChild(facts);
+      if (entry.answer) { item.appendChild(el("p", "answer", entry.answer)); }
+      list.appendChild(item);
+    });
+    $("finished-runs").hidden = !finished.length;
+  }
+
   function listPast(past) {
     var list = $("past-runs");
     list.replaceChildren();
-    past.forEach(function (run) {
+    past.forEach(function (entry) {
       var item = el("li");
-      item.appendChild(el("span", "when", (run.started || "?") + " · " + run.status + " · " + run.turns +
+      item.appendChild(el("span", "when", (entry.started || "?") + " · " + entry.status + " · " + entry.turns +
         " turn(s)"));
-      var link = el("a", "", run.question || run.name);
-      link.href = "/runs/past/" + encodeURIComponent(run.name);
-      item.appendChild(link);
+      item.appendChild(reportLink(entry.name, entry.question || entry.name));
       list.appendChild(item);
     });
     if (!past.length) { list.appendChild(el("li", "hint", "none yet")); }
   }
 
-  function choose(run) {
+  function offerAsking(asking) {
+    $("ask").hidden = !asking;
+    if (!asking || asking.models.join("\n") === listed.models) { return; }
+    listed.models = asking.models.join("\n");
+    var select = $("ask-model");
+    select.replaceChildren();
+    asking.models.forEach(function (model) { select.appendChild(el("option", "", model)); });
+  }
+
+  function choose(entry) {
     if (source) { source.close(); }
-    chosen = run.id;
-    started = run.started;
+    chosen = entry.id;
+    watching = true;
     agents = {};
     cost = {};
+    run = {state: "running", final: false};
     $("idle").hidden = true;
     $("run").hidden = false;
-    $("run").dataset.run = run.id;
-    $("run").dataset.model = run.model;
-    $("run-title").textContent = run.model + " · session " + (run.session_id || "(new)");
-    $("run-question").textContent = run.question;
-    setStatus("running");
-    $("run-verdict").textContent = "";
-    $("run-cost").textContent = "";
-    $("agents").replaceChildren();
-    $("timeline").replaceChildren();
+    $("run").dataset.run = entry.id;
+    $("run").dataset.model = entry.model;
+    $("run-title").textContent = entry.model + " · session " + (entry.session_id || "(new)");
+    $("run-question").textContent = entry.question;
+    setRunState("running");
+    ["run-verdict", "run-cost", "steer-said", "final-text"].forEach(function (id) { $(id).textContent = ""; });
+    ["agents", "streams", "timeline"].forEach(function (id) { $(id).replaceChildren(); });
     $("final").hidden = true;
-    $("steer-said").textContent = "";
-    run.agents.forEach(agentRow);
-    source = new EventSource("/runs/" + encodeURIComponent(run.id) + "/events");
+    (entry.agents || []).forEach(agentRow);
+    source = new EventSource("/runs/" + encodeURIComponent(entry.id) + "/events");
     source.onmessage = function (message) { hear(JSON.parse(message.data)); };
   }
 
-  function setStatus(status) {
+  function setRunState(state) {
+    run.state = state;
     var badge = $("run-status");
-    badge.textContent = status;
-    badge.className = "status " + status;
-    var over = status !== "running";
+    badge.textContent = state;
+    badge.className = "status " + state.replace(" ", "-");
+    var over = !watching;
     $("steer-send").disabled = over;
     $("stop").disabled = over;
   }
@@ -119,47 +177,90 @@
     cells.agent.textContent = id;
     cells.answers.textContent = "0";
     cells.tools.textContent = "0";
-    cells.now.textContent = "";
     $("agents").appendChild(row);
-    agents[id] = {row: row, cells: cells, answers: 0, tools: 0, text: ""};
+    var box = el("div", "stream");
+    box.dataset.agent = id;
+    var title = el("h4", "", id);
+    var text = el("pre", "");
+    box.appendChild(title);
+    box.appendChild(text);
+    box.hidden = true;
+    $("streams").appendChild(box);
+    agents[id] = {row: row, cells: cells, answers: 0, tools: 0, text: "", stream: box, streamText: text,
+      streamTitle: title, step: 0};
+    setAgentState(agents[id], "waiting");
     return agents[id];
+  }
+
+  function setAgentState(agent, state) {
+    agent.state = state;
+    agent.cells.state.textContent = state;
+    agent.row.dataset.state = state;
+  }
+
+  function stream(agent, text, kind) {
+    agent.text = tail(agent.text + text, STREAM_CHARS);
+    agent.stream.hidden = false;
+    agent.streamTitle.textContent = agent.row.dataset.agent + " · step " + agent.step +
+      (kind === "content" ? "" : " · " + kind);
+    agent.streamText.textContent = agent.text;
+    agent.streamText.scrollTop = agent.streamText.scrollHeight;
+    agent.cells.now.textContent = agent.text.slice(-160).replace(/\s+/g, " ");
   }
 
   function line(kind, agent, text) {
     var item = el("li", kind);
-    var at = heardAt !== null ? heardAt : (Date.now() / 1000) - started;  // when it happened, if said
+    var at = heardAt !== null ? heardAt : 0;  // when it happened, in seconds since the run started
     item.appendChild(el("span", "at", at.toFixed(1) + "s"));
     if (agent) { item.appendChild(el("b", "", agent + " ")); }
     item.appendChild(document.createTextNode(text));
     var list = $("timeline");
     var atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
     list.appendChild(item);
+    while (list.children.length > TIMELINE_ITEMS) { list.removeChild(list.firstChild); }
     if (atBottom) { list.scrollTop = list.scrollHeight; }
+  }
+
+  var STILL_AT_WORK = {waiting: true, working: true, restarted: true, presenting: true};
+  function settleAgents(state) {  // the turn is over: no agent is still at work
+    Object.keys(agents).forEach(function (id) {
+      if (STILL_AT_WORK[agents[id].state]) { setAgentState(agents[id], state); }
+    });
   }
 
   var HEARD = {
     Opened: function (e) { $("run-title").textContent = $("run").dataset.model + " · session " + e.session_id; },
     AgentText: function (e) {
       var agent = agentRow(e.agent_id);
-      agent.text = (agent.text + e.text).slice(-400);
-      agent.cells.now.textContent = agent.text.replace(/\s+/g, " ");
+      if (e.kind === "presentation") {
+        if (agent.state !== "presenting") { setAgentState(agent, "presenting"); setRunState("presenting"); }
+        $("final").hidden = false;
+        $("final-title").textContent = "Final answer · " + e.agent_id + " (as it comes)";
+        $("final-text").textContent = head($("final-text").textContent + e.text, FINAL_CHARS);
+        return;
+      }
+      stream(agent, e.text, e.kind);
     },
     AgentStatus: function (e) {
       var agent = agentRow(e.agent_id);
-      agent.cells.state.textContent = e.status;
-      if (e.status === "answered") {
+      setAgentState(agent, e.status);
+      if (e.status === "working") {
+        agent.step += 1;
+        agent.text = "";
+      } else if (e.status === "answered") {
         agent.answers += 1;
         agent.cells.answers.textContent = String(agent.answers);
         line("answer", e.agent_id, "answered: " + e.detail);
       } else if (e.status === "restarted") {
-        agent.text = "";
         line("restart", e.agent_id, "restarted: " + e.detail);
-      } else if (e.status === "failed") {
-        line("failed", e.agent_id, "failed: " + e.detail);
+      } else if (e.status === "failed" || e.status === "done") {
+        line(e.status, e.agent_id, e.status + ": " + e.detail);
       }
     },
     VoteCast: function (e) {
-      agentRow(e.voter).cells.vote.textContent = "→ " + e.target;
+      var agent = agentRow(e.voter);
+      setAgentState(agent, "voted");
+      agent.cells.vote.textContent = "→ " + e.target;
       line("vote", e.voter, "voted for " + e.target + ": " + (e.reason || "no reason given"));
     },
     ToolStarted: function (e) {
@@ -200,22 +301,34 @@
       $("run-cost").textContent = "cost " + money(total);
     },
     FinalAnswer: function (e) {
+      run.final = true;
+      setAgentState(agentRow(e.agent_id), "presented");
       $("final").hidden = false;
       $("final-title").textContent = "Final answer · " + e.agent_id;
-      $("final-text").textContent = e.text;
+      $("final-text").textContent = head(e.text, FINAL_CHARS);
       line("final", e.agent_id, "final answer");
     },
     TurnEnded: function (e) {
       $("run-verdict").textContent = (e.winner ? "winner: " + e.winner + " · " : "") + e.reason;
-      if (e.winner && agents[e.winner]) { agents[e.winner].row.classList.add("winner"); }
+      if (e.winner && agents[e.winner]) {
+        agents[e.winner].row.classList.add("winner");
+        setAgentState(agents[e.winner], "won");
+      }
+      settleAgents("done");
+      setRunState(run.final ? "answered" : "no answer");
     },
     Steered: function (e) { line("steer", "you", "said: " + e.text); },
     SteeringMessage: function (e) { line("steer", "", "the agents' next step has: " + e.text); },
     Ended: function (e) {
-      setStatus(e.status === "ended" ? "answered" : e.status);
-      line("end", "", "the run " + (e.status === "ended" ? "ended" : e.status) + (e.error ? ": " + e.error : ""));
+      watching = false;
       if (source) { source.close(); }
-      chosen = null;
+      settleAgents(e.status === "ended" ? "done" : e.status === "cancelled" ? "cancelled" : "stopped");
+      var state = e.status === "ended" ? (run.final ? "answered" : "no answer") : e.status;
+      setRunState(state);
+      line("end", "", "the run " + (e.status === "ended" ? "ended" : e.status) + (e.error ? ": " + e.error : ""));
+      var item = document.querySelector("#live-runs li[data-run='" + chosen + "']");
+      if (item) { item.remove(); }  // no longer running: it joins the finished runs
+      schedule(0);
     }
   };
 
@@ -227,17 +340,31 @@
     heardAt = null;
   }
 
+  $("ask").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var question = $("ask-text").value;
+    if (!question.trim()) { $("ask-said").textContent = "write a question first"; return; }
+    var body = {model: $("ask-model").value, question: question, session: $("ask-session").value.trim()};
+    $("ask-send").disabled = true;
+    post("/runs", body).then(function (asked) {
+      wanted = asked.id;
+      $("ask-text").value = "";
+      $("ask-said").textContent = "asked: it shows here as it starts";
+      schedule(0);
+    }).catch(function (error) { $("ask-said").textContent = "not asked: " + error.message; })
+      .finally(function () { $("ask-send").disabled = false; });
+  });
   $("steer").addEventListener("submit", function (event) {
     event.preventDefault();
     var text = $("steer-text").value.trim();
-    if (!text || chosen === null) { return; }
+    if (!text || !watching) { return; }
     post("/runs/" + encodeURIComponent(chosen) + "/steer", {message: text}).then(function () {
       $("steer-text").value = "";
       $("steer-said").textContent = "sent: the agents read it at their next step";
     }).catch(function (error) { $("steer-said").textContent = "not sent: " + error.message; });
   });
   $("stop").addEventListener("click", function () {
-    if (chosen === null) { return; }
+    if (!watching) { return; }
     post("/runs/" + encodeURIComponent(chosen) + "/stop").then(function () {
       $("steer-said").textContent = "stopping…";
     }).catch(function (error) { $("steer-said").textContent = "not stopped: " + error.message; });
