@@ -131,7 +131,8 @@ def test_an_agents_own_hooks_replace_the_runs_with_override(tmp_path, monkeypatc
 
 
 def test_a_hook_that_times_out_lets_the_call_go_on_unless_it_fails_closed(tmp_path, monkeypatch):
-    slow = hook_script(tmp_path, "slow.py", "import time\ntime.sleep(60)\n")
+    # a hook that never answers (it waits on an event nobody sets): only its time limit ends it
+    slow = hook_script(tmp_path, "stuck.py", "import threading\nthreading.Event().wait()\n")
     hooks = {
         "PreToolUse": [
             {"command": slow, "timeout": 0.5},
