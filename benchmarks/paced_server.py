@@ -34,6 +34,8 @@ class PacedServer:
     def __init__(self, latency_s: float = 0.5, tokens_per_s: float = 100.0, tokens: int = 30):
         self.latency_s, self.tokens_per_s, self.tokens = latency_s, tokens_per_s, tokens
         self.latency_by_model: dict[str, float] = {}
+        self.prompt_tokens_by_reply: dict[tuple[str, str], int] = {}
+        """The input tokens a model's replies of one kind (answer, vote, text) report (100 by default)."""
         self.served: list[Served] = []
         self.lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -87,7 +89,9 @@ def _reply(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None, str]:
     return "text", None, "The answer is 42."
 
 
-def _frames(model: str, call: dict[str, Any] | None, text: str, tokens: int) -> list[dict[str, Any]]:
+def _frames(
+    model: str, call: dict[str, Any] | None, text: str, tokens: int, prompt_tokens: int = 100
+) -> list[dict[str, Any]]:
     pieces: list[dict[str, Any]] = []
     payload = call["arguments"] if call else text
     size = max(1, len(payload) // tokens + 1)
@@ -103,7 +107,11 @@ def _frames(model: str, call: dict[str, Any] | None, text: str, tokens: int) -> 
         pieces.append({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
     finish = "tool_calls" if call else "stop"
     pieces.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-    usage = {"prompt_tokens": 100, "completion_tokens": tokens, "total_tokens": 100 + tokens}
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": tokens,
+        "total_tokens": prompt_tokens + tokens,
+    }
     pieces.append({"choices": [], "usage": usage})
     return [{"id": "paced", "object": "chat.completion.chunk", "model": model, **p} for p in pieces]
 
@@ -132,7 +140,8 @@ def _handler(server: PacedServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                frames = _frames(model, call, text, server.tokens)
+                prompt_tokens = server.prompt_tokens_by_reply.get((model, kind), 100)
+                frames = _frames(model, call, text, server.tokens, prompt_tokens)
                 for frame in frames:
                     self._chunk(f"data: {json.dumps(frame)}\n\n".encode())
                     self._wait(1 / server.tokens_per_s)

@@ -26,7 +26,8 @@ class RequestHooks:
     """What sees every request of an agent's steps, called from one place in the request path
     (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, or wait, by
     raising or waiting), ``after_response`` hears the completion, ``request_failed`` a request that
-    raised (cancelled included) after the hooks let it go; and every tool call of its steps, called from
+    raised (cancelled included) after the hooks let it go — those two in the reverse order, the last
+    hook to let a request go hearing first how it ended; and every tool call of its steps, called from
     one place in the tool loop (``agent.tool_calls.run_tool``): ``before_tool`` may change the call or
     stand in for its result, ``after_tool`` may change the result. Each does nothing unless overridden; step
     extensions are request hooks too."""
@@ -38,8 +39,13 @@ class RequestHooks:
     async def after_response(self, agent_id: str, request: Request, completion: Completion) -> None:
         """``request`` (as it was sent, before fitting) completed with ``completion``."""
 
-    async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:
-        """``request`` raised ``error`` (a provider's error, a cancellation, a hook's refusal)."""
+    async def request_failed(
+        self, agent_id: str, request: Request, error: BaseException
+    ) -> BaseException | None:
+        """``request`` raised ``error`` (a provider's error, a cancellation, a hook's refusal); the error
+        the step raises instead (a cancellation this hook made, told as what it means), or None."""
+        return None
+
     async def before_tool(self, agent_id: str, call: ToolCall) -> ToolCall | ToolResult:
         """The call to run instead of ``call`` (the same one by default), or a result that stands for it
         (the call is then not run)."""

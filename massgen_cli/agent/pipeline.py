@@ -1,6 +1,7 @@
 """The request path of one agent's step, stage by stage: the agent's request hooks see it first
 (``before_request``), it is fitted into the context window, logged, sent, its reply streamed (shown as
-it comes, bounded), what it spent accounted, and the hooks hear the completion (``after_response``).
+it comes, bounded), what it spent accounted, and the hooks hear the completion (``after_response``,
+the last hook first).
 After a context-length error it is shrunk and sent once more, after a refusal of its images and files
 it is sent with the text only."""
 
@@ -44,10 +45,13 @@ async def run_step(
             admitted.append(hook)
         completion = await _fit_and_send(agent, request, emit, log, on_compressed)
     except BaseException as error:
-        for hook in admitted:
-            await hook.request_failed(agent.id, request, error)
+        instead = None
+        for hook in reversed(admitted):
+            instead = await hook.request_failed(agent.id, request, error) or instead
+        if instead is not None:
+            raise instead from error
         raise
-    for hook in agent.hooks:
+    for hook in reversed(agent.hooks):
         await hook.after_response(agent.id, request, completion)
     return completion
 

@@ -6,6 +6,7 @@ spent, ends with the best answer so far, and says why in its summary and on the 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,12 @@ def server():  # type: ignore[no-untyped-def]
         yield running
 
 
-def three_priced_agents(url: str, max_cost_usd: float, *, priced: bool = True, ids: str = "abc") -> str:
-    pricing = ", pricing: {input_per_million: 10000, output_per_million: 0}" if priced else ""
+def three_priced_agents(
+    url: str, max_cost_usd: float, *, priced: bool = True, ids: str = "abc", input_per_million: float = 10000
+) -> str:
+    pricing = (
+        f", pricing: {{input_per_million: {input_per_million:g}, output_per_million: 0}}" if priced else ""
+    )
     agents = "".join(
         f"  - id: {agent}\n"
         f'    backend: {{type: openai, model: model-{agent}, api_key: sk-test, base_url: "{url}"{pricing}}}\n'
@@ -139,3 +144,36 @@ def test_four_parallel_agents_overshoot_a_cap_by_one_call_s_worth_at_most(tmp_pa
         write_config(tmp_path, three_priced_agents(running.base_url, max_cost_usd=1000, ids="abcd"))
         assert massgen("--config", "config.yaml", "What is 6 times 7?").exit_code == 0
         assert overlapping(running.served) >= 2, "a cap with room to spare lets agents call at once"
+
+
+def test_a_call_that_crosses_the_cap_stops_the_calls_under_way(tmp_path: Path):
+    """Each request is expected to cost a few cents, so every agent's calls start. Agent a answers at
+    once (the others start again to consider it, each call a minute long), then votes, and its vote
+    reports 20,000 input tokens ($2 against a $1 cap). The moment that call ends, the three calls still
+    under way are stopped: the server sees their clients hang up, the run ends with a's answer, and the
+    console and summary say what was spent and what was stopped."""
+    with paced_server.PacedServer(latency_s=60, tokens_per_s=2000, tokens=10) as running:
+        running.latency_by_model["model-a"] = 0.05
+        running.prompt_tokens_by_reply[("model-a", "vote")] = 20_000
+        config = three_priced_agents(running.base_url, max_cost_usd=1, ids="abcd", input_per_million=100)
+        write_config(tmp_path, config)
+        capped = massgen("--config", "config.yaml", "What is 6 times 7?")
+        assert capped.exit_code == 0, capped.stderr
+        assert "The answer from model-a is 42." in capped.stdout
+        assert "the calls under way of b, c, d stopped" in capped.stderr
+        summary = summaries()[-1]
+        assert summary["end_reason"].startswith("spending cap reached: $2"), summary["end_reason"]
+        assert summary["total_usage"]["cost_usd"] >= 2
+        assert wait_until(lambda: all(call.ended for call in running.served)), "every call ended"
+        votes_stopped = sorted(c.model for c in running.served if c.kind == "vote" and not c.completed)
+        assert votes_stopped == ["model-b", "model-c", "model-d"]
+
+
+def wait_until(condition: Any, limit_s: float = 30.0) -> bool:
+    """Whether ``condition()`` came true within ``limit_s`` (looked at every 10 ms)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
