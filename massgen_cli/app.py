@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from massgen_cli.agent.data import Agent
+from massgen_cli.agent.spending import SharedSpending
 from massgen_cli.compose import ComposedRun, Place, session_mirror
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.coordination.call_answers import Outside
@@ -46,7 +47,8 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 class MassGenApp:
     """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
     nothing when None; ``outside``: what reaches its turns from outside, messages sent during a turn for
-    the agents to read at their next step, a served request's own tools)."""
+    the agents to read at their next step, a served request's own tools; ``shared_spending``: the budget
+    its spending caps share with other runs, a batch's questions)."""
 
     def __init__(
         self,
@@ -57,6 +59,7 @@ class MassGenApp:
         session_id: str | None = None,
         interactive: bool = False,
         outside: Outside | None = None,
+        shared_spending: SharedSpending | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view or SilentView(), False
@@ -71,7 +74,7 @@ class MassGenApp:
         self.session: Session = self._opened_session(
             choose_session_id(loaded, session_id), interactive, saved, unreachable=mirror_problem is not None
         )
-        ledger = Ledger(config.agent_ids)
+        ledger = Ledger(config.agent_ids, shared_spending)
         self.events = EventSink(self.view, ledger)
         self.run_log = RunLog(
             state_dir,

@@ -107,7 +107,7 @@ class ComposedRun:
         self.features = _features(config, place, emit)
         policy = CoordinationPolicy.of(config)
         self.agents: list[Agent] = []
-        spending = SpendingGate(policy.spending, record.ledger.usage_of_run, self._settled, emit)
+        spending = SpendingGate(policy.spending, record.ledger.usage_of_budget, self._settled, emit)
         admission = CapAdmission(spending, _prices(config))
         self.agents = _agents(config, self.features, place, emit, admission)
         self.threads = AgentThreads.load(place.session.directory, saved=place.kept_in is not None)

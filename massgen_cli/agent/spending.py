@@ -9,6 +9,7 @@ post-evaluation). The gate knows no feature: it sees only what every call spent.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -123,3 +124,35 @@ class SpendingGate:
         if key not in self.said:
             self.said.add(key)
             self.emit(notice)
+
+
+OTHER_RUNS = "(the batch's other questions)"
+"""The name under which a run's gate counts what the runs it shares a budget with spent."""
+
+
+class SharedSpending:
+    """What several runs of one process spend together under one budget (``massgen batch --max-cost``:
+    every question's run, each in its own thread): each run's ledger adds its calls' usage here, and each
+    run's gate counts what the others spent beside its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_run: dict[int, Usage] = {}
+
+    def add(self, run: int, usage: Usage) -> None:
+        """``usage`` spent by the run ``run`` (any key the run keeps, e.g. its ledger's ``id``)."""
+        known = Usage(usage.input_tokens, usage.output_tokens, cost_usd=usage.cost_usd or 0.0)
+        with self._lock:
+            self._by_run[run] = self._by_run.get(run, Usage(0, 0)) + known
+
+    def total(self) -> Usage:
+        """What every run spent (the calls with no known price counted as free)."""
+        with self._lock:
+            spent = list(self._by_run.values())
+        return Usage.total(spent)
+
+    def others(self, run: int) -> Usage:
+        """What every run but ``run`` spent."""
+        with self._lock:
+            spent = [usage for key, usage in self._by_run.items() if key != run]
+        return Usage.total(spent)

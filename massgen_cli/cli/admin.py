@@ -49,12 +49,23 @@ def batch(
             "(auto, host:port, ray://host:port), on that cluster. Needs the ray extra.",
         ),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            help="Spend at most this many US dollars on the whole batch (every question's caps count "
+            "what the others spent; no question starts once it is spent, and --resume asks the rest).",
+        ),
+    ] = None,
     state_dir: StateDirOption = None,
     debug: DebugOption = False,
 ) -> None:
     from massgen_cli.cli.batch_command import BatchOptions, run_batch
 
-    options = BatchOptions(questions, out, config, concurrency, resume, shared_session, state_dir, ray)
+    options = BatchOptions(
+        questions, out, config, concurrency, resume, shared_session, state_dir, ray, max_cost
+    )
     _guarded(debug, lambda: run_batch(options))
 
 

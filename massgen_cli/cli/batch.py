@@ -17,10 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from massgen_cli.agent.spending import SharedSpending
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
 
@@ -140,14 +141,48 @@ AppFactory = Callable[[str], Any]
 """session id → a ready ``MassGenApp`` (quiet, with its own console)."""
 
 
+@dataclass
+class BatchBudget:
+    """``batch --max-cost``: what the whole batch may spend, in US dollars, and what its questions spent
+    together. Each question's spending caps count what the others spent (so a running question stops
+    once the batch's cap is spent), and a new question starts only while what was spent, with the running
+    questions and the new one each at the average cost of a finished question, stays within the cap (the
+    first questions start at once: nothing is known yet)."""
+
+    cap_usd: float
+    spent: SharedSpending = field(default_factory=SharedSpending)
+    finished: int = 0
+
+    def spent_usd(self) -> float:
+        return self.spent.total().cost_usd or 0.0
+
+    def admits(self, running: int) -> bool:
+        """Whether one more question may start beside ``running`` others."""
+        spent = self.spent_usd()
+        if spent >= self.cap_usd:
+            return False
+        if not self.finished:
+            return True
+        return spent + (running + 1) * spent / self.finished <= self.cap_usd
+
+
 class BatchRun:
     """Runs questions on ``make_app`` apps with at most ``concurrency`` at once; ``stop`` cancels the ones
     running (they are not written, so a resumed batch asks them again) and takes no more."""
 
-    def __init__(self, make_app: AppFactory, concurrency: int, shared_session: str | None = None):
+    def __init__(
+        self,
+        make_app: AppFactory,
+        concurrency: int,
+        shared_session: str | None = None,
+        budget: BatchBudget | None = None,
+    ):
         self.make_app = make_app
         self.concurrency = 1 if shared_session else max(1, concurrency)
         self.shared_session = shared_session
+        self.budget = budget
+        self.unasked = 0
+        """Questions left unasked because the batch's budget was spent (``budget``)."""
         self.stopping = threading.Event()
         self._apps: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -160,9 +195,8 @@ class BatchRun:
         out of the file, then KeyboardInterrupt is raised again."""
         pending, interrupted = iter(questions), False
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="batch") as pool:
-            running: set[Future[BatchResult | None]] = {
-                pool.submit(self._one, question) for question in _take(pending, self.concurrency)
-            }
+            running: set[Future[BatchResult | None]] = set()
+            running |= {pool.submit(self._one, q) for q in self._next(pending, self.concurrency, 0)}
             while running:
                 try:
                     finished, running = wait(running, return_when=FIRST_COMPLETED)
@@ -175,12 +209,28 @@ class BatchRun:
                     if result is not None:
                         writer.write(result)
                         on_result(result)
+                    if self.budget is not None:
+                        self.budget.finished += 1
                 if not self.stopping.is_set():
-                    running |= {pool.submit(self._one, q) for q in _take(pending, len(finished))}
+                    new = self._next(pending, len(finished), len(running))
+                    running |= {pool.submit(self._one, q) for q in new}
+        self.unasked = sum(1 for _ in pending) if self.budget is not None and not interrupted else 0
         if self._shared_app is not None:
             self._shared_app.close()
         if interrupted:
             raise KeyboardInterrupt
+
+    def _next(self, pending: Iterator[BatchQuestion], room: int, running: int) -> list[BatchQuestion]:
+        """Up to ``room`` questions to start beside ``running`` others, as far as the budget admits."""
+        if self.budget is None:
+            return _take(pending, room)
+        taken: list[BatchQuestion] = []
+        while len(taken) < room and self.budget.admits(running + len(taken)):
+            question = next(pending, None)
+            if question is None:
+                break
+            taken.append(question)
+        return taken
 
     def stop(self) -> None:
         """Take no more questions and cancel the running ones (from any thread)."""
@@ -296,11 +346,11 @@ def batch_progress(total: int) -> tuple[BatchProgress, Callable[[BatchResult], N
     return progress, on_result
 
 
-def app_factory(loaded: LoadedConfig, state_dir: Path) -> AppFactory:
-    """Quiet apps on ``loaded`` under ``state_dir``, one per session id."""
+def app_factory(loaded: LoadedConfig, state_dir: Path, shared: SharedSpending | None = None) -> AppFactory:
+    """Quiet apps on ``loaded`` under ``state_dir``, one per session id (their caps sharing ``shared``)."""
     from massgen_cli.app import MassGenApp
 
     def make(session_id: str) -> Any:
-        return MassGenApp(loaded, state_dir=state_dir, session_id=session_id)
+        return MassGenApp(loaded, state_dir=state_dir, session_id=session_id, shared_spending=shared)
 
     return make

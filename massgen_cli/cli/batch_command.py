@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from massgen_cli.agent.spending import dollars
 from massgen_cli.cli.batch import (
+    BatchBudget,
     BatchProgress,
     BatchResult,
     BatchRun,
@@ -22,6 +24,7 @@ from massgen_cli.cli.batch import (
     keep_answered,
     read_questions,
 )
+from massgen_cli.cli.commands import override_spending_cap
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.errors import UsageError
 from massgen_cli.ui import cost_text
@@ -40,6 +43,8 @@ class BatchOptions:
     shared_session: str | None
     state_dir: Path | None
     ray: str | None = None
+    max_cost: float | None = None
+    """What the whole batch may spend, in US dollars (``--max-cost``)."""
 
 
 def run_batch(options: BatchOptions) -> int:
@@ -67,7 +72,8 @@ def run_batch(options: BatchOptions) -> int:
         console.print(
             f"[dim]a session answers one question at a time: --concurrency is 1, not {options.concurrency}[/]"
         )
-    run = _runner(options, loaded, resolve_state_dir(options.state_dir))
+    budget = _budget(options, loaded)
+    run = _runner(options, loaded, resolve_state_dir(options.state_dir), budget)
     progress, count = batch_progress(len(todo) + len(broken))
     writer = ResultWriter(options.out)
     try:
@@ -84,12 +90,32 @@ def run_batch(options: BatchOptions) -> int:
     finally:
         writer.close()
     console.print(_summary(progress, options.out))
-    return 1 if progress.failed else 0
+    unasked = run.unasked if isinstance(run, BatchRun) else 0
+    if budget is not None and unasked:
+        console.print(
+            f"[yellow]spending cap reached: {dollars(budget.spent_usd())} of {dollars(budget.cap_usd)}; "
+            f"{unasked} question(s) not asked: add --resume with a higher --max-cost to ask them[/]"
+        )
+    return 1 if progress.failed or unasked else 0
 
 
-def _runner(options: BatchOptions, loaded: LoadedConfig, state_dir: Path) -> BatchRun | RayBatch:
+def _budget(options: BatchOptions, loaded: LoadedConfig) -> BatchBudget | None:
+    """The whole batch's budget of ``--max-cost``, which every question's run counts against."""
+    if options.max_cost is None:
+        return None
+    if options.ray is not None:
+        raise UsageError("--max-cost caps a batch answered in this process: not with --ray")
+    override_spending_cap(loaded.config, options.max_cost)
+    return BatchBudget(options.max_cost)
+
+
+def _runner(
+    options: BatchOptions, loaded: LoadedConfig, state_dir: Path, budget: BatchBudget | None
+) -> BatchRun | RayBatch:
     if options.ray is None:
-        return BatchRun(app_factory(loaded, state_dir), options.concurrency, options.shared_session)
+        shared = budget.spent if budget is not None else None
+        factory = app_factory(loaded, state_dir, shared)
+        return BatchRun(factory, options.concurrency, options.shared_session, budget)
     if options.shared_session:
         raise UsageError("--shared-session asks the questions one at a time in one process: not with --ray")
     from massgen_cli.cli.batch_ray import RayBatch

@@ -81,7 +81,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     question, quiet = options.question, options.quiet or options.outputs.automated
     loaded = load_run_config(options.config, options.quick)
     _override_memory_scope(loaded.config, options.domain, options.task_type)
-    _override_spending_cap(loaded.config, options.max_cost)
+    override_spending_cap(loaded.config, options.max_cost)
     options.modes.apply(loaded.config)
     console = _stderr_console()
     if quiet:  # what may harm the machine in full, the rest in one line: never silent
@@ -148,7 +148,7 @@ def _override_memory_scope(config: Any, domain: str | None, task_type: str | Non
         memory.task_type = task_type or memory.task_type
 
 
-def _override_spending_cap(config: Any, max_cost: float | None) -> None:
+def override_spending_cap(config: Any, max_cost: float | None) -> None:
     """``--max-cost`` wins over ``orchestrator.max_cost_usd``."""
     if max_cost is None:
         return

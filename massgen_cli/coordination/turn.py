@@ -71,7 +71,7 @@ class TurnRunner:
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
         self.spending = crew.spending or SpendingGate(
-            crew.policy.spending, record.ledger.usage_of_run, self._settled, self.emit
+            crew.policy.spending, record.ledger.usage_of_budget, self._settled, self.emit
         )
         self.attached: dict[str, Attached] = {}
         """What each agent's question carries this turn (images, files), and what is not sent and why."""

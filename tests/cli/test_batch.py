@@ -153,3 +153,43 @@ def test_a_shared_session_takes_the_questions_as_its_turns(tmp_path: Path, serve
     record = json.loads((Path(os.environ["MASSGEN_HOME"]) / "sessions" / "all" / "session.json").read_text())
     assert [exchange["turn"] for exchange in record["exchanges"]] == [1, 2, 3]
     assert most_at_once([s for s in server.served if s.ended]) == 1
+
+
+def priced_agent(url: str) -> str:
+    """One agent whose each call costs a dollar (the server reports 100 input tokens a reply)."""
+    pricing = "pricing: {input_per_million: 10000, output_per_million: 0}"
+    backend = f'{{type: openai, model: gpt-4o, api_key: sk-test-batch, base_url: "{url}", {pricing}}}'
+    return f"agent: {{id: solo, backend: {backend}}}\n"
+
+
+def test_max_cost_caps_the_whole_batch_and_resume_asks_the_rest(tmp_path: Path, server):
+    """Six one-dollar questions, two at a time, under $2.50: the first two start at once; after them a
+    third would take the batch past its cap at a dollar a question, so it is not asked, and neither are
+    the rest. --resume with more room asks them."""
+    write_config(tmp_path, priced_agent(server.base_url))
+    questions = write_questions(tmp_path, 6)
+    capped = run_cli(
+        "batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl",
+        "--concurrency", "2", "--max-cost", "2.5",
+    )  # fmt: skip
+    assert capped.returncode == 1, capped.stderr
+    lines = results(tmp_path / "out.jsonl")
+    assert len(lines) == 2 and all(line["error"] is None for line in lines)
+    assert sum(line["cost"] for line in lines) == pytest.approx(2.0)
+    assert len(server.served) == 2, "no call beyond the two questions asked"
+    assert "spending cap reached: $2.00 of $2.50; 4 question(s) not asked" in capped.stderr
+    resumed = run_cli(
+        "batch", str(questions), "-c", "config.yaml", "--out", "out.jsonl",
+        "--concurrency", "2", "--max-cost", "100", "--resume",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(line["id"] for line in results(tmp_path / "out.jsonl")) == [f"q{n}" for n in range(1, 7)]
+
+
+def test_max_cost_of_a_batch_is_refused_with_ray(tmp_path: Path, server):
+    write_config(tmp_path, priced_agent(server.base_url))
+    questions = write_questions(tmp_path, 1)
+    run = run_cli(
+        "batch", str(questions), "-c", "config.yaml", "--out", "o.jsonl", "--ray", "--max-cost", "1"
+    )
+    assert run.returncode == 2 and "--max-cost caps a batch answered in this process" in run.stderr
