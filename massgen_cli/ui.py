@@ -31,6 +31,7 @@ from massgen_cli.events import (
     Notice,
     RateLimitWait,
     RunEvent,
+    SteeringMessage,
     ToolFinished,
     TurnEnded,
     Usage,
@@ -44,6 +45,8 @@ SHOWN_COMMAND_CHARS = 200  # of a command line on the console (the logs keep 500
 PRINTED_OUTPUT_LINES = 20
 """The most lines of a running command's output printed without a live view (its result has them all)."""
 SHOWN_MEMORY_CHARS = 100
+STEERING_LINE_CHARS = 300
+"""The most characters of a steering message's line on the console (the logs keep it whole)."""
 """The most characters of a memory's text on the console (with --debug)."""
 STATUS_STYLE = {
     "working": "cyan",
@@ -89,6 +92,8 @@ class ConsoleView:
             self.lines.state(event)
         elif isinstance(event, Notice):
             self._notice(event)
+        elif isinstance(event, SteeringMessage):
+            self._notice(Notice("info", one_line(event.describe(), STEERING_LINE_CHARS)))
         elif isinstance(event, RateLimitWait | BreakerChanged):
             self._notice(Notice("info" if isinstance(event, RateLimitWait) else "warning", event.describe()))
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug

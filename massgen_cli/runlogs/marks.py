@@ -25,6 +25,9 @@ from massgen_cli.events import (
 from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
 from massgen_cli.text import one_line
 
+UNREAD = "(came after the last step began: no agent read it)"
+"""How a steering message no step carried is marked in the story."""
+
 TITLE_CHARS = 90
 _COMPRESSED = re.compile(r"^📦 \[(?P<agent>[^\]]+)\] (?P<text>.*)", re.S)
 _RETRIEVED_NOTICE = re.compile(r"^✅ Total: (?P<count>\d+) memories retrieved for (?P<agent>\S+)$")
@@ -130,7 +133,7 @@ class Marks:
         elif isinstance(event, Notice):
             self._notice(event, at)
         elif isinstance(event, SteeringMessage):
-            self.steering.append((at, event.text))
+            self.steering.append((at, event.text if event.read else f"{event.text} {UNREAD}"))
         else:
             self._feature(event, at)
 
