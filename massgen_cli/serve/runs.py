@@ -25,6 +25,7 @@ from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.events import RunEvent
 from massgen_cli.inbox import Inbox
 from massgen_cli.serve.finished import FINISHED_KEPT, FinishedRun, finished_run
+from massgen_cli.serve.kept_items import KeptItems
 from massgen_cli.serve.models import ServedModel
 from massgen_cli.serve.wire import ApiError, ChatAsk
 from massgen_cli.worker_threads import DaemonThreadExecutor
@@ -86,10 +87,10 @@ class LiveRun:
         self.inbox = Inbox()
         self.client = ClientTurn(ask.tools, ask.exchange)
         """The request's own tools, and the calls of them the turn answers with."""
-        self.said: list[Item] = []
-        """Everything the run said so far, for a watcher who comes in late."""
-        self.said_at: dict[int, float] = {}
-        """When each item of ``said`` (by ``id``) was said: a late watcher sees when it happened."""
+        kept: KeptItems[Item] = KeptItems()
+        self.said, self.said_at, self._kept = kept.items, kept.at, kept
+        """Everything the run said so far, for a watcher who comes in late (its streamed text bounded),
+        and when each item (by ``id``) was said: a late watcher sees when it happened."""
         self.ended: Ended | None = None
         """How the run ended, once it has (its app may still be closing)."""
         self._subscribers: list[asyncio.Queue[Item]] = []
@@ -185,8 +186,7 @@ class LiveRun:
     def _deliver(self, item: Item, at: float | None = None) -> None:
         if isinstance(item, Ended):
             self.ended = item
-        self.said.append(item)
-        self.said_at[id(item)] = at if at is not None else time.time()
+        self._kept.keep(item, at if at is not None else time.time())
         for queue in self._subscribers:
             queue.put_nowait(item)
 
