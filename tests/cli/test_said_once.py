@@ -51,7 +51,7 @@ def test_the_context_line_comes_before_the_end_of_the_turn(tmp_path):
     config = write_config(
         tmp_path, "agent: {id: solo, context_window: 1000, backend: {type: scripted, responses: [Fine.]}}\n"
     )
-    result = run_cli("--config", str(config), "Tell me about this: " + "word " * 90)
+    result = run_cli("--config", str(config), "--debug", "Tell me about this: " + "word " * 90)
     assert result.returncode == 0, result.stderr
     context = result.stderr.index("📊 [solo] Context Window (Turn 1): 10")
     assert context < result.stderr.index("Turn 1 ended"), result.stderr

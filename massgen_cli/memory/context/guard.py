@@ -23,6 +23,10 @@ from massgen_cli.tokens import (
 )
 
 STREAM_WARNING_FRACTION = 0.9
+CONTEXT_LINE_FRACTION = 0.25
+"""From this share of its window, an agent's first request of a turn says its use on the console
+(``📊 [agent] Context Window (Turn N): …``); below it, the line is a debug line (``--debug``; ``/context``
+shows it any time)."""
 EXACT_COUNT_FROM = 0.5
 """Requests whose byte bound passes this fraction of the trigger are counted exactly (loading the token
 encoding while the model works, before a count can decide a compression); smaller ones are estimated."""
@@ -210,7 +214,7 @@ class ContextGuard:
             about = "~" if usage.estimated else ""
             self.emit(
                 Notice(
-                    "info",
+                    "info" if usage.fraction >= CONTEXT_LINE_FRACTION else "debug",
                     f"📊 [{self.agent_id}] Context Window (Turn {self.turn}): {about}{usage.tokens:,} / "
                     f"{usage.window:,} tokens ({usage.fraction:.0%}){_tools_part(usage)}",
                 )
