@@ -47,8 +47,7 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 class MassGenApp:
     """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
     nothing when None; ``outside``: what reaches its turns from outside, messages sent during a turn for
-    the agents to read at their next step, a served request's own tools; ``shared_spending``: the budget
-    its spending caps share with other runs, a batch's questions)."""
+    the agents to read at their next step, a served request's own tools)."""
 
     def __init__(
         self,
@@ -59,7 +58,6 @@ class MassGenApp:
         session_id: str | None = None,
         interactive: bool = False,
         outside: Outside | None = None,
-        shared_spending: SharedSpending | None = None,
     ):
         config = loaded.config
         self.loaded, self.view, self.closed = loaded, view or SilentView(), False
@@ -74,7 +72,7 @@ class MassGenApp:
         self.session: Session = self._opened_session(
             choose_session_id(loaded, session_id), interactive, saved, unreachable=mirror_problem is not None
         )
-        ledger = Ledger(config.agent_ids, shared_spending)
+        self.ledger = ledger = Ledger(config.agent_ids)
         self.events = EventSink(self.view, ledger)
         self.run_log = RunLog(
             state_dir,
@@ -122,6 +120,11 @@ class MassGenApp:
         if self.loaded.built is not None and saved:
             session.keep_built_config(self.loaded.built)
         return session
+
+    def share_spending(self, shared: SharedSpending) -> None:
+        """Let the run's spending caps count what the other runs sharing ``shared`` spend (a batch's
+        questions under one cap), and add what it spends to it; before its first turn."""
+        self.ledger.shared = shared
 
     @property
     def agents(self) -> list[Agent]:

@@ -321,26 +321,20 @@ class FinalAnswer:
     text: str
 
 
-STEERING_CHARS = 4000
-"""The most characters of a steering message a ``SteeringMessage`` carries (as many as a run takes)."""
+STEERING_CHARS = 4000  # the most characters a ``SteeringMessage`` carries (as many as a run takes)
 
 
 @dataclass(frozen=True)
 class SteeringMessage:
-    """A message a person sent the run while it worked (the live web view's steering) reached the
-    agents: the first step to begin after it came carries it, as every later step does. ``read`` is
-    False for one that came after the turn's last step began, told as the turn ends: no agent read it."""
+    """A message a person sent the run while it worked (the web view's steering) reached the agents: the
+    first step to begin after it came carries it, as every later one does (``read``: False when it came
+    after the turn's last step began, told as the turn ends: no agent read it)."""
 
     text: str
     read: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", _clip(self.text, STEERING_CHARS))
-
-    def describe(self) -> str:
-        """``✉ you said: …``, and that no agent read it when none did."""
-        unread = " (after the last step began: no agent read it)" if not self.read else ""
-        return f"✉ you said{unread}: {self.text}"
 
 
 @dataclass(frozen=True)

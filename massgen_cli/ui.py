@@ -93,7 +93,8 @@ class ConsoleView:
         elif isinstance(event, Notice):
             self._notice(event)
         elif isinstance(event, SteeringMessage):
-            self._notice(Notice("info", one_line(event.describe(), STEERING_LINE_CHARS)))
+            unread = " (after the last step began: no agent read it)" if not event.read else ""
+            self._notice(Notice("info", one_line(f"✉ you said{unread}: {event.text}", STEERING_LINE_CHARS)))
         elif isinstance(event, RateLimitWait | BreakerChanged):
             self._notice(Notice("info" if isinstance(event, RateLimitWait) else "warning", event.describe()))
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug

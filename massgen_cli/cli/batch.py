@@ -351,6 +351,9 @@ def app_factory(loaded: LoadedConfig, state_dir: Path, shared: SharedSpending | 
     from massgen_cli.app import MassGenApp
 
     def make(session_id: str) -> Any:
-        return MassGenApp(loaded, state_dir=state_dir, session_id=session_id, shared_spending=shared)
+        app = MassGenApp(loaded, state_dir=state_dir, session_id=session_id)
+        if shared is not None:
+            app.share_spending(shared)
+        return app
 
     return make
