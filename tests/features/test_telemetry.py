@@ -6,6 +6,7 @@ the SDK."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -93,11 +94,38 @@ def test_otel_sends_the_turn_s_spans_with_gen_ai_attributes(tmp_path: Path, coll
     step_ids = {step.span_id for step in steps}
     assert first.parent_span_id in step_ids, "a step's call is under its step"
 
+    assert not any("gen_ai.input.messages" in call.attributes for call in calls), "no content unless asked"
     [tool] = tools
     assert tool.name == "execute_tool write_file" and tool.parent_span_id in step_ids
     assert tool.attributes["gen_ai.tool.name"] == "write_file" and tool.attributes["gen_ai.tool.call.id"]
     assert tool.status_code != STATUS_ERROR
     assert (tmp_path / "ws_writer" / "notes.md").read_text() == "Paris"
+
+
+def test_the_messages_themselves_go_only_when_asked_and_redacted(tmp_path: Path, collector, monkeypatch):
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    monkeypatch.setenv("DEMO_API_KEY", "sk-demo-0123456789abcdef")
+    write_config(tmp_path, CONFIG)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint)
+    done = run_cli_process("--config", "config.yaml", "--otel", "Capital of France? sk-demo-0123456789abcdef")
+    assert done.returncode == 0, done.stderr[-3000:]
+    spans = collector.received()
+    first = next(c for c in named(spans, "chat ") if c.attributes["gen_ai.agent.name"] == "writer")
+    asked = json.loads(first.attributes["gen_ai.input.messages"])
+    assert asked[-1]["role"] == "user" and "Capital of France?" in asked[-1]["parts"][0]["content"]
+    assert "sk-demo-0123456789abcdef" not in first.attributes["gen_ai.input.messages"], "secrets redacted"
+    assert json.loads(first.attributes["gen_ai.system_instructions"])[0]["type"] == "text"
+    [reply] = json.loads(first.attributes["gen_ai.output.messages"])
+    call = next(part for part in reply["parts"] if part["type"] == "tool_call")
+    assert reply["role"] == "assistant" and call["name"] == "write_file"
+    assert call["arguments"] == {"path": "notes.md", "content": "Paris"}
+    [tool] = named(spans, "execute_tool ")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {
+        "path": "notes.md",
+        "content": "Paris",
+    }
+    assert tool.attributes["gen_ai.tool.call.result"]
 
 
 def test_massgen_s_logfire_flag_sends_the_same_traces(tmp_path: Path, collector, monkeypatch):

@@ -1,7 +1,8 @@
 """The spans of agents' steps and model calls, as the step-extension protocol sees them: a step begins
 when its system prompt is assembled and ends when it decides (or fails, is restarted, or the attempt
 ends); each request of a step is a ``chat`` span under it, with the GenAI semantic conventions'
-attributes (provider, model, request settings, tokens used, finish reason)."""
+attributes (provider, model, request settings, tokens used, finish reason) and, when asked, the messages
+themselves (``content.py``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from massgen_cli.backends.base import Completion, Request
 from massgen_cli.coordination.extension import StepAt, StepDone, StepExtension
+from massgen_cli.features.traces.content import input_attributes, output_attributes
 from massgen_cli.features.traces.tree import SpanTree, end
 
 CALL: ContextVar[Span | None] = ContextVar("traced_model_call", default=None)
@@ -26,8 +28,10 @@ class CallSpans(StepExtension):
 
     name: ClassVar[str] = "telemetry"
 
-    def __init__(self, tree: SpanTree, models: Mapping[str, Mapping[str, Any]]):
-        self.tree, self.models = tree, models
+    def __init__(
+        self, tree: SpanTree, models: Mapping[str, Mapping[str, Any]], *, with_content: bool = False
+    ):
+        self.tree, self.models, self.with_content = tree, models, with_content
 
     async def system_note(self, at: StepAt, *, with_peers: bool) -> str:
         self.tree.end_step(at.agent_id, "superseded")
@@ -54,6 +58,8 @@ class CallSpans(StepExtension):
     async def before_request(self, agent_id: str, request: Request) -> Request:
         model = self.models.get(agent_id, {})
         attributes = {**model, "massgen.purpose": request.purpose, "massgen.tools": len(request.tools)}
+        if self.with_content:
+            attributes |= input_attributes(request.messages)
         name = f"chat {model.get('gen_ai.request.model', '')}".strip()
         CALL.set(self.tree.start(name, self.tree.under(agent_id), attributes, SpanKind.CLIENT))
         return request
@@ -73,6 +79,8 @@ class CallSpans(StepExtension):
                 "massgen.tool_calls": len(completion.tool_calls),
             }
         )
+        if self.with_content:
+            span.set_attributes(output_attributes(completion))
         span.end()
 
     async def request_failed(self, agent_id: str, request: Request, error: BaseException) -> None:

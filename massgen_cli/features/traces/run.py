@@ -14,6 +14,7 @@ from massgen_cli.config.schema import AgentConfig
 from massgen_cli.errors import MassGenError
 from massgen_cli.features.declaration import Opened, Opening
 from massgen_cli.features.traces.calls import CallSpans
+from massgen_cli.features.traces.content import capture_wanted
 from massgen_cli.features.traces.exporter import tracer_provider
 from massgen_cli.features.traces.spans import EventSpans, TurnSpans
 from massgen_cli.features.traces.tree import SpanTree
@@ -37,14 +38,15 @@ def open_traces(opening: Opening) -> Opened:
     provider = tracer_provider(opening.config.telemetry)
     tree = SpanTree(provider.get_tracer("massgen_cli", __version__), opening.place.session.id)
     models = {agent.id or "": model_attributes(agent) for agent in opening.config.agents}
-    opening.emit.subscribe(EventSpans(tree))
+    with_content = capture_wanted()
+    opening.emit.subscribe(EventSpans(tree, with_content=with_content))
 
     async def close() -> None:
         if tree.turn is not None:
             tree.end_turn({"massgen.turn.end_reason": "the run closed"}, "the run closed during the turn")
         await asyncio.to_thread(provider.shutdown)  # exports what is left, waiting on the collector
 
-    return Opened(CallSpans(tree, models), TurnSpans(tree), close=close)
+    return Opened(CallSpans(tree, models, with_content=with_content), TurnSpans(tree), close=close)
 
 
 def model_attributes(agent: AgentConfig) -> dict[str, Any]:

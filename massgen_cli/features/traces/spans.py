@@ -20,6 +20,7 @@ from massgen_cli.events import (
     Usage,
 )
 from massgen_cli.features.traces.calls import CALL
+from massgen_cli.features.traces.content import tool_arguments, tool_result
 from massgen_cli.features.traces.tree import SpanTree, end
 
 STEP_ENDS = ("failed", "restarted", "done")
@@ -59,8 +60,8 @@ class TurnSpans:
 class EventSpans:
     """Listens to the run's events (see the module docstring)."""
 
-    def __init__(self, tree: SpanTree):
-        self.tree = tree
+    def __init__(self, tree: SpanTree, *, with_content: bool = False):
+        self.tree, self.with_content = tree, with_content
 
     def __call__(self, event: RunEvent) -> None:
         if isinstance(event, ToolStarted):
@@ -69,6 +70,8 @@ class EventSpans:
             span = self.tree.tools.pop((event.agent_id, event.call_id), None)
             if span is not None:
                 span.set_attribute("massgen.tool.result_chars", event.chars)
+                if self.with_content:
+                    span.set_attribute("gen_ai.tool.call.result", tool_result(event.summary))
                 failure = "" if event.ok else event.summary or "the tool call failed"
                 end(span, failure, error_type="tool_error")
         elif isinstance(event, AgentStatus) and event.status in STEP_ENDS:
@@ -86,6 +89,8 @@ class EventSpans:
             "gen_ai.tool.type": "function",
             "gen_ai.agent.name": event.agent_id,
         }
+        if self.with_content:
+            attributes["gen_ai.tool.call.arguments"] = tool_arguments(event.arguments)
         span = self.tree.start(f"execute_tool {event.name}", self.tree.under(event.agent_id), attributes)
         self.tree.tools[(event.agent_id, event.call_id)] = span
 
