@@ -16,6 +16,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from massgen_cli.agent.shared_limits import forget_shared_limits
 from massgen_cli.app import MassGenApp
 from massgen_cli.config import load_document
 from massgen_cli.ui import ConsoleView
@@ -41,6 +42,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "user-state"))  # the user's list of state folders
     monkeypatch.setenv("MEM0_TELEMETRY", "False")
     monkeypatch.chdir(tmp_path)
+    forget_shared_limits()  # a provider's budget and breaker, shared in a process, start afresh per test
     return tmp_path
 
 

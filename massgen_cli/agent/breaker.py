@@ -2,10 +2,13 @@
 it opens and its calls fail at once; after the cool-down it is half-open and lets one trial call
 through, whose success closes it and whose failure opens it again. Only errors that may pass on their
 own count (a server error, a 429, a timeout, a lost connection: ``BackendError.retryable``), each
-after the backend's retries; any other outcome of a call neither counts nor clears the count."""
+after the backend's retries; any other outcome of a call neither counts nor clears the count. Runs in
+several threads of a process may share one breaker (``shared_limits``): its changes are made under a
+lock."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from massgen_cli.agent.clock import Clock
@@ -32,10 +35,15 @@ class CircuitBreaker:
         self.failures = 0
         self.opened_at = 0.0
         self.trial_out = False
+        self.lock = threading.Lock()
 
     def admit(self, on_change: StateListener) -> bool:
         """Let a call through (True: it is the half-open breaker's trial call), or raise
         ``CircuitOpenError`` saying why not and for how long."""
+        with self.lock:
+            return self._admit(on_change)
+
+    def _admit(self, on_change: StateListener) -> bool:
         if self.state == "open":
             left = self.opened_at + self.settings.cool_down_seconds - self.clock.now()
             if left > 0:
@@ -59,6 +67,10 @@ class CircuitBreaker:
 
     def succeeded(self, trial: bool, on_change: StateListener) -> None:
         """A call it let through completed: the count clears, and the breaker closes."""
+        with self.lock:
+            self._succeeded(trial, on_change)
+
+    def _succeeded(self, trial: bool, on_change: StateListener) -> None:
         self.failures = 0
         if trial:
             self.trial_out = False
@@ -69,6 +81,10 @@ class CircuitBreaker:
     def ended(self, error: BaseException, trial: bool, on_change: StateListener) -> None:
         """A call it let through ended with ``error``: a failure that counts (the trial's opens it again),
         or one that does not (a cancel, an error of the request's own), which only frees the trial."""
+        with self.lock:
+            self._ended(error, trial, on_change)
+
+    def _ended(self, error: BaseException, trial: bool, on_change: StateListener) -> None:
         if trial:
             self.trial_out = False
         if not (isinstance(error, BackendError) and error.retryable):

@@ -1,10 +1,13 @@
 """A provider's rate limit as a budget over a sliding 60-second window: requests are let through in the
 order they came while the requests and tokens of the last minute leave room, and wait on the clock
-until the oldest of those leave the window when they do not."""
+until the oldest of those leave the window when they do not. Runs in several threads of a process may
+share one budget (``shared_limits``): each event loop's requests keep their order among themselves."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,18 +34,29 @@ class RateBudget:
     def __init__(self, limits: RateLimitSettings, clock: Clock):
         self.limits, self.clock = limits, clock
         self._spent: deque[Spent] = deque()
-        self._turns = asyncio.Lock()  # fair: the requests that wait go through in the order they came
+        self._spent_lock = threading.Lock()
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )  # one a loop, fair: the requests that wait go through in the order they came
 
     async def take(self, tokens: int, on_wait: WaitListener) -> Spent:
         """Room for one request of about ``tokens`` tokens, waited for (``on_wait`` hears each wait)."""
-        async with self._turns:
-            while (wait := self._wait(tokens)) is not None:
+        async with self._turn():
+            while True:
+                with self._spent_lock:
+                    wait = self._wait(tokens)
+                    if wait is None:
+                        spent = Spent(self.clock.now(), tokens)
+                        self._spent.append(spent)
+                        return spent
                 limit, seconds = wait
                 on_wait(limit, seconds)
                 await self.clock.sleep(seconds)
-            spent = Spent(self.clock.now(), tokens)
-            self._spent.append(spent)
-            return spent
+
+    def _turn(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._spent_lock:
+            return self._turns.setdefault(loop, asyncio.Lock())
 
     def _wait(self, tokens: int) -> tuple[RateLimitName, float] | None:
         """Which limit a request of ``tokens`` is over now and how long until it is not; None: room."""

@@ -17,7 +17,6 @@ from massgen_cli.provider_events import BreakerState
 
 if TYPE_CHECKING:
     from massgen_cli.agent.breaker import CircuitBreaker, StateListener
-    from massgen_cli.agent.provider_identity import ProviderIdentity
     from massgen_cli.config.backend import BackendConfig
 
 _TRIAL: ContextVar[bool] = ContextVar("circuit_breaker_trial", default=False)
@@ -67,19 +66,16 @@ def guarded(backend: BackendConfig) -> bool:
 
 
 def _open(opening: Opening) -> Opened:
-    from massgen_cli.agent.breaker import CircuitBreaker
     from massgen_cli.agent.clock import MonotonicClock
     from massgen_cli.agent.provider_identity import provider_identity
+    from massgen_cli.agent.shared_limits import shared_breaker
 
     clock = MonotonicClock()
-    shared: dict[ProviderIdentity, CircuitBreaker] = {}
     breakers = {}
     for agent in opening.config.agents:
         if guarded(agent.backend):
             identity = provider_identity(agent.backend)
-            if identity not in shared:
-                shared[identity] = CircuitBreaker(identity.label, agent.backend.circuit_breaker, clock)
-            breakers[agent.id or ""] = shared[identity]
+            breakers[agent.id or ""] = shared_breaker(identity, agent.backend.circuit_breaker, clock)
     return Opened(CircuitBreakers(breakers, opening.emit))
 
 

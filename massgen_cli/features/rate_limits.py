@@ -61,7 +61,7 @@ class RateLimits(StepExtension):
 def _open(opening: Opening) -> Opened:
     from massgen_cli.agent.clock import MonotonicClock
     from massgen_cli.agent.provider_identity import provider_identity
-    from massgen_cli.agent.rate_budget import RateBudget
+    from massgen_cli.agent.shared_limits import shared_budget
 
     groups: dict[ProviderIdentity, list[AgentConfig]] = {}
     for agent in opening.config.agents:
@@ -70,7 +70,7 @@ def _open(opening: Opening) -> Opened:
     for identity, agents in groups.items():
         limits = _lowest([agent.backend.rate_limit for agent in agents])
         if limits is not None:
-            budget = RateBudget(limits, clock)
+            budget = shared_budget(identity, limits, clock)
             budgets.update({agent.id or "": (identity.label, budget) for agent in agents})
     return Opened(RateLimits(budgets, opening.emit))
 
