@@ -104,10 +104,12 @@ class ComposedRun:
 
     def __init__(self, loaded: LoadedConfig, place: Place, record: RunRecord):
         config, emit = loaded.config, record.emit
-        self.features = _features(config, place, emit)
         policy = CoordinationPolicy.of(config)
         self.agents: list[Agent] = []
-        spending = SpendingGate(policy.spending, record.ledger.usage_of_budget, self._settled, emit)
+        spending = SpendingGate(
+            policy.spending, record.ledger.usage_of_budget, self._settled, emit, above=place.spent_above
+        )
+        self.features = _features(config, place, emit, spending)
         admission = CapAdmission(spending, _prices(config))
         self.agents = _agents(config, self.features, place, emit, admission)
         self.threads = AgentThreads.load(place.session.directory, saved=place.kept_in is not None)
@@ -153,14 +155,14 @@ class ComposedRun:
                 await opened.close()
 
 
-def _features(config: MassGenConfig, place: Place, emit: EventSink) -> Features:
+def _features(config: MassGenConfig, place: Place, emit: EventSink, spending: SpendingGate) -> Features:
     """Each declared feature the config wants, opened after the features it needs; its extension and part
     placed where the declarations put them (see ``features.declaration``)."""
     features, declared = Features(), registry.declared()
     settings = _settings(config, declared)
     for feature in registry.ordered(declared, lambda feature: feature.needs):
         needed = {name: features.opened[name] for name in feature.needs if name in features.opened}
-        opening = Opening(config, place, emit, settings.get(feature.name), needed)
+        opening = Opening(config, place, emit, settings.get(feature.name), needed, spending)
         if feature.wanted(opening) and (opened := feature.open(opening)) is not None:
             features.opened[feature.name] = opened
     on = [feature for feature in declared if feature.name in features.opened]

@@ -7,22 +7,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
+from massgen_cli import feature_events as features
 from massgen_cli.provider_events import BreakerChanged, RateLimitWait
 
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A piece of the answer text."""
-
     text: str
+    """A piece of the answer text."""
 
 
 @dataclass(frozen=True)
 class ReasoningDelta:
-    """A piece of the model's visible reasoning."""
-
     text: str
+    """A piece of the model's visible reasoning."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +86,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class Finish:
-    """The end of one backend call: ``stop``, ``tool_calls``, ``length`` or ``error``."""
-
     reason: str
+    """The end of one backend call: ``stop``, ``tool_calls``, ``length`` or ``error``."""
 
 
 @dataclass(frozen=True)
@@ -339,7 +336,7 @@ class SteeringMessage:
 
 @dataclass(frozen=True)
 class TurnEnded:
-    """A turn is over; ``reason`` says why it ended."""
+    """A turn is over; ``reason`` says why (``timed_out``: its time limit ended it, answered or not)."""
 
     turn: int
     reason: str
@@ -347,15 +344,16 @@ class TurnEnded:
     winner: str | None = None
     votes: dict[str, int] = field(default_factory=dict)
     timed_out: bool = False
-    """The turn was ended by its time limit (with the best answer so far, or none)."""
 
 
 @dataclass(frozen=True)
 class AgentUsage:
-    """What one backend call of an agent spent (tokens and cost), as it ends (or is cancelled)."""
+    """What one backend call of an agent spent (tokens and cost), as it ends (or is cancelled); ``via``:
+    the agent's subagent whose call it was (``research/deeper`` further down), counted as the agent's."""
 
     agent_id: str
     usage: Usage
+    via: str = ""
 
 
 RunEvent = (
@@ -375,9 +373,11 @@ RunEvent = (
     | SteeringMessage
     | RateLimitWait
     | BreakerChanged
-    | HookDecided
-    | SubagentStarted
-    | SubagentFinished
+    | features.HookDecided
+    | features.SubagentStarted
+    | features.SubagentFinished
+    | features.PlanMade
+    | features.ChecklistJudged
     | TurnEnded
 )
 

@@ -72,3 +72,26 @@ class SubagentFinished:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "answer", _clip(self.answer, SUBAGENT_TEXT_CHARS))
+
+
+@dataclass(frozen=True)
+class PlanMade:
+    """Plan mode kept the plan a planning turn chose: its id and folder (``plan.json`` and
+    ``metadata.json`` under ``<state>/plans/``), the chunks in execution order and a line per task."""
+
+    plan_id: str
+    folder: str
+    chunks: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChecklistJudged:
+    """An agent judged the answer it voted for against the evaluation criteria (``submit_checklist``):
+    the ids of the criteria it found met and unmet; ``refused`` when its vote was refused for an unmet
+    primary or standard criterion (it was asked to answer better instead)."""
+
+    agent_id: str
+    met: tuple[str, ...] = ()
+    unmet: tuple[str, ...] = ()
+    refused: bool = False

@@ -4,13 +4,25 @@ what it gets back. The runner is given to the run by whoever builds it (the app 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from massgen_cli.events import Usage
+from massgen_cli.events import AgentUsage, Usage
 
 TeamStatus = Literal["completed", "timeout", "cost_cap", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class ParentSpend:
+    """What ties a nested team's spend to the run that nested it: each call of the team (its own
+    subagents' too) is told to ``charge`` as it ends, which counts it in that run's ledger as the
+    spawning agent's; and no step of the team starts while ``reached`` gives a reason (that run's spending
+    caps, its own parents' included, are spent)."""
+
+    charge: Callable[[AgentUsage], None]
+    reached: Callable[[], str]
 
 
 @dataclass(frozen=True)
@@ -24,6 +36,7 @@ class TeamTask:
     state_folder: Path
     timeout_s: float
     private: tuple[Path, ...] = ()
+    spend: ParentSpend | None = None
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """Nested teams: a subagent's team run for one task, in this process and event loop, built as the app
 builds a run (a session, the event sink with its ledger and run log, the composed run) in the subagent's
-own state folder, bounded in time (and in cost by its config), and closed whatever happens. A nested run
+own state folder, bounded in time (and in cost by its config and by the caps of the run that nested it,
+whose ledger counts each of its calls as the spawning agent's), and closed whatever happens. A nested run
 gives its own features a runner one level deeper, so the depth bound holds all the way down."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from massgen_cli.compose import ComposedRun, Place
 from massgen_cli.config.loader import LoadedConfig, load_document
@@ -14,7 +16,7 @@ from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
 from massgen_cli.errors import MassGenError
-from massgen_cli.events import EventSink, Usage
+from massgen_cli.events import AgentUsage, EventSink, Listener, RunEvent, Usage
 from massgen_cli.nesting import TeamOutcome, TeamTask
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import open_session
@@ -74,6 +76,16 @@ def _outcome(result: TurnResult) -> TeamOutcome:
     return TeamOutcome("completed", result.final_answer)
 
 
+def _charging(charge: Callable[[AgentUsage], None]) -> Listener:
+    """A listener of a nested run's events that tells ``charge`` what each call spent."""
+
+    def listen(event: RunEvent) -> None:
+        if isinstance(event, AgentUsage):
+            charge(event)
+
+    return listen
+
+
 class _NestedRun:
     """One nested team's session, events, log and composed run."""
 
@@ -91,7 +103,11 @@ class _NestedRun:
             on_open=self.session.add_log_folder,
         )
         self.events.subscribe(self.log)
-        place = Place(self.session, folder, folder, task.private, teams=teams)
+        above = None
+        if task.spend is not None:
+            self.events.subscribe(_charging(task.spend.charge))
+            above = task.spend.reached
+        place = Place(self.session, folder, folder, task.private, teams=teams, spent_above=above)
         try:
             self.run = ComposedRun(loaded, place, RunRecord(self.events, self.log, self.ledger))
         except BaseException:

@@ -6,7 +6,8 @@ The final answer is the only thing written to stdout; everything else goes to st
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -18,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from massgen_cli.answer_out import AnswerOut
+from massgen_cli.event_lines import feature_notice, memory_said
 from massgen_cli.events import (
     AgentStatus,
     AgentText,
@@ -31,7 +33,6 @@ from massgen_cli.events import (
     Notice,
     RateLimitWait,
     RunEvent,
-    SteeringMessage,
     ToolFinished,
     TurnEnded,
     Usage,
@@ -44,10 +45,6 @@ DETAIL_CHARS = 120
 SHOWN_COMMAND_CHARS = 200  # of a command line on the console (the logs keep 500)
 PRINTED_OUTPUT_LINES = 20
 """The most lines of a running command's output printed without a live view (its result has them all)."""
-SHOWN_MEMORY_CHARS = 100
-STEERING_LINE_CHARS = 300
-"""The most characters of a steering message's line on the console (the logs keep it whole)."""
-"""The most characters of a memory's text on the console (with --debug)."""
 STATUS_STYLE = {
     "working": "cyan",
     "answered": "green",
@@ -92,9 +89,6 @@ class ConsoleView:
             self.lines.state(event)
         elif isinstance(event, Notice):
             self._notice(event)
-        elif isinstance(event, SteeringMessage):
-            unread = " (after the last step began: no agent read it)" if not event.read else ""
-            self._notice(Notice("info", one_line(f"✉ you said{unread}: {event.text}", STEERING_LINE_CHARS)))
         elif isinstance(event, RateLimitWait | BreakerChanged):
             self._notice(Notice("info" if isinstance(event, RateLimitWait) else "warning", event.describe()))
         elif isinstance(event, MemoryRetrieved | MemoryRecorded):  # what memory did, for --debug
@@ -116,6 +110,8 @@ class ConsoleView:
             self._refresh()
         elif isinstance(event, TurnEnded):
             self._turn_ended(event)
+        elif (said := feature_notice(event)) is not None:  # hooks, subagents, plans, checklists
+            self._notice(said)
 
     def begin_turn(self) -> None:
         """Reset per-turn state; the live view starts with the first event."""
@@ -128,6 +124,16 @@ class ConsoleView:
     def log_folder(self, folder: Path) -> None:
         """The run's last line: where its log went, and the command that draws its report."""
         self.lines.log_folder(folder)
+
+    @contextmanager
+    def answer_on_console(self) -> Iterator[None]:
+        """The final answers of the turns run inside go to the console, not to stdout (a plan made
+        before its execution, whose answer stdout gets)."""
+        out, self.out = self.out, self.lines.console.file
+        try:
+            yield
+        finally:
+            self.out = out
 
     def cancel_turn(self) -> None:
         """A cancelled turn: end the partly streamed answer's line so the next answer starts clean."""
@@ -365,24 +371,6 @@ class _Lines:
         if not self.quiet:
             line = f"log: {folder} (massgen logs report {folder.name})"
             self.console.print(f"[dim]{escape(line)}[/]")
-
-
-def memory_said(event: MemoryRetrieved | MemoryRecorded) -> str:
-    """What memory did, as the console says it (with --debug): a line, then one line per memory."""
-    if isinstance(event, MemoryRetrieved):
-        lines = [f"✅ Total: {len(event.memories)} memories retrieved for {event.agent_id} ({event.reason})"]
-        lines += [
-            f"   [From {m.owner} Turn {m.turn}] {m.score:.4f} {one_line(m.text, SHOWN_MEMORY_CHARS)}"
-            for m in event.memories
-        ]
-    else:
-        new = sum(record.new for record in event.records)
-        lines = [f"✅ [recorded] {event.agent_id}: {len(event.records)} memories ({new} new)"]
-        lines += [
-            f"   {'new' if r.new else 'known'} {r.key}: {one_line(r.text, SHOWN_MEMORY_CHARS)}"
-            for r in event.records
-        ]
-    return "\n".join(lines)
 
 
 def cost_text(cost_usd: float | None) -> str:

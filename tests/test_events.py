@@ -32,7 +32,13 @@ from massgen_cli.events import (
     VoteCast,
 )
 from massgen_cli.events_json import event_from_dict, event_to_dict
-from massgen_cli.feature_events import HookDecided, SubagentFinished, SubagentStarted
+from massgen_cli.feature_events import (
+    ChecklistJudged,
+    HookDecided,
+    PlanMade,
+    SubagentFinished,
+    SubagentStarted,
+)
 
 SPENT = Usage(1200, 340, cached_tokens=1000, reasoning_tokens=40, cost_usd=0.0031, estimated=True)
 ONE_OF_EACH: list[RunEvent] = [
@@ -49,6 +55,7 @@ ONE_OF_EACH: list[RunEvent] = [
     MemoryRecorded("a", [RecordedMemory("m1", "general:general:0123456789abcdef", "the brass key", True)]),
     FinalAnswer("a", "Paris."),
     AgentUsage("a", SPENT),
+    AgentUsage("a", Usage(40, 8), via="research/deeper"),
     CommandRan("a", "c2", "make test", "exited", 2, 1.25),
     CommandOutput("a", "c2", "make test", ("ok 1", "ok 2"), "ok 3 of", 2),
     SteeringMessage("Answer in one word, please."),
@@ -57,6 +64,8 @@ ONE_OF_EACH: list[RunEvent] = [
     HookDecided("before_tool", "check.py", "deny", "no rm here", "a", "execute_command", "c3", 0.05),
     SubagentStarted("a", "research", "Find the capital.", "ws/subagents/research/workspace", 1),
     SubagentFinished("a", "research", "completed", "Paris.", "", 1.5, 120, 30, None, "ws", "logs"),
+    PlanMade("20261124_080256_888187", "state/plans/plan_1", ("C01", "C02"), ("C01 T1 [high] Find it",)),
+    ChecklistJudged("b", ("E2",), ("E1",), refused=True),
     TurnEnded(1, "all agents voted", {"a": SPENT, "b": Usage(10, 2, cost_usd=None)}, "a", {"a": 2}),
 ]
 

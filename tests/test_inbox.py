@@ -12,11 +12,12 @@ from rich.console import Console
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
 from massgen_cli.coordination.extension import StepAt
+from massgen_cli.event_lines import STEERING_LINE_CHARS
 from massgen_cli.events import EventSink, RunEvent, SteeringMessage
 from massgen_cli.features.steering import SteeringInbox
 from massgen_cli.inbox import MAX_MESSAGE_CHARS, MAX_MESSAGES, STEERING_HEADER, Inbox, InboxFull
 from massgen_cli.runlogs.marks import UNREAD, Marks
-from massgen_cli.ui import STEERING_LINE_CHARS, ConsoleView
+from massgen_cli.ui import ConsoleView
 
 
 def test_messages_reach_every_later_step_in_order_and_the_presentation():

@@ -32,6 +32,7 @@ LAYERS: list[list[str]] = [
     ["subteams"],  # nested teams (a subagent's), built as the app builds a run
     ["start_check"],  # what a start needs beyond a loading config (--validate, serve's start)
     ["app"],
+    ["plan_phases"],  # plan and execute: a planning turn, then a turn per chunk of its plan
     ["api"],  # the Python API over the app
     ["cli.batch", "cli"],
     ["cli.batch_ray"],

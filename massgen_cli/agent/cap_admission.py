@@ -55,7 +55,7 @@ class CapAdmission(RequestHooks):
         self._changed: asyncio.Condition | None = None
 
     async def before_request(self, agent_id: str, request: Request) -> Request:
-        if not self.gate.caps:
+        if not self.gate.bounded:
             return request
         changed = self._condition()
         async with changed:

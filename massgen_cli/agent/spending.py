@@ -71,26 +71,35 @@ class SpendingGate:
         spent: Spent = _nothing_spent,
         settle: Settle = _nothing_to_settle,
         emit: Callable[[RunEvent], None] = _ignore,
+        above: Callable[[], str] | None = None,
     ):
+        """``above``: why the run this one is nested in may start no step (its caps are spent), or ""."""
         self.caps = caps or SpendingCaps()
         self.spent = spent
         self.settle = settle
         self.emit = emit
+        self.above = above
         self.said: set[str] = set()
 
+    @property
+    def bounded(self) -> bool:
+        """Whether anything caps this run: its own caps, or those of the run it is nested in."""
+        return bool(self.caps) or self.above is not None
+
     def reached(self) -> str:
-        """Why no new step may start (a cap is spent), or "" while steps may start."""
-        if not self.caps:
+        """Why no new step may start (a cap is spent, here or in the run this one is nested in), or ""
+        while steps may start."""
+        if not self.bounded:
             return ""
         spent = self.spent()
-        reason = self._tokens_spent(spent) or self._cost_spent(spent)
+        reason = self._tokens_spent(spent) or self._cost_spent(spent) or self._above_spent()
         if reason:
             self._say_once("reached", Notice("warning", f"{reason}: no new step starts"))
         return reason
 
     async def reason(self) -> str:
         """``reached``, once the calls that ended are priced."""
-        if not self.caps:
+        if not self.bounded:
             return ""
         await self.settle()
         return self.reached()
@@ -100,6 +109,10 @@ class SpendingGate:
         reason = await self.reason()
         if reason:
             raise SpendingCapReached(reason)
+
+    def _above_spent(self) -> str:
+        above = self.above() if self.above is not None else ""
+        return f"{above} in the run that started this team" if above else ""
 
     def _tokens_spent(self, spent: Mapping[str, Usage]) -> str:
         cap = self.caps.tokens

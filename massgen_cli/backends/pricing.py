@@ -73,10 +73,10 @@ def _warm_library() -> None:
 
 def priced(usage: Usage, backend: BackendConfig) -> Usage:
     """``usage`` with ``cost_usd`` set for this backend."""
+    if backend.pricing is not None:  # given, it wins: a scripted agent priced to try the spending caps
+        return replace(usage, cost_usd=_by_table(usage, backend.pricing))
     if backend.type in FREE_TYPES:
         return replace(usage, cost_usd=0.0)
-    if backend.pricing is not None:
-        return replace(usage, cost_usd=_by_table(usage, backend.pricing))
     provider = PROVIDER_IDS.get(backend.type or "")
     return replace(usage, cost_usd=library_price(usage, backend.model or "", provider))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,6 +84,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     _override_memory_scope(loaded.config, options.domain, options.task_type)
     override_spending_cap(loaded.config, options.max_cost)
     options.modes.apply(loaded.config)
+    _check_plan_question(loaded.config, question)
     console = _stderr_console()
     if quiet:  # what may harm the machine in full, the rest in one line: never silent
         for risk in loaded.risks:
@@ -130,6 +132,11 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
             view.log_folder(app.run_log.directory)
 
 
+def _check_plan_question(config: Any, question: str | None) -> None:
+    if question is None and config.orchestrator.coordination.plan_mode == "plan_and_execute":
+        raise UsageError('--plan-and-execute runs one question: massgen --plan-and-execute "your task"')
+
+
 def _what_was_kept(app: Any) -> str:
     """The one line an interrupted run ends with."""
     how = "terminated" if TERMINATED.is_set() else "interrupted"
@@ -160,8 +167,24 @@ def override_spending_cap(config: Any, max_cost: float | None) -> None:
 
 
 def _answer(app: MassGenApp, question: str) -> int:
-    """Ask one question; the view has written the answer to stdout."""
-    _answered(app, app.ask(question))
+    """Ask one question; the view has written the answer to stdout. In plan-and-execute mode the plan
+    is made first, then a turn per chunk executes it: the answers before the last chunk's are shown on
+    the console, and stdout gets the last chunk's."""
+    if app.loaded.config.orchestrator.coordination.plan_mode != "plan_and_execute":
+        _answered(app, app.ask(question))
+        return 0
+    from massgen_cli.plan_phases import execute_chunk, make_plan
+    from massgen_cli.ui import ConsoleView
+
+    view = app.view
+    on_console = view.answer_on_console if isinstance(view, ConsoleView) else contextlib.nullcontext
+    with on_console():
+        kept = make_plan(app, question)
+    *earlier, last = kept.plan.chunks()
+    for chunk in earlier:
+        with on_console():
+            _answered(app, execute_chunk(app, question, kept, chunk))
+    _answered(app, execute_chunk(app, question, kept, last))
     return 0
 
 

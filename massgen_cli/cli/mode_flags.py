@@ -2,12 +2,15 @@
 first when no id is given), ``--quick`` asks for one answer per agent with no refinement (one agent: its
 answer is the final answer; several: they answer on their own, vote once all have answered, and the
 winner presents a synthesis of every answer), ``--personas MODE`` turns the persona generator on with
-that diversity mode (``off``: off), ``--otel`` (MassGen's ``--logfire``) turns the run's traces on. They
-change the loaded config, as the config's own keys would."""
+that diversity mode (``off``: off), ``--otel`` (MassGen's ``--logfire``) turns the run's traces on,
+``--fast`` sets MassGen's fast preset where the config does not set its keys, ``--plan`` and
+``--plan-and-execute`` turn plan mode on, ``--eval-criteria FILE`` gives the criteria votes are judged
+against. They change the loaded config, as the config's own keys would."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from massgen_cli.errors import UsageError
@@ -26,8 +29,13 @@ class ModeFlags:
     personas: str | None = None
     """``--personas MODE``: the persona generator on with that diversity mode; ``off``: off."""
     telemetry: bool = False
+    fast: bool = False
+    plan: bool = False
+    plan_and_execute: bool = False
+    eval_criteria: Path | None = None
 
     def apply(self, config: MassGenConfig) -> None:
+        self._apply_quality(config)
         if self.telemetry:
             config.telemetry.enabled = True
         if self.personas is not None:
@@ -45,6 +53,24 @@ class ModeFlags:
                 orchestrator.disable_injection = True
                 orchestrator.defer_voting_until_all_answered = True
                 orchestrator.final_answer_strategy = "synthesize"
+
+
+    def _apply_quality(self, config: MassGenConfig) -> None:
+        """``--fast``, ``--plan``, ``--plan-and-execute`` and ``--eval-criteria``."""
+        from massgen_cli.config.quality import FAST_PRESET, criteria_file
+
+        coordination = config.orchestrator.coordination
+        if self.fast:
+            for key, value in FAST_PRESET.items():
+                if key not in coordination.model_fields_set:  # the config's own values win, as in MassGen
+                    setattr(coordination, key, value)
+        if self.eval_criteria is not None:
+            coordination.checklist_criteria_inline = criteria_file(self.eval_criteria)
+        if self.plan_and_execute:
+            coordination.plan_mode = "plan_and_execute"
+            coordination.enable_agent_task_planning = True
+        elif self.plan:
+            coordination.plan_mode = "plan"
 
 
 def _chosen(config: MassGenConfig, agent_id: str) -> AgentConfig:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from massgen_cli.cli.guard import guarded as _guarded
+from massgen_cli.cli.mode_flags import ModeFlags
 from massgen_cli.cli.options import ConfigOption, DebugOption, StateDirOption
 from massgen_cli.cli.run_flags import (
     AutomationOption,
@@ -19,6 +20,8 @@ from massgen_cli.cli.run_flags import (
     ContinueOption,
     DeepOption,
     DomainOption,
+    EvalCriteriaOption,
+    FastOption,
     ListBackendsOption,
     ListExamplesOption,
     ListSessionsOption,
@@ -26,6 +29,8 @@ from massgen_cli.cli.run_flags import (
     ModelOption,
     OutputFileOption,
     PersonasOption,
+    PlanAndExecuteOption,
+    PlanOption,
     QuickModeOption,
     QuietOption,
     SessionOption,
@@ -91,12 +96,16 @@ def run(
     quick_mode: QuickModeOption = False,
     personas: PersonasOption = None,
     otel: TelemetryOption = False,
+    fast: FastOption = False,
+    plan: PlanOption = False,
+    plan_and_execute: PlanAndExecuteOption = False,
+    eval_criteria: EvalCriteriaOption = None,
 ) -> None:
     from massgen_cli.cli.automation import Outputs
     from massgen_cli.cli.commands import RunOptions
-    from massgen_cli.cli.mode_flags import ModeFlags
     from massgen_cli.cli.quickstart import QuickStart
 
+    outputs = Outputs(automation, stream_events, output_file)
     if list_examples or list_backends or list_sessions:
         _list(debug, state_dir, examples=list_examples, sessions=list_sessions)
     elif validate is not None:
@@ -104,17 +113,14 @@ def run(
 
         _guarded(debug, lambda: validate_command(validate, strict=strict, as_json=as_json, deep=deep))
     elif web:
-        _watch_web_view(
-            debug, question, config, state_dir, session, Outputs(automation, stream_events, output_file)
-        )
+        _watch_web_view(debug, question, config, state_dir, session, outputs)
     else:
         options = RunOptions(
             question, config, state_dir, session, quiet, debug, domain, task_type, max_cost=max_cost
         )
         quick = QuickStart(backend, tuple(model or ()), system_message, base_url)
-        outputs = Outputs(automation, stream_events, output_file)
-        persona_mode = personas.value if personas is not None else None
-        modes = ModeFlags(single_agent, quick_mode, persona_mode, telemetry=otel)
+        mode = personas.value if personas is not None else None
+        modes = ModeFlags(single_agent, quick_mode, mode, otel, fast, plan, plan_and_execute, eval_criteria)
         _ask(replace(options, quick=quick, outputs=outputs, continue_session=continue_session, modes=modes))
 
 

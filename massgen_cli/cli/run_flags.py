@@ -116,6 +116,44 @@ PersonasOption = Annotated[
         "--personas).",
     ),
 ]
+FastOption = Annotated[
+    bool,
+    typer.Option(
+        "--fast",
+        help="MassGen's fast preset: agents submit a working answer each round and leave polish to the "
+        "next (fast_iteration_mode, one check and no fix loops per step, no rebuilt notes); the config's "
+        "own values of these keys win.",
+    ),
+]
+PlanOption = Annotated[
+    bool,
+    typer.Option(
+        "--plan",
+        help="Plan, do not do: the agents answer with a task plan (JSON: tasks with ids, chunks, "
+        "dependencies, checks), vote on it, and the chosen plan is printed and kept under "
+        "<state>/plans/ (plan_depth, plan_target_steps, plan_target_chunks size it; MassGen's --plan).",
+    ),
+]
+PlanAndExecuteOption = Annotated[
+    bool,
+    typer.Option(
+        "--plan-and-execute",
+        help="As --plan, then execute the plan: one turn per chunk, the planning tools on and each "
+        "agent's task plan seeded with the chunk's tasks; stdout gets the execution's final answer "
+        "(MassGen's --plan-and-execute).",
+    ),
+]
+EvalCriteriaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval-criteria",
+        metavar="FILE",
+        help="A JSON file of evaluation criteria ([{text, category: primary|standard|stretch, verify_by?, "
+        'anti_patterns?}] or {"criteria": [...]}): every agent sees them, votes with a verdict on each '
+        "(submit_checklist), and a vote for an answer failing a primary or standard one is refused once "
+        "(sets coordination.checklist_criteria_inline; MassGen's --eval-criteria).",
+    ),
+]
 TelemetryOption = Annotated[
     bool,
     typer.Option(

@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.quality import QualitySettings
 from massgen_cli.config.subagents import SubagentSettings
 from massgen_cli.config.tools import ContextPath
 
@@ -37,7 +38,7 @@ class PersonaGeneratorConfig(Section):
     )
 
 
-class CoordinationConfig(SubagentSettings):
+class CoordinationConfig(SubagentSettings, QualitySettings):
     massgen_section: ClassVar[str] = "coordination"
 
     max_orchestration_restarts: int = Field(

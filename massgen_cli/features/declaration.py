@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.call_answers import Outside
@@ -39,6 +40,8 @@ class Place:
     served request's own tools."""
     teams: TeamRunner | None = None
     """What runs the nested teams of subagents; None: no team can be nested in this run."""
+    spent_above: Callable[[], str] | None = None
+    """In a nested team's run: why the run that nested it may start no step (its caps are spent), or ""."""
 
     @property
     def session_folder(self) -> Path | None:
@@ -71,6 +74,8 @@ class Opening:
     emit: EventSink
     settings: Any = None
     needed: Mapping[str, Opened] = field(default_factory=dict)
+    spending: SpendingGate = field(default_factory=SpendingGate)
+    """The run's spending caps: what a nested team's calls count against too."""
 
     def provided(self, name: str) -> Any:
         """What the needed feature ``name`` offers, or None when it is off."""

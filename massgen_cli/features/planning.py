@@ -42,7 +42,7 @@ def _open(opening: Opening) -> Opened:
     settings = PlanSettings(coordination.max_tasks_per_plan, coordination.task_planning_filesystem_mode)
     labels = agent_labels(opening.config)
     book = PlanBook(settings, labels, opening.emit, opening.place.session_folder)
-    return Opened(TaskPlanning(book), book)
+    return Opened(TaskPlanning(book), book, provides=book)
 
 
 FEATURE = Feature(

@@ -76,7 +76,8 @@ def _open(opening: Opening) -> Opened | None:
         opening.emit(Notice("degraded", "subagents are off: the state folder cannot be written"))
         return None
     private = (*place.private, place.state_folder)
-    pool = SubagentPool(opening.config, teams, opening.emit, _folders(place), private)
+    folders, spent = _folders(place), opening.spending.reached
+    pool = SubagentPool(opening.config, teams, opening.emit, folders, private, spent)
     subagents = Subagents(pool)
     return Opened(subagents, subagents, close=pool.close)
 

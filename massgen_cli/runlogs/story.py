@@ -25,6 +25,7 @@ from massgen_cli.events import (
     Usage,
     VoteCast,
 )
+from massgen_cli.feature_events import PlanMade
 from massgen_cli.runlogs.marks import Lane, Marks, Step
 from massgen_cli.runlogs.reader import AttemptRecord, LoggedEvent
 
@@ -123,7 +124,9 @@ class _Clock:
         return [
             (self(logged), logged.event.usage)
             for logged in events
-            if isinstance(logged.event, AgentUsage) and logged.event.agent_id == agent_id
+            if isinstance(logged.event, AgentUsage)
+            and logged.event.agent_id == agent_id
+            and not logged.event.via
         ]
 
 
@@ -199,7 +202,7 @@ def _agent_of(event: RunEvent) -> str | None:
     """The agent an event is of (None for a notice, a steering message or a turn's end)."""
     if isinstance(event, VoteCast):
         return event.voter
-    return None if isinstance(event, Notice | SteeringMessage | TurnEnded) else event.agent_id
+    return None if isinstance(event, Notice | SteeringMessage | TurnEnded | PlanMade) else event.agent_id
 
 
 def _decides(event: RunEvent, agent_id: str) -> bool:

@@ -7,8 +7,8 @@ plans of a turn are kept in the attempt's log and in the session when the turn e
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -83,6 +83,15 @@ class PlanBook:
         if workspace is not None and self.settings.in_workspace:
             self.workspaces[agent_id] = workspace
         return _planning_tools(self, agent_id)
+
+    def seed(self, agent_id: str, tasks: Sequence[Task]) -> None:
+        """Start ``agent_id``'s plan of this turn with ``tasks`` (a plan made earlier; each agent gets its
+        own copies), unless it has one already (a later attempt of the turn keeps its progress)."""
+        if agent_id not in self.plans:
+            self.plans[agent_id] = [
+                replace(task, depends_on=list(task.depends_on), notes=[]) for task in tasks
+            ]
+            self.changed(agent_id)
 
     def block(self, agent_id: str) -> Message | None:
         """The plans ``agent_id`` sees before a step: its own, then its peers' under their aliases."""

@@ -16,15 +16,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.config.subagents import SubagentSettings
-from massgen_cli.events import EventSink
+from massgen_cli.events import AgentUsage, EventSink
 from massgen_cli.feature_events import SubagentFinished, SubagentStarted
-from massgen_cli.nesting import TeamOutcome, TeamRunner, TeamTask
+from massgen_cli.nesting import ParentSpend, TeamOutcome, TeamRunner, TeamTask
 from massgen_cli.tools.base import Tool, ToolError, schema
 from massgen_cli.tools.subagent_team import team_document
 
@@ -110,8 +111,10 @@ class SubagentPool:
         emit: EventSink,
         folder_of: Callable[[str, Path | None], Path],
         private: tuple[Path, ...] = (),
+        spent: Callable[[], str] = lambda: "",
     ):
-        self.config, self.teams, self.emit = config, teams, emit
+        """``spent``: why the run's spending caps let no step start (its ``SpendingGate.reached``)."""
+        self.config, self.teams, self.emit, self.spent = config, teams, emit, spent
         self.settings: SubagentSettings = config.orchestrator.coordination
         self.folder_of = folder_of
         self.private = private
@@ -171,7 +174,8 @@ class SubagentPool:
         run.workspace.mkdir(parents=True, exist_ok=True)
         depth = self.teams.depth
         self.emit(SubagentStarted(run.agent_id, run.subagent_id, run.task, str(run.workspace), depth))
-        team_task = TeamTask(document, run.task, run.folder / ".massgen", timeout_s, self.private)
+        spend = ParentSpend(partial(self._charge, run), self.spent)
+        team_task = TeamTask(document, run.task, run.folder / ".massgen", timeout_s, self.private, spend)
         try:
             outcome = await self.teams.run(team_task)
         except asyncio.CancelledError:
@@ -180,6 +184,11 @@ class SubagentPool:
         _keep(run, outcome)
         self._finished(run, outcome)
         return outcome
+
+    def _charge(self, run: SubagentRun, spent: AgentUsage) -> None:
+        """A call of ``run``'s team counts in this run as the spawning agent's."""
+        via = f"{run.subagent_id}/{spent.via}" if spent.via else run.subagent_id
+        self.emit(AgentUsage(run.agent_id, spent.usage, via=via))
 
     def _finished(self, run: SubagentRun, outcome: TeamOutcome) -> None:
         usage = outcome.usage

@@ -290,7 +290,7 @@ def test_unimplemented_massgen_keys_load_with_warnings(tmp_path: Path):
         "state folder here (--state-dir)",
         "orchestrator.coordination.enable_planning_mode: "
         "MassGen key 'enable_planning_mode' is ignored: MassGen's dry-run planning mode (tools held back "
-        "until the final presentation) and its --plan workflow are not built here",
+        "until the final presentation) is not built here",
     ]
     assert loaded.config.agents[0].backend.type == "openai"
 
