@@ -19,39 +19,30 @@ memory:
   persistent_memory: {enabled: true}
 """
 
-TWO_TURNS = (
-    """
-agents:
-  - id: a
-    backend:
-      type: scripted
-      responses:
-        - {tool: new_answer, args: {content: "alpha: the vault opens with the brass key"}}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.3}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.2}
-        - {tool: new_answer, args: {content: "alpha two: the vault now opens with a code"}, delay: 0.2}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
-  - id: b
-    backend:
-      type: scripted
-      responses:
-        - {tool: new_answer, args: {content: "beta: the vault opens with a silver key"}, delay: 0.2}
-        - {tool: new_answer, args: {content: "beta: the vault opens with a silver key"}, delay: 0.1}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
-  - id: c
-    backend:
-      type: scripted
-      responses:
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.3}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}, delay: 0.5}
-        - {tool: vote, args: {agent_id: agent1, reason: "x"}}
-orchestrator: {final_presentation: reuse}
-"""
-    + MEMORY
+
+def team_turn(a: str, b: str, c: str) -> str:
+    """Three scripted agents that each answer once, then vote for a's answer (agent1) as often as they
+    are asked again; peer updates deferred, so no step is cut short and each takes one response."""
+
+    def agent(name: str, answer: str) -> str:
+        vote = '{tool: vote, args: {agent_id: agent1, reason: "x"}}'
+        votes = "".join(f"        - {vote}\n" for _ in range(6))
+        return (
+            f"  - id: {name}\n    backend:\n      type: scripted\n      responses:\n"
+            f'        - {{tool: new_answer, args: {{content: "{answer}"}}}}\n{votes}'
+        )
+
+    agents = agent("a", a) + agent("b", b) + agent("c", c)
+    return f"agents:\n{agents}orchestrator: {{final_presentation: reuse, peer_updates: defer}}\n{MEMORY}"
+
+
+TURN_ONE = team_turn(
+    "alpha: the vault opens with the brass key",
+    "beta: the vault opens with a silver key",
+    "gamma: the vault stays shut",
+)
+TURN_TWO = team_turn(
+    "alpha two: the vault now opens with a code", "beta two: a new lock", "gamma two: no idea"
 )
 
 
@@ -65,24 +56,26 @@ def memory_blocks(requests) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_turn_one_winner_reaches_others_in_turn_two_but_not_losers_or_current_work(in_process):
-    run = in_process(TWO_TURNS, interactive=True)
+    """Each turn's agents are scripted for that turn (the second continues the first's session), so what
+    a turn's agents say does not depend on how fast the other turn's went."""
+    run = in_process(TURN_ONE, interactive=True)
     first = run.app.ask("How does the vault open?")
     assert (first.winner, first.answers["b"]) == ("a", "beta: the vault opens with a silver key")
-    turn_one_requests = len(run.requests("c"))
-    second = run.app.ask("And how does the vault open now?")
-    assert second.winner == "a" and second.memory_errors == []
-    blocks = memory_blocks(run.requests("c")[turn_one_requests:])
+    turn_one_log = run.app.run_log.directory
+    run.app.close()
+    again = in_process(TURN_TWO, session_id=first.session_id, interactive=True)
+    second = again.app.ask("And how does the vault open now?")
+    assert (second.turn, second.winner, second.memory_errors) == (2, "a", [])
+    blocks = memory_blocks(again.requests("c"))
     assert blocks, "c retrieved long-term memory in turn 2"
     assert all("[From a Turn 1] alpha: the vault opens with the brass key" in block for block in blocks)
     assert not any("silver key" in block for block in blocks), "a turn-1 loser's record leaked"
     assert not any("alpha two" in block for block in blocks), "the winner's turn-2 work leaked"
-    dumps = sorted(
-        (run.app.run_log.directory / "turn_1" / "attempt_1" / "memory_debug").glob("mem0_add_*.json")
-    )
+    dumps = sorted((turn_one_log / "turn_1" / "attempt_1" / "memory_debug").glob("mem0_add_*.json"))
     assert {json.loads(p.read_text())["agent_id"] for p in dumps} == {"a", "b", "c"}
     dump = json.loads(dumps[0].read_text())
     assert set(dump) == {"timestamp", "agent_id", "session_id", "metadata", "messages"}
-    assert dump["metadata"]["turn"] == 1 and dump["session_id"] == run.app.session.id
+    assert dump["metadata"]["turn"] == 1 and dump["session_id"] == first.session_id
 
 
 def test_session_name_carries_memories_and_turns_across_processes(tmp_path):

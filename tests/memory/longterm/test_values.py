@@ -100,63 +100,65 @@ def test_a_larger_alpha_moves_values_further(tmp_path, monkeypatch):
     assert moved["fast"][1] > moved["slow"][1] > 0
 
 
+def values_team(a: str, b: str) -> str:
+    """Two scripted agents with value learning: each says ``a`` or ``b`` first (a response a line),
+    then votes for a's answer (agent1) as often as asked; peer updates deferred, so no step is cut short."""
+    votes = "".join('        - {tool: vote, args: {agent_id: agent1, reason: "x"}}\n' for _ in range(6))
+
+    def agent(name: str, first: str) -> str:
+        backend = "    backend:\n      type: scripted\n      responses:\n"
+        return f"  - id: {name}\n{backend}        - {first}\n{votes}"
+
+    return (
+        f"agents:\n{agent('a', a)}{agent('b', b)}"
+        "orchestrator: {final_presentation: reuse, peer_updates: defer}\n"
+        "memory:\n  enabled: true\n  persistent_memory: {enabled: true}\n"
+        "  value_learning: {enabled: true, alpha: 0.5}\n"
+    )
+
+
+ANSWERING = values_team(
+    f'{{tool: new_answer, args: {{content: "{WINNER_TEXT}"}}}}',
+    f'{{tool: new_answer, args: {{content: "{LOSER_TEXT}"}}}}',
+)
+THINKING = values_team('{text: "thinking for a long time", delay: 300}', '{text: "thinking too", delay: 300}')
+
+
 def test_a_cancelled_turn_changes_no_value_and_a_finished_one_does(in_process):
+    """Each turn's agents are scripted for that turn (each continues the session), so what they say does
+    not depend on how fast an earlier turn went."""
     import asyncio
 
     from tests.conftest import wait_until
 
-    run = in_process(
-        f"""
-        agents:
-          - id: a
-            backend:
-              type: scripted
-              responses:
-                - {{tool: new_answer, args: {{content: "{WINNER_TEXT}"}}}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}, delay: 0.3}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}}}
-                - {{text: "thinking for a long time", delay: 300}}
-                - {{tool: new_answer, args: {{content: "{WINNER_TEXT}"}}}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}}}
-          - id: b
-            backend:
-              type: scripted
-              responses:
-                - {{tool: new_answer, args: {{content: "{LOSER_TEXT}"}}, delay: 0.2}}
-                - {{tool: new_answer, args: {{content: "{LOSER_TEXT}"}}, delay: 0.1}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}}}
-                - {{text: "thinking for a long time", delay: 300}}
-                - {{tool: vote, args: {{agent_id: agent1, reason: "x"}}, delay: 0.2}}
-        orchestrator: {{final_presentation: reuse}}
-        memory:
-          enabled: true
-          persistent_memory: {{enabled: true}}
-          value_learning: {{enabled: true, alpha: 0.5}}
-        """,
-        interactive=True,
-    )
-    assert run.app.ask("What is the bridge code?").winner == "a"
-    store = run.app.run.provided("long-term memory").run.store
+    first = in_process(ANSWERING, interactive=True)
+    answered = first.app.ask("What is the bridge code?")
+    assert answered.winner == "a"
+    store = first.app.run.provided("long-term memory").run.store
     ids = [m.id for m in store.list_memories()]
     before = store.index.values(ids, "general")
+    first.app.close()
+
+    slow = in_process(THINKING, session_id=answered.session_id, interactive=True)
+    memory = slow.app.run.provided("long-term memory").run
 
     async def cancelled_turn() -> None:
-        turn = asyncio.create_task(run.app.run.turns.run("And the bridge code again?"))
+        turn = asyncio.create_task(slow.app.run.turns.run("And the bridge code again?"))
         # Cancelled once both agents are in their slow step: retrieval has traced memories by then.
-        await asyncio.to_thread(
-            wait_until, lambda: len(run.requests("a")) == 4 and len(run.requests("b")) == 4
-        )
-        assert run.app.run.provided("long-term memory").run.traces.traces, (
-            "turn 2 traced the memories it retrieved"
-        )
+        await asyncio.to_thread(wait_until, lambda: len(slow.requests("a")) == len(slow.requests("b")) == 1)
+        assert memory.traces.traces, "turn 2 traced the memories it retrieved"
         turn.cancel()
         with pytest.raises(asyncio.CancelledError):
             await turn
 
-    run.app.runner.run(cancelled_turn())
-    assert store.index.values(ids, "general") == before
-    assert run.app.run.provided("long-term memory").run.traces.traces == {}
-    assert run.app.ask("Once more: the bridge code?").winner == "a"
+    slow.app.runner.run(cancelled_turn())
+    assert memory.store.index.values(ids, "general") == before
+    assert memory.traces.traces == {}
+    slow.app.close()
+
+    last = in_process(ANSWERING, session_id=answered.session_id, interactive=True)
+    assert last.app.ask("Once more: the bridge code?").winner == "a"
+    store = last.app.run.provided("long-term memory").run.store
     assert store.index.values(ids, "general") != before, "a finished turn does move the values"
 
 
