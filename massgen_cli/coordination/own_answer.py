@@ -30,7 +30,7 @@ from massgen_cli.coordination.toolloop import (
     run_with_tools,
 )
 from massgen_cli.errors import BackendError
-from massgen_cli.events import AgentStatus, RunEvent
+from massgen_cli.events import AgentStatus, Notice, RunEvent
 from massgen_cli.messages import Message
 
 
@@ -158,15 +158,16 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
         reason = "no agent produced an answer"
     else:
         scores = agreement_scores(answers, question)
-        reason = f"chosen by agreement among {len(answers)} answer(s) ({_scores_text(scores, order)})"
-        reason += _tie_text(like, order) if tied else ""
+        reason = f"chosen by agreement among {len(answers)} answer(s)" + (_tie_text(like) if tied else "")
+        alike = f"; likeness to the others: {_scores_text(like, order)}" if like is not None else ""
+        step.emit(Notice("debug", f"agreement scores: {_scores_text(scores, order)}{alike}"))
     return AttemptResult(answers, [], winner, reason, _since(started), transcripts, capped=capped)
 
 
-def _tie_text(like: dict[str, float] | None, order: Sequence[str]) -> str:
+def _tie_text(like: dict[str, float] | None) -> str:
     if like is None:
         return "; a tie, left to registration order (the offline embedder is not installed)"
-    return f"; a tie, broken by likeness to the other answers ({_scores_text(like, order)})"
+    return "; a tie, broken by likeness to the other answers"
 
 
 def _scores_text(scores: dict[str, float], order: Sequence[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
+from massgen_cli.events import Notice, RunEvent
 from tests.scripted import scripted
 
 QUESTION = "What is 2+2?"
@@ -45,10 +46,19 @@ def test_a_run_deciding_by_agreement_says_how_it_broke_the_tie(in_process):
             orchestrator={"decide_by": "agreement", "final_presentation": "reuse"},
         )
     )
+    heard: list[RunEvent] = []
+    run.app.events.subscribe(heard.append)
     result = run.app.ask(QUESTION)
     assert result.winner == "second" and result.final_answer == "2 + 2 = 4."
-    assert result.end_reason.startswith(
-        "chosen by agreement among 3 answer(s) (first 0.00, second 0.00, third 0.00); a tie, broken by "
-        "likeness to the other answers (first "
+    assert (
+        result.end_reason
+        == "chosen by agreement among 3 answer(s); a tie, broken by likeness to the other answers"
+    )
+    said = [event.message for event in heard if isinstance(event, Notice) and event.level == "debug"]
+    assert any(
+        line.startswith(
+            "agreement scores: first 0.00, second 0.00, third 0.00; likeness to the others: first "
+        )
+        for line in said
     )
     assert run.out.getvalue() == "2 + 2 = 4.\n"

@@ -1,4 +1,5 @@
 from massgen_cli.coordination.tally import Vote, alias_map, pick_winner, resolve_target, tally
+from massgen_cli.events import Notice, RunEvent
 
 IDS = ["alpha", "beta", "gamma"]
 
@@ -62,12 +63,18 @@ orchestrator: {decide_by: agreement, final_presentation: reuse}
 
 def test_decide_by_agreement_asks_each_agent_once_and_the_agreed_answer_wins(in_process):
     run = in_process(AGREEMENT)
+    heard: list[RunEvent] = []
+    run.app.events.subscribe(heard.append)
     result = run.app.ask("What is 10 - 4?")
     assert result.winner == "second" and result.final_answer == "10 - 4 = 6."
     assert result.votes == [] and len(result.answers) == 3
-    assert result.end_reason.startswith(
-        "chosen by agreement among 3 answer(s) (first 0.00, second 1.00, third 1.00); a tie, broken by "
-        "likeness"
+    assert (
+        result.end_reason
+        == "chosen by agreement among 3 answer(s); a tie, broken by likeness to the other answers"
+    )
+    said = [event.message for event in heard if isinstance(event, Notice) and event.level == "debug"]
+    assert any(
+        line.startswith("agreement scores: first 0.00, second 1.00, third 1.00; likeness") for line in said
     )
     for agent in run.app.agents:
         scripted = agent.backend.inner  # type: ignore[attr-defined]
