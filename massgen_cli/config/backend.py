@@ -3,12 +3,12 @@ backend's responses."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.hooks import ToolHooksConfig
+from massgen_cli.config.deferred import deferred
 from massgen_cli.config.limits import CircuitBreakerSettings, RateLimitSettings
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
 from massgen_cli.config.permissions import ToolPermissionSettings
@@ -21,6 +21,11 @@ from massgen_cli.config.providers import (
     infer_backend_type,
 )
 from massgen_cli.config.tools import BackendToolSettings
+
+if TYPE_CHECKING:
+    from massgen_cli.config.hooks import ToolHooksConfig
+else:
+    ToolHooksConfig = deferred("massgen_cli.config.hooks", "ToolHooksConfig")
 
 
 class ScriptedCall(Section):

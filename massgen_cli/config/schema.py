@@ -4,17 +4,22 @@ and orchestrator sections live in ``backend`` and ``orchestrator``."""
 from __future__ import annotations
 
 import string
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
-from massgen_cli.config.hooks import HooksConfig
+from massgen_cli.config.deferred import deferred
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
 from massgen_cli.config.problems import repeated
 from massgen_cli.config.telemetry import TelemetryConfig
+
+if TYPE_CHECKING:
+    from massgen_cli.config.hooks import HooksConfig
+else:
+    HooksConfig = deferred("massgen_cli.config.hooks", "HooksConfig")
 
 
 class AgentConfig(Section):

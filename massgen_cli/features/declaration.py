@@ -10,19 +10,21 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from massgen_cli.agent.spending import SpendingGate
-from massgen_cli.attempts import AttemptPart
-from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.call_answers import Outside
-from massgen_cli.coordination.extension import StepExtension
-from massgen_cli.events import EventSink
-from massgen_cli.memory.context.guard import DroppedListener
-from massgen_cli.nesting import TeamRunner
-from massgen_cli.session import Session
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from massgen_cli.attempts import AttemptPart
+    from massgen_cli.config.schema import MassGenConfig
+    from massgen_cli.coordination.extension import StepExtension
+    from massgen_cli.events import EventSink
+    from massgen_cli.memory.context.guard import DroppedListener
+    from massgen_cli.nesting import TeamRunner
+    from massgen_cli.session import Session
 
 
 @dataclass(frozen=True)

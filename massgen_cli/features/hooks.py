@@ -15,8 +15,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from massgen_cli.attempts import AttemptAt, TurnOutcome
-from massgen_cli.config.hooks import TOOL_POINTS, TURN_POINTS, HookConfig, HookPoint, ToolHooksConfig
-from massgen_cli.config.schema import MassGenConfig
 from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import EventSink, ToolCall
 from massgen_cli.feature_events import HookDecided, HookVerdict
@@ -25,6 +23,8 @@ from massgen_cli.tools.base import RESULT_CHARS, bounded
 from massgen_cli.tools.toolbox import ToolResult
 
 if TYPE_CHECKING:
+    from massgen_cli.config.hooks import HookConfig, HookPoint, ToolHooksConfig
+    from massgen_cli.config.schema import MassGenConfig
     from massgen_cli.tools.hooks import HookEvent, HookReply
 
 MASSGEN_NAMES: Mapping[HookPoint, str] = {
@@ -33,7 +33,7 @@ MASSGEN_NAMES: Mapping[HookPoint, str] = {
     "turn_start": "turn_start",
     "turn_end": "turn_end",
 }
-HookTable = Mapping[HookPoint, Sequence[HookConfig]]
+HookTable = Mapping["HookPoint", Sequence["HookConfig"]]
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,7 @@ def _wanted(opening: Opening) -> bool:
 
 
 def _open(opening: Opening) -> Opened:
+    from massgen_cli.config.hooks import TOOL_POINTS, TURN_POINTS
     from massgen_cli.tools.hooks import load_callable
 
     config = opening.config
@@ -223,6 +224,8 @@ def _merged(
     run_hooks: dict[HookPoint, list[HookConfig]], own: ToolHooksConfig | None
 ) -> dict[HookPoint, list[HookConfig]]:
     """An agent's tool hooks: the run's then its own, or its own alone where it overrides."""
+    from massgen_cli.config.hooks import TOOL_POINTS
+
     merged = dict(run_hooks)
     for point in TOOL_POINTS:
         entries, override = own.entries(point) if own is not None else ([], False)
@@ -231,6 +234,8 @@ def _merged(
 
 
 def _every_hook(config: MassGenConfig) -> list[HookConfig]:
+    from massgen_cli.config.hooks import TOOL_POINTS, TURN_POINTS
+
     tables = [config.hooks, *(agent.backend.hooks for agent in config.agents)]
     points = (*TOOL_POINTS, *TURN_POINTS)
     return [

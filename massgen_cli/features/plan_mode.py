@@ -19,11 +19,11 @@ from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import EventSink, Notice
 from massgen_cli.feature_events import PlanMade
 from massgen_cli.features.declaration import Feature, Opened, Opening
-from massgen_cli.plans import KeptPlan, Plan, PlanDesk, PlanProblem, keep_plan, read_plan
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from massgen_cli.plans import KeptPlan, Plan, PlanDesk
     from massgen_cli.tools.planning import PlanBook
 
 SIZES = {
@@ -94,6 +94,8 @@ class PlanMode(StepExtension):
     def veto(self, at: StepAt, answer: str | None) -> str:
         if answer is None or self.desk.phase != "plan":
             return ""
+        from massgen_cli.plans import PlanProblem, read_plan
+
         try:
             read_plan(answer)
         except PlanProblem as problem:
@@ -140,6 +142,8 @@ class Keeper:
         self.question = ""
 
     def __call__(self, outcome: TurnOutcome) -> KeptPlan | None:
+        from massgen_cli.plans import KeptPlan, keep_plan
+
         plan = _chosen_plan(outcome)
         if isinstance(plan, str):
             self.emit(Notice("warning", f"plan mode: no plan was kept, {plan}"))
@@ -163,6 +167,8 @@ class Keeper:
 
 def _chosen_plan(outcome: TurnOutcome) -> Plan | str:
     """The plan of the final answer, else of the winner's answer; else why there is none."""
+    from massgen_cli.plans import PlanProblem, read_plan
+
     texts: Sequence[str] = [outcome.final_answer or "", outcome.answers.get(outcome.winner or "", "")]
     problem = ""
     for text in texts:
@@ -174,6 +180,9 @@ def _chosen_plan(outcome: TurnOutcome) -> Plan | str:
 
 
 def _open(opening: Opening) -> Opened:
+    """Plans are read and kept by ``plans``, imported only by a run in plan mode."""
+    from massgen_cli.plans import PlanDesk
+
     config, place = opening.config, opening.place
     desk = PlanDesk()
     keeper = Keeper(place.kept_in, place.session.id, opening.emit)
