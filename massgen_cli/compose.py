@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -39,8 +39,10 @@ from massgen_cli.features.workspaces import agent_workspaces
 from massgen_cli.memory.context.guard import DroppedListener
 from massgen_cli.memory.context.threads import AgentThreads
 from massgen_cli.session import SessionMirror
-from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox, ToolSources, build_toolbox, own_workspace
+
+if TYPE_CHECKING:
+    from massgen_cli.tools.mcp import McpHub
 
 __all__ = ["ComposedRun", "Features", "Place", "session_mirror"]
 
@@ -116,7 +118,9 @@ class ComposedRun:
         context = StepContext(self.threads, tuple(self.features.extensions))
         crew = Crew(self.agents, context, policy, spending)
         self.turns = TurnRunner(crew, place.session, self.features.parts, record)
-        self.mcp = McpHub(emit)
+        self.emit = emit
+        self.mcp: McpHub | None = None
+        """The run's MCP servers; None until ``connect_mcp`` finds an agent with some."""
         self.mcp_connected = False
 
     def provided(self, name: str) -> Any:
@@ -137,19 +141,28 @@ class ComposedRun:
             backend = agent.config.backend
             if backend.mcp_servers:
                 workspace = agent.toolbox.roots.base if agent.toolbox.roots is not None else Path.cwd()
-                tools = await self.mcp.tools(
+                tools = await self._mcp_hub().tools(
                     backend.mcp_servers, workspace, backend.allowed_tools, backend.exclude_tools
                 )
                 agent.toolbox.add_configured(tools)
+
+    def _mcp_hub(self) -> McpHub:
+        """The run's MCP servers (the MCP client is imported only by a run that has some)."""
+        if self.mcp is None:
+            from massgen_cli.tools.mcp import McpHub
+
+            self.mcp = McpHub(self.emit)
+        return self.mcp
 
     async def aclose(self) -> None:
         """Every backend (and the embedded server), the MCP servers, then each feature that holds
         something open (long-term memory's store), in the order they opened."""
         backends = [agent.backend for agent in self.agents]
         backends += [agent.summary_backend for agent in self.agents if agent.summary_backend is not None]
-        await asyncio.gather(
-            self.mcp.close(), *(backend.aclose() for backend in backends), return_exceptions=True
-        )
+        closing = [backend.aclose() for backend in backends]
+        if self.mcp is not None:
+            closing.append(self.mcp.close())
+        await asyncio.gather(*closing, return_exceptions=True)
         for opened in self.features.opened.values():
             if opened.close is not None:
                 await opened.close()

@@ -14,11 +14,14 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.permissions import CLAUDE_CODE_TOOLS, PermissionsConfig, parse_rule
+from massgen_cli.config.permissions import CLAUDE_CODE_TOOLS, parse_rule
 from massgen_cli.tools.commands import COMMAND_TOOL
+
+if TYPE_CHECKING:
+    from massgen_cli.config.permission_rules import PermissionsConfig
 
 FILE_READERS = frozenset({"read_file", "list_directory", "search_files"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})

@@ -25,7 +25,7 @@ from massgen_cli.config.orchestrator import (
     PersonaGeneratorConfig,
     TimeoutSettings,
 )
-from massgen_cli.config.permissions import PermissionsConfig
+from massgen_cli.config.permission_rules import PermissionsConfig
 from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
 from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
 from massgen_cli.config.walk import accepted_names

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.permissions import PermissionsConfig
+from massgen_cli.config.permission_rules import PermissionsConfig
 from massgen_cli.tools.permissions import PermissionEngine, ToolGate
 from tests.cli.in_process_cli import massgen
 from tests.conftest import first_attempt_folder, write_config
