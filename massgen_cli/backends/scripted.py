@@ -16,7 +16,8 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from massgen_cli.backends.base import EVERY_KIND, TEXT_ONLY, Capabilities, Request
-from massgen_cli.config.backend import BackendConfig, ScriptEntry
+from massgen_cli.config.backend import BackendConfig
+from massgen_cli.config.scripted import ScriptEntry
 from massgen_cli.errors import BackendTimeoutError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import content_text

@@ -57,7 +57,8 @@ class ModeFlags:
 
     def _apply_quality(self, config: MassGenConfig) -> None:
         """``--fast``, ``--plan``, ``--plan-and-execute`` and ``--eval-criteria``."""
-        from massgen_cli.config.quality import FAST_PRESET, criteria_file
+        from massgen_cli.config.criteria import criteria_file
+        from massgen_cli.config.quality import FAST_PRESET
 
         coordination = config.orchestrator.coordination
         if self.fast:

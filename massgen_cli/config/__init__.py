@@ -9,15 +9,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from massgen_cli.config.backend import BackendConfig, ScriptEntry
+    from massgen_cli.config.backend import BackendConfig
     from massgen_cli.config.loader import LoadedConfig, load_built, load_config, load_document
     from massgen_cli.config.memory import MemoryConfig
     from massgen_cli.config.schema import AgentConfig, MassGenConfig
+    from massgen_cli.config.scripted import ScriptEntry
     from massgen_cli.config.sources import shipped_configs
 
 _HOMES = {
     "BackendConfig": "backend",
-    "ScriptEntry": "backend",
+    "ScriptEntry": "scripted",
     "LoadedConfig": "loader",
     "load_built": "loader",
     "load_config": "loader",

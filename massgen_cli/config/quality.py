@@ -4,55 +4,20 @@ preset's knobs and its inline evaluation criteria (``--eval-criteria``)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.problems import describe_error
-from massgen_cli.errors import ConfigError
+from massgen_cli.config.deferred import deferred
+
+if TYPE_CHECKING:
+    from massgen_cli.config.criteria import Criterion
+else:
+    Criterion = deferred("massgen_cli.config.criteria", "Criterion")
 
 PlanDepth = Literal["dynamic", "shallow", "medium", "deep"]
 PlanMode = Literal["plan", "plan_and_execute"]
-CriterionCategory = Literal["primary", "standard", "stretch"]
-LEGACY_CATEGORIES = {"must": "standard", "core": "standard", "could": "stretch"}
-"""MassGen's older category names, read as it reads them."""
-
-
-class Criterion(Section):
-    """One evaluation criterion, as MassGen's criteria files write it: ``text`` (or ``description`` or
-    ``name``), its category, and optionally how to verify it and what fails it."""
-
-    text: str = Field(min_length=1, description="What an answer must do.")
-    category: CriterionCategory = Field(
-        default="standard",
-        description="'primary' and 'standard' must hold for a vote to stand; 'stretch' may fail "
-        "(MassGen's 'must'/'core' read as standard, 'could' as stretch).",
-    )
-    verify_by: str | None = Field(default=None, description="How to check it.")
-    anti_patterns: list[str] = Field(default_factory=list, description="What fails it.")
-    score_anchors: dict[str, str] = Field(
-        default_factory=dict, description="MassGen's score anchors; shown with the criterion."
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _aliases(cls, data: Any) -> Any:
-        """``description`` or ``name`` as ``text``; a legacy category as MassGen maps it."""
-        if not isinstance(data, dict):
-            return {"text": data} if isinstance(data, str) else data
-        data = dict(data)
-        for alias in ("description", "name"):
-            if alias in data:
-                value = data.pop(alias)
-                data.setdefault("text", value)
-        category = data.get("category")
-        if isinstance(category, str):
-            lowered = category.strip().lower()
-            data["category"] = LEGACY_CATEGORIES.get(lowered, lowered)
-        return data
 
 
 class QualitySettings(Section):
@@ -128,28 +93,3 @@ FAST_PRESET: dict[str, Any] = {
     "skip_redundant_scaffolding": True,
 }
 """MassGen's --fast preset: set where the config does not set the key itself (its values win)."""
-
-
-def criteria_file(path: Path) -> list[Criterion]:
-    """The evaluation criteria of a JSON file, as MassGen's ``--eval-criteria`` reads it: a list of
-    criteria, or ``{"criteria": [...]}``; a ``ConfigError`` naming the file and the item when it is not."""
-    where = f"--eval-criteria {path}"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{where}: cannot be read ({error.strerror or error})") from None
-    except ValueError as error:
-        raise ConfigError(f"{where}: not valid JSON ({error})") from None
-    if isinstance(document, dict) and "criteria" in document:
-        document = document["criteria"]
-    if not isinstance(document, list) or not document:
-        raise ConfigError(f'{where}: give a non-empty JSON list of criteria, or {{"criteria": [...]}}')
-    try:
-        return TypeAdapter(list[Criterion]).validate_python(document)
-    except ValidationError as error:
-        problems = []
-        for problem in error.errors():
-            number, *field = problem["loc"]
-            key = f" {field[0]}" if field else ""
-            problems.append(f"{where}: item {int(number) + 1}{key}: {describe_error(problem)}")
-        raise ConfigError(problems) from None

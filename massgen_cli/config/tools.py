@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from massgen_cli.config.base import Section
+from massgen_cli.config.deferred import deferred
 from massgen_cli.config.massgen_keys import value_rule
 from massgen_cli.config.problems import repeated
+
+if TYPE_CHECKING:
+    from massgen_cli.config.extra_tools import CustomToolConfig, McpServerConfig
+else:
+    CustomToolConfig = deferred("massgen_cli.config.extra_tools", "CustomToolConfig")
+    McpServerConfig = deferred("massgen_cli.config.extra_tools", "McpServerConfig")
 
 
 class ContextPath(Section):
@@ -68,111 +75,6 @@ class UploadFile(Section):
 UPLOAD_KEYS = ("image_path", "file_path", "audio_path", "video_path")
 UNSENT_UPLOADS = {"audio_path": "audio", "video_path": "video"}
 """MassGen's upload kinds that are not sent to models here."""
-
-
-class CustomToolConfig(Section):
-    """Python functions offered as tools (``custom_tool__<name>``), loaded from a file."""
-
-    massgen_section: ClassVar[str] = "custom_tool"
-
-    name: list[str] = Field(description="Tool name, or one name per function.")
-    function: list[str] = Field(description="Function name in the file, or a list of them.")
-    path: str | None = Field(
-        default=None,
-        description="Python file defining the functions (relative to the current directory, else to the "
-        "config's folder). Null, or a module name without '.py': MassGen's own tools, taken from the "
-        "massgen package as MassGen does (when it is installed; otherwise the agent runs without them). "
-        "Without MassGen installed, the files of its understand_image, understand_file and understand_video "
-        "(massgen/tool/_multimodal_tools/...) are tools of ours that ask the agent's own model; they need "
-        "no checkout.",
-    )
-    description: list[str] | None = Field(
-        default=None,
-        description="What the tool does (one for all, or one per function); null uses the docstring.",
-    )
-    category: str = Field(default="default", description="A label for grouping tools (shown in logs).")
-    preset_args: list[dict[str, Any]] | None = Field(
-        default=None,
-        description="Arguments always passed (one mapping, or one per function); the model never sees them.",
-    )
-
-    @field_validator("name", "function", "description", "preset_args", mode="before")
-    @classmethod
-    def _as_list(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str | dict) else value
-
-    @property
-    def from_massgen(self) -> bool:
-        """Whether the functions are MassGen's own tools (no file given)."""
-        return self.path is None or not self.path.endswith(".py")
-
-    def functions(self) -> list[tuple[str, str, str | None, dict[str, Any]]]:
-        """``(tool name, function name, description, preset arguments)`` for each function."""
-        count = len(self.function)
-        names = _per_function(self.name, count, "name")
-        descriptions = _per_function(self.description or [None], count, "description")
-        presets = _per_function(self.preset_args or [{}], count, "preset_args")
-        return list(zip(names, self.function, descriptions, presets, strict=True))
-
-
-def _per_function(values: list[Any], count: int, key: str) -> list[Any]:
-    if len(values) == count:
-        return values
-    if len(values) == 1:
-        return values * count
-    raise ValueError(f"'{key}' has {len(values)} items for {count} functions; give one, or one per function")
-
-
-class McpServerConfig(Section):
-    """One MCP server: a command run over stdio, or a streamable HTTP address."""
-
-    massgen_section: ClassVar[str] = "mcp_server"
-
-    keyed_by_name: ClassVar[bool] = True  # also written as a mapping of name → server
-
-    name: str = Field(description="The server's name; its tools are offered as mcp__<name>__<tool>.")
-    type: Literal["stdio", "streamable-http"] = Field(
-        default="stdio", description="'stdio': run `command`; 'streamable-http': connect to `url`."
-    )
-    command: str | None = Field(default=None, description="stdio: the program to run.")
-    args: list[str] = Field(
-        default_factory=list, description="stdio: its arguments; ${cwd} is the agent's workspace."
-    )
-    env: dict[str, str] = Field(
-        default_factory=dict, description="stdio: environment variables added to a minimal environment."
-    )
-    cwd: str | None = Field(default=None, description="stdio: the folder it runs in; null: the current one.")
-    url: str | None = Field(default=None, description="streamable-http: the server's address.")
-    headers: dict[str, str] = Field(default_factory=dict, description="streamable-http: request headers.")
-    startup_timeout_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        description="Seconds the server may take to start and list its tools; one that has not is "
-        "stopped (killed if need be) and the run goes on without it.",
-    )
-    max_result_bytes: int = Field(
-        default=1_000_000,
-        ge=1024,
-        description="The largest answer kept from the server, in bytes: a longer tool result is cut while "
-        "it arrives (the rest is never held in memory) and the model reads its start with a note of the "
-        "bytes sent and kept; a longer answer to anything else (such as the tool list) fails.",
-    )
-    sandbox: bool = Field(
-        default=False,
-        description="stdio: run the server in the commands' sandbox, writing only in its cwd (default "
-        "mcp_workspaces/<name>), reading the system, its virtualenv and the files named in its args.",
-    )
-    sandbox_network: bool = Field(
-        default=False, description="stdio, sandboxed: the server reaches the network."
-    )
-
-    @model_validator(mode="after")
-    def _where(self) -> McpServerConfig:
-        if self.type == "stdio" and not self.command:
-            raise ValueError(f"MCP server '{self.name}' (stdio) needs 'command'")
-        if self.type == "streamable-http" and not self.url:
-            raise ValueError(f"MCP server '{self.name}' (streamable-http) needs 'url'")
-        return self
 
 
 def _named_list(value: Any) -> Any:

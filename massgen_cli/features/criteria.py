@@ -8,14 +8,16 @@ stretch criterion may fail. Each checklist is an event (``ChecklistJudged``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from massgen_cli.backends.base import Completion, ToolSpec
-from massgen_cli.config.quality import Criterion
 from massgen_cli.coordination.extension import StepAt, StepExtension
 from massgen_cli.events import EventSink
 from massgen_cli.feature_events import ChecklistJudged
 from massgen_cli.features.declaration import Feature, Opened, Opening
+
+if TYPE_CHECKING:
+    from massgen_cli.config.criteria import Criterion
 
 SUBMIT_CHECKLIST = "submit_checklist"
 REQUIRED = ("primary", "standard")

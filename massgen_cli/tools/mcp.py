@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.config.extra_tools import McpServerConfig
 from massgen_cli.events import Notice, RunEvent
 from massgen_cli.tools.base import Tool, ToolError
 from massgen_cli.tools.mcp_lines import CUT_META_KEY, OutputWatch, too_long

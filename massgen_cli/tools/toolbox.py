@@ -9,13 +9,13 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.massgen_keys import massgen_installed
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
-from massgen_cli.config.tools import ContextPath, CustomToolConfig
+from massgen_cli.config.tools import ContextPath
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.redaction import redact
@@ -45,6 +45,9 @@ from massgen_cli.tools.massgen_media import Reach, own_massgen_tool, own_tool
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.permissions import FILE_WRITERS, ToolGate, command_patterns
 from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
+
+if TYPE_CHECKING:
+    from massgen_cli.config.extra_tools import CustomToolConfig
 
 
 @dataclass(frozen=True)

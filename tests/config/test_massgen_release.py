@@ -17,6 +17,7 @@ import yaml
 from massgen_cli.config import load_document
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
+from massgen_cli.config.extra_tools import CustomToolConfig, McpServerConfig
 from massgen_cli.config.massgen_keys import KEYS, PROGRAM_KEYS, VALUES, rule
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.orchestrator import (
@@ -27,7 +28,7 @@ from massgen_cli.config.orchestrator import (
 )
 from massgen_cli.config.permission_rules import PermissionsConfig
 from massgen_cli.config.schema import AgentConfig, MassGenConfig, UIConfig
-from massgen_cli.config.tools import ContextPath, CustomToolConfig, McpServerConfig
+from massgen_cli.config.tools import ContextPath
 from massgen_cli.config.walk import accepted_names
 from massgen_cli.errors import ConfigError
 from tests.config.massgen_release import example_configs, opened_release, release_key_sets

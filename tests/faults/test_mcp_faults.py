@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.config.extra_tools import McpServerConfig
 from massgen_cli.events import Notice, ToolCall
 from massgen_cli.tools.base import RESULT_CHARS
 from massgen_cli.tools.mcp import McpHub

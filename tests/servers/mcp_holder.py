@@ -9,7 +9,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.config.extra_tools import McpServerConfig
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox

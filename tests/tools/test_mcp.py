@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from massgen_cli.config.tools import McpServerConfig
+from massgen_cli.config.extra_tools import McpServerConfig
 from massgen_cli.events import Notice, ToolCall
 from massgen_cli.tools.mcp import McpHub
 from massgen_cli.tools.toolbox import Toolbox

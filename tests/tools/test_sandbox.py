@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from massgen_cli.config.extra_tools import McpServerConfig
 from massgen_cli.config.orchestrator import OrchestratorConfig
 from massgen_cli.config.schema import AgentConfig
-from massgen_cli.config.tools import CommandLimits, McpServerConfig
+from massgen_cli.config.tools import CommandLimits
 from massgen_cli.errors import ConfigError
 from massgen_cli.events import ToolCall
 from massgen_cli.tools.base import ToolError
