@@ -57,7 +57,6 @@ class ModeFlags:
 
     def _apply_quality(self, config: MassGenConfig) -> None:
         """``--fast``, ``--plan``, ``--plan-and-execute`` and ``--eval-criteria``."""
-        from massgen_cli.config.criteria import criteria_file
         from massgen_cli.config.quality import FAST_PRESET
 
         coordination = config.orchestrator.coordination
@@ -66,6 +65,8 @@ class ModeFlags:
                 if key not in coordination.model_fields_set:  # the config's own values win, as in MassGen
                     setattr(coordination, key, value)
         if self.eval_criteria is not None:
+            from massgen_cli.config.criteria import criteria_file
+
             coordination.checklist_criteria_inline = criteria_file(self.eval_criteria)
         if self.plan_and_execute:
             coordination.plan_mode = "plan_and_execute"

@@ -5,7 +5,6 @@ command) loads without the models of every other section."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,6 +45,6 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    value = getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)  # seen by -X importtime
     globals()[name] = value
     return value

@@ -1,0 +1,75 @@
+"""A run imports what its config uses: the models of the sections it lacks, and the code of the features
+it leaves off, stay unimported (each is milliseconds of every start; ``benchmarks/run.py --only startup``
+measures the whole)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import write_config
+
+DEFERRED_SECTIONS = (
+    "config.hooks",
+    "config.permission_rules",
+    "config.extra_tools",
+    "config.subagent_team",
+    "config.criteria",
+)
+"""Section models built only when a config has the section: hooks, permission rules, custom tools and
+MCP servers, a subagent team, evaluation criteria."""
+FEATURE_CODE = ("tools.mcp", "tools.hooks", "plans")
+"""Code a run imports only when its config turns the feature on: MCP servers, hooks, plan mode."""
+
+PROBE = """
+import sys
+from massgen_cli.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as ended:
+    print("exit", ended.code, file=sys.stderr)
+print(" ".join(sorted(name for name in sys.modules if name.startswith("massgen_cli."))), file=sys.stderr)
+"""
+
+EVERY_SECTION = """\
+agents:
+  - id: a
+    backend:
+      type: scripted
+      responses: ["x"]
+      hooks: {PreToolUse: [{matcher: "*", command: "true"}]}
+      permissions: {role: read-only}
+      custom_tools: [{name: shout, function: shout, path: tools.py}]
+      mcp_servers: [{name: files, command: "true"}]
+hooks: {turn_start: [{command: "true"}]}
+orchestrator:
+  coordination:
+    subagent_orchestrator: {agents: []}
+    checklist_criteria_inline: [{text: "the answer is a number"}]
+"""
+
+
+def _imported_by(*args: str) -> tuple[str, set[str]]:
+    """How ``massgen ARGS`` ended, and the package's modules it imported, in a process of its own."""
+    command = [sys.executable, "-c", PROBE, *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    *_, ended, modules = done.stderr.strip().splitlines()
+    return ended, {name.removeprefix("massgen_cli.") for name in modules.split()}
+
+
+def test_a_config_with_every_section_builds_their_models(tmp_path: Path):
+    config = write_config(tmp_path, EVERY_SECTION)
+    (tmp_path / "tools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    ended, imported = _imported_by("--validate", str(config))
+    assert ended == "exit 0"
+    assert set(DEFERRED_SECTIONS) <= imported
+
+
+def test_a_plain_run_imports_no_section_or_feature_its_config_lacks(tmp_path: Path):
+    config = write_config(tmp_path, "agent: {id: solo, backend: {type: scripted, responses: [hi]}}\n")
+    ended, imported = _imported_by("-c", str(config), "-q", "What is 6 x 7?")
+    assert ended == "exit 0"
+    assert {"app", "compose", "config.schema", "features.registry"} <= imported  # the run was built
+    assert imported & {*DEFERRED_SECTIONS, *FEATURE_CODE} == set()
