@@ -9,13 +9,15 @@ by ``(section, key, value)``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
+import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
-
-import yaml
 
 Status = Literal["implemented", "ignored", "refused", "substituted"]
 """A key is implemented, ignored or refused; a value may also be substituted (run another way, which a
@@ -37,9 +39,25 @@ def _rules(table: dict[str, Any]) -> dict[str, MassGenKey]:
 
 
 def _load() -> dict[str, Any]:
+    """The table. Parsing the YAML takes milliseconds of every start, so its JSON copy is kept beside
+    the compiled modules, named by the YAML's digest (an edited table is parsed afresh), and read
+    instead (a tenth of a millisecond); not written where Python writes no bytecode either."""
     text = Path(__file__).with_name("massgen_keys.yaml").read_text(encoding="utf-8")
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+    copy = Path(__file__).with_name("__pycache__") / f"massgen_keys.{digest}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return cast(dict[str, Any], json.loads(copy.read_text(encoding="utf-8")))
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser where PyYAML has it: 10x faster
-    return cast(dict[str, Any], yaml.load(text, Loader=loader))
+    table = cast(dict[str, Any], yaml.load(text, Loader=loader))
+    if not sys.dont_write_bytecode:
+        with contextlib.suppress(OSError):
+            copy.parent.mkdir(exist_ok=True)
+            written = copy.with_name(f"{copy.name}.{os.getpid()}")
+            written.write_text(json.dumps(table), encoding="utf-8")
+            written.replace(copy)  # whole or not at all, for a process reading it now
+    return table
 
 
 _TABLE = _load()

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from massgen_cli.errors import MemoryStoreError
-from massgen_cli.memory.longterm.store.embedder import shared_local_embedder
 
 
 def likeness(answers: Mapping[str, str]) -> dict[str, float] | None:
     """Each answer's summed cosine similarity to the other answers (the one most like the rest scores
-    highest); None when the offline embedder is not installed. Blocks: run it in a worker thread."""
+    highest); None when the offline embedder is not installed. Blocks: run it in a worker thread. The
+    embedder is imported here: only a tie between answers needs it."""
+    from massgen_cli.memory.longterm.store.embedder import shared_local_embedder
+
     agent_ids = list(answers)
     try:
         vectors = shared_local_embedder().embed_many([answers[agent_id] for agent_id in agent_ids])
