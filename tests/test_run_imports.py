@@ -20,8 +20,9 @@ DEFERRED_SECTIONS = (
 )
 """Section models built only when a config has the section: hooks, permission rules, custom tools and
 MCP servers, a subagent team, evaluation criteria."""
-FEATURE_CODE = ("tools.mcp", "tools.hooks", "plans")
-"""Code a run imports only when its config turns the feature on: MCP servers, hooks, plan mode."""
+FEATURE_CODE = ("tools.mcp", "tools.hooks", "plans", "tools.commands", "tools.sandbox")
+"""Code a run imports only when its config turns the feature on: MCP servers, hooks, plan mode, the
+command tool and its sandbox."""
 
 PROBE = """
 import sys

@@ -23,7 +23,7 @@ from massgen_cli.coordination.decisions import cut_json_content, find_json_objec
 from massgen_cli.events import CommandRan, ToolCall, ToolFinished, ToolStarted
 from massgen_cli.messages import Message, ToolCallPart
 from massgen_cli.runlogs.writer import AttemptLog
-from massgen_cli.tools.commands import COMMAND_TOOL, OUTPUT_HEARD
+from massgen_cli.tools.base import COMMAND_TOOL, OUTPUT_HEARD
 from massgen_cli.tools.toolbox import ToolResult, result_summary
 
 Recall = Callable[[list[Message]], Awaitable[list[Message]]]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,12 @@ from massgen_cli.events import CommandEnd
 
 RESULT_CHARS = 20_000
 """The most characters of one tool result the model is sent."""
+COMMAND_TOOL = "execute_command"
+EXIT_CODE = "exit code: "
+"""How a command's result starts (``tools.commands``), before its exit code."""
+OUTPUT_HEARD: ContextVar[Callable[[bytes], None] | None] = ContextVar("command_output_heard", default=None)
+"""Who hears a command's output as it comes (the run's views, through the tool loop); nobody when None.
+Here, not in ``tools.commands``, so a run without the command tool does not import it."""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,17 @@ from massgen_cli.backends.base import ToolSpec
 from massgen_cli.config.tools import CommandLimits
 from massgen_cli.redaction import command_environment
 from massgen_cli.state import user_umask
-from massgen_cli.tools.base import CommandOutcome, Tool, ToolError, ToolOutput, argument, schema
+from massgen_cli.tools.base import (
+    COMMAND_TOOL,
+    EXIT_CODE,
+    OUTPUT_HEARD,
+    CommandOutcome,
+    Tool,
+    ToolError,
+    ToolOutput,
+    argument,
+    schema,
+)
 from massgen_cli.tools.command_policy import CommandPolicy
 from massgen_cli.tools.paths import Roots
 from massgen_cli.tools.process_watch import watch_process_count
@@ -34,13 +43,9 @@ from massgen_cli.tools.set_id_sweep import clear_set_id_bits
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_HEAD_BYTES = 8_000
 OUTPUT_TAIL_BYTES = 4_000
-COMMAND_TOOL = "execute_command"
-EXIT_CODE = "exit code: "
 OUTPUT_SUMMARY_LINES = 5
 OUTPUT_SUMMARY_CHARS = 400
 CLEAN_UP_S = 15.0
-OUTPUT_HEARD: ContextVar[Callable[[bytes], None] | None] = ContextVar("command_output_heard", default=None)
-"""Who hears a command's output as it comes (the run's views, through the tool loop); nobody when None."""
 """How long past the call's timeout a command that timed out has to be killed and its sandbox removed."""
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.permissions import CLAUDE_CODE_TOOLS, parse_rule
-from massgen_cli.tools.commands import COMMAND_TOOL
+from massgen_cli.tools.base import COMMAND_TOOL
 
 if TYPE_CHECKING:
     from massgen_cli.config.permission_rules import PermissionsConfig

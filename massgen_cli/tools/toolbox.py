@@ -23,15 +23,15 @@ from massgen_cli.state import known_state_folders, user_umask
 from massgen_cli.text import one_line
 from massgen_cli.tools.agent_model import AgentModel
 from massgen_cli.tools.attachments import question_roots
-from massgen_cli.tools.base import RESULT_CHARS, CommandOutcome, Tool, ToolError, ToolOutput, bounded
-from massgen_cli.tools.command_policy import CommandPolicy
-from massgen_cli.tools.commands import (
+from massgen_cli.tools.base import (
     COMMAND_TOOL,
     EXIT_CODE,
-    Confinement,
-    SandboxSettings,
-    command_summary,
-    command_tool,
+    RESULT_CHARS,
+    CommandOutcome,
+    Tool,
+    ToolError,
+    ToolOutput,
+    bounded,
 )
 from massgen_cli.tools.custom import (
     CustomToolLoadError,
@@ -44,10 +44,10 @@ from massgen_cli.tools.files import file_tools
 from massgen_cli.tools.massgen_media import Reach, own_massgen_tool, own_tool
 from massgen_cli.tools.paths import Root, Roots
 from massgen_cli.tools.permissions import FILE_WRITERS, ToolGate, command_patterns
-from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
 
 if TYPE_CHECKING:
     from massgen_cli.config.extra_tools import CustomToolConfig
+    from massgen_cli.tools.commands import SandboxSettings
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,8 @@ def result_summary(name: str, text: str) -> str:
     first lines of output; otherwise (a refused or failed command too) its text on one line, cut at
     ``SUMMARY_CHARS``."""
     if name == COMMAND_TOOL and text.startswith(EXIT_CODE):
+        from massgen_cli.tools.commands import command_summary
+
         return command_summary(text)
     return one_line(text, SUMMARY_CHARS)
 
@@ -241,6 +243,10 @@ def agent_roots(
 def _command_tool(
     agent: AgentConfig, roots: Roots | None, where: str, timeout_s: float, private: tuple[Path, ...]
 ) -> Tool:
+    """The command tool (its code, the policy's and the sandbox's imported only for an agent that has it)."""
+    from massgen_cli.tools.command_policy import CommandPolicy
+    from massgen_cli.tools.commands import Confinement, command_tool
+
     backend = agent.backend
     try:
         blocked = [
@@ -257,6 +263,9 @@ def _command_tool(
 def command_sandbox(agent: AgentConfig, where: str, private: tuple[Path, ...]) -> SandboxSettings | None:
     """The sandbox of the agent's commands (None: unconfined, as the config asks); a mode that cannot
     run here is a ``ConfigError`` saying why and what to do."""
+    from massgen_cli.tools.commands import SandboxSettings
+    from massgen_cli.tools.sandbox import UNAVAILABLE_CHOICES, SandboxUnavailable, require_sandbox
+
     backend, mode_path = agent.backend, f"{where}.command_line_execution_mode"
     if backend.command_line_execution_mode == "local_unsandboxed":
         return None
