@@ -12,6 +12,7 @@ from massgen_cli.memory.longterm.record.dates import date_bound, today
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.retrieval import shown_ids
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
 from massgen_cli.memory.runtime.recall import Recall
 from massgen_cli.tools.base import ToolError
@@ -90,7 +91,7 @@ class AgentMemoryTools:
         def mark() -> StaleNote | None:
             if memory_id not in index.attribute([memory_id], SearchFilter(viewer=viewer)):
                 return None
-            newly = index.mark_stale(memory_id, reason, agent_id, session_id=run.session_id, turn=run.at.turn)
+            newly = index.mark_stale(StaleMark(memory_id, reason, agent_id, run.session_id, run.at.turn))
             kept = index.stale_marks([memory_id])[memory_id]
             return StaleNote(kept.marked_by, kept.reason, newly)
 
