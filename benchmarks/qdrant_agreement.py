@@ -84,6 +84,7 @@ def load(store: Any, conversation: Any) -> None:
     """Two sessions: the conversation's messages by three agents taking turns (each turn won by one of
     them), and the same conversation's probes' facts again in a second session, by one agent."""
     from massgen_cli.memory.longterm.record.memories import RecordContext
+    from massgen_cli.memory.longterm.store.index.stale import StaleMark
 
     messages = synthetic.records(conversation)
     contexts = [RecordContext(AGENTS[turn % 3], "first", turn) for turn in range(1, len(messages) + 1)]
@@ -93,7 +94,7 @@ def load(store: Any, conversation: Any) -> None:
     for turn, probe in enumerate(conversation.probes[::2], start=1):
         store.record([{"role": "assistant", "content": probe.fact}], RecordContext("agent_a", "second", turn))
     for memory in sorted(store.list_memories(), key=lambda m: m.key)[::17]:
-        store.index.mark_stale(memory.id, "outdated", "agent_b", session_id="first", turn=3)
+        store.index.mark_stale(StaleMark(memory.id, "outdated", "agent_b", session_id="first", turn=3))
 
 
 def scopes(turns: int) -> dict[str, Any]:

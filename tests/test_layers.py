@@ -13,7 +13,7 @@ PACKAGE = Path(massgen_cli.__file__).parent
 # Lowest first. A part may import its own modules and any part of a lower layer; parts of one layer
 # do not import each other.
 LAYERS: list[list[str]] = [
-    ["massgen_cli"],  # foundations: errors, events, messages, state, text, tokens
+    ["massgen_cli"],  # foundations: errors, events, messages, state, text, tokens, tool_contract, file_kinds
     ["config"],
     ["session", "ui"],
     ["runlogs"],  # writes the run logs and reads them back (its cost figures as the ui shows them)
@@ -171,6 +171,30 @@ def test_only_the_composition_root_imports_the_features():
         if any(target.startswith("features") for target in imported_modules(path))
     }
     assert importers - {module_name(path) for path in (PACKAGE / "features").rglob("*.py")} == {"compose"}
+
+
+def tools_imports(path: Path) -> list[str]:
+    return [target for target in imported_modules(path) if target == "tools" or target.startswith("tools.")]
+
+
+def test_memory_imports_nothing_of_the_tools():
+    """What memory shares with the tools (the memory tools' contract, ``ToolError``, a file's kind) is
+    in modules below both (``tool_contract``, ``file_kinds``): memory could sit below the tools."""
+    named = {
+        module_name(path): found
+        for path in (PACKAGE / "memory").rglob("*.py")
+        if (found := tools_imports(path))
+    }
+    assert named == {}
+
+
+def test_the_tools_rule_reports_a_tools_import(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from massgen_cli.tools.base import ToolError\nfrom massgen_cli.tool_contract import DATES\n",
+        encoding="utf-8",
+    )
+    assert tools_imports(probe) == ["tools.base"]
 
 
 def test_long_term_memory_says_store_record_retrieve():

@@ -29,10 +29,11 @@ from massgen_cli.attachments import (
     size_text,
     sniff,
 )
+from massgen_cli.file_kinds import BINARY_SNIFF_BYTES
 from massgen_cli.redaction import redact
 from massgen_cli.state import known_state_folders
 from massgen_cli.tools.base import ToolError
-from massgen_cli.tools.file_access import BINARY_SNIFF_BYTES, open_regular
+from massgen_cli.tools.file_access import open_regular
 from massgen_cli.tools.paths import Root, Roots
 
 OUTSIDE = "the current folder, the agent's workspace and context paths"

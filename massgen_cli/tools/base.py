@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.events import CommandEnd
+from massgen_cli.tool_contract import CommandOutcome, ToolError
 
 RESULT_CHARS = 20_000
 """The most characters of one tool result the model is sent."""
@@ -22,29 +22,11 @@ Here, not in ``tools.commands``, so a run without the command tool does not impo
 
 
 @dataclass(frozen=True)
-class CommandOutcome:
-    """What became of a shell command a tool was given: the command line, how it ended, its exit code."""
-
-    command: str
-    end: CommandEnd
-    exit_code: int | None = None
-
-
-@dataclass(frozen=True)
 class ToolOutput:
     """A result with more than its text: ``command``, the shell command the tool ran."""
 
     text: str
     command: CommandOutcome | None = None
-
-
-class ToolError(Exception):
-    """A refused or failed tool call; its message goes back to the model as the result (``command``: the
-    shell command it refused or that failed)."""
-
-    def __init__(self, message: str, command: CommandOutcome | None = None):
-        super().__init__(message)
-        self.command = command
 
 
 @dataclass(frozen=True)

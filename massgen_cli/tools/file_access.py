@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
 
+from massgen_cli.file_kinds import BINARY_SNIFF_BYTES, special_kind
 from massgen_cli.state import user_umask
 from massgen_cli.tools.base import ToolError
 
@@ -23,27 +24,10 @@ LINE_BYTES = 4_000
 """The most bytes of one line a read keeps; the rest of a longer line is skipped, and the cut said."""
 COUNT_LINES_BYTES = 16_000_000
 """Up to this size, a partial read also counts the file's lines (reading, never holding, the rest)."""
-BINARY_SNIFF_BYTES = 8192
 CHUNK_BYTES = 1 << 20
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
 _WRITE = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY
-
-
-SPECIAL_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def special_kind(mode: int) -> str | None:
-    """What a file that is not a regular file is (None for a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in SPECIAL_KINDS if test(mode)), "not a regular file")
 
 
 class NotText(ToolError):

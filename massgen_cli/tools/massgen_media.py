@@ -19,12 +19,13 @@ from typing import Any
 
 from massgen_cli.attachments import DOCUMENT_SUFFIXES, IMAGE_SUFFIXES, Attachment, sniff
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.file_kinds import BINARY_SNIFF_BYTES
 from massgen_cli.redaction import redact
 from massgen_cli.tools.agent_model import AgentModel
 from massgen_cli.tools.attachments import over_limit, read_attachment
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 from massgen_cli.tools.custom import PREFIX, CustomToolLoadError, massgen_module_name
-from massgen_cli.tools.file_access import BINARY_SNIFF_BYTES, open_regular, refuse_binary
+from massgen_cli.tools.file_access import open_regular, refuse_binary
 from massgen_cli.tools.paths import Roots
 
 MULTIMODAL = "massgen.tool._multimodal_tools"

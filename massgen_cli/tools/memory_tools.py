@@ -11,10 +11,11 @@ found or retrieved by anyone. Long-term memory itself (the memory runtime) answe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from massgen_cli.backends.base import ToolSpec
 from massgen_cli.text import one_line
+from massgen_cli.tool_contract import DATES, AgentMemory, FoundMemory, MemoryQuery, SavedMemory
 from massgen_cli.tools.base import Tool, ToolError, argument, schema
 
 SEARCH_LIMIT = 8
@@ -24,81 +25,11 @@ SAVE_CHARS = 4_000
 KIND_CHARS = 32
 REASON_CHARS = 500
 SCOPES = ("session", "all_sessions")
-DATES = "a date (2023-05-08), a month (May 2023), a year, or yesterday, last week, last month..."
 GUIDANCE = (
     "Long-term memory: memory_search finds what you kept and what the winners of earlier turns kept "
     "(with ids); memory_save keeps a fact, preference or note for later turns (the others see it once "
     "your answer wins); memory_forget marks a memory you found wrong or outdated as stale, with the reason."
 )
-
-
-@dataclass(frozen=True)
-class NearbyMemory:
-    """A memory recorded next to a found one in its session: ``offset`` places before (negative) or
-    after it."""
-
-    offset: int
-    agent_id: str
-    turn: int
-    text: str
-
-
-@dataclass(frozen=True)
-class FoundMemory:
-    """A memory a search found, shown as the source that makes it visible to the agent, with the
-    memories recorded around it (``nearby``)."""
-
-    id: str
-    text: str
-    score: float
-    agent_id: str
-    session_id: str
-    turn: int
-    kind: str = ""
-    nearby: tuple[NearbyMemory, ...] = ()
-
-
-@dataclass(frozen=True)
-class SavedMemory:
-    """What a save stored: new memories, and memories the same text already was (now also the agent's)."""
-
-    added: tuple[str, ...]
-    existing: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StaleNote:
-    """The stale mark a memory carries after ``memory_forget`` (``newly`` False: it was marked before)."""
-
-    marked_by: str
-    reason: str
-    newly: bool
-
-
-class AgentMemory(Protocol):
-    """Long-term memory as the memory tools use it, for the agent named in each call
-    (``memory.runtime.agent_tools``)."""
-
-    @property
-    def session_id(self) -> str: ...
-
-    def all_sessions_allowed(self, agent_id: str) -> bool: ...
-
-    async def search_visible(
-        self,
-        agent_id: str,
-        query: str,
-        limit: int,
-        *,
-        all_sessions: bool,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> list[FoundMemory]:
-        """Raises ``ToolError`` when ``since`` or ``until`` names no date."""
-
-    async def save_memory(self, agent_id: str, text: str, kind: str) -> SavedMemory: ...
-
-    async def mark_stale(self, agent_id: str, memory_id: str, reason: str) -> StaleNote | None: ...
 
 
 def memory_tools(memory: AgentMemory, agent_id: str) -> list[Tool]:
@@ -128,9 +59,8 @@ class MemoryToolCalls:
                 f"scope must be one of {', '.join(self.scopes)} (this run searches its own session)"
             )
         since, until = (argument(arguments, name, str, "").strip() or None for name in ("since", "until"))
-        found = await self.memory.search_visible(
-            self.agent_id, query, SEARCH_LIMIT, all_sessions=scope == "all_sessions", since=since, until=until
-        )
+        asked = MemoryQuery(query, SEARCH_LIMIT, scope == "all_sessions", since, until)
+        found = await self.memory.search_visible(self.agent_id, asked)
         return _listing(found, self.memory.session_id)
 
     async def save(self, arguments: dict[str, Any]) -> str:

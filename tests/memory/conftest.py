@@ -9,6 +9,7 @@ import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.record.memories import IndexedMemory, RecordContext
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
@@ -41,7 +42,7 @@ def index_kept_in_the_folder(state_dir: Path) -> tuple[IndexedMemory, IndexedMem
         local.record([{"role": "user", "content": text}], RecordContext(agent, "s", turn))
     otter, falcon = sorted(local.list_memories(), key=lambda m: m.text, reverse=True)
     local.index.set_value(otter.id, "general", 0.8)
-    local.index.mark_stale(falcon.id, "moved", "agent_a", session_id="s", turn=2)
+    local.index.mark_stale(StaleMark(falcon.id, "moved", "agent_a", session_id="s", turn=2))
     local.record_winner("s", 1, "agent_b")
     local.close()
     close_clients()

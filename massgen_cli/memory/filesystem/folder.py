@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from massgen_cli.file_kinds import BINARY_SNIFF_BYTES, special_kind
 from massgen_cli.state import user_umask
-from massgen_cli.tools.file_access import BINARY_SNIFF_BYTES, special_kind
 
 MEMORY = "memory"
 TIERS = ("short_term", "long_term")

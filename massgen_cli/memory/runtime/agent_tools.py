@@ -12,14 +12,22 @@ from massgen_cli.memory.longterm.record.dates import date_bound, today
 from massgen_cli.memory.longterm.record.memories import RecordContext, RecordMessage
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.retrieval import shown_ids
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.runtime.opening import LongTermRun, searches_all_sessions
 from massgen_cli.memory.runtime.recall import Recall
-from massgen_cli.tools.base import ToolError
-from massgen_cli.tools.memory_tools import DATES, FoundMemory, NearbyMemory, SavedMemory, StaleNote
+from massgen_cli.tool_contract import (
+    DATES,
+    FoundMemory,
+    MemoryQuery,
+    NearbyMemory,
+    SavedMemory,
+    StaleNote,
+    ToolError,
+)
 
 
 class AgentMemoryTools:
-    """Long-term memory as the memory tools use it (``tools.memory_tools.AgentMemory``)."""
+    """Long-term memory as the memory tools use it (``tool_contract.AgentMemory``)."""
 
     def __init__(self, run: LongTermRun, recall: Recall):
         self.run = run
@@ -32,26 +40,17 @@ class AgentMemoryTools:
     def all_sessions_allowed(self, agent_id: str) -> bool:
         return searches_all_sessions(self.run.settings[agent_id])
 
-    async def search_visible(
-        self,
-        agent_id: str,
-        query: str,
-        limit: int,
-        *,
-        all_sessions: bool,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> list[FoundMemory]:
+    async def search_visible(self, agent_id: str, asked: MemoryQuery) -> list[FoundMemory]:
         """What retrieval would bring ``agent_id`` now (turn-aware, not stale), best first, each with
         the memories recorded around it; ``all_sessions`` only where its config searches every
         session; only memories dated from ``since`` to ``until`` when given (``record.dates.date_bound``:
         relative dates resolved against today)."""
         viewer = self.recall.viewer(
-            agent_id, all_sessions=all_sessions and self.all_sessions_allowed(agent_id)
+            agent_id, all_sessions=asked.all_sessions and self.all_sessions_allowed(agent_id)
         )
-        days = _bound("since", since, end=False), _bound("until", until, end=True)
+        days = _bound("since", asked.since, end=False), _bound("until", asked.until, end=True)
         search = functools.partial(self.recall.search, since=days[0], until=days[1])
-        hits = await asyncio.to_thread(search, agent_id, query, limit, viewer)
+        hits = await asyncio.to_thread(search, agent_id, asked.query, asked.limit, viewer)
         if self.run.traces is not None:  # what it found is in its context now: it learns with the turn
             self.run.traces.found(agent_id, shown_ids(hits))
         return [
@@ -90,7 +89,7 @@ class AgentMemoryTools:
         def mark() -> StaleNote | None:
             if memory_id not in index.attribute([memory_id], SearchFilter(viewer=viewer)):
                 return None
-            newly = index.mark_stale(memory_id, reason, agent_id, session_id=run.session_id, turn=run.at.turn)
+            newly = index.mark_stale(StaleMark(memory_id, reason, agent_id, run.session_id, run.at.turn))
             kept = index.stale_marks([memory_id])[memory_id]
             return StaleNote(kept.marked_by, kept.reason, newly)
 

@@ -10,6 +10,7 @@ import sys
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.store.index import MemoryIndex
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
@@ -27,7 +28,7 @@ def test_clearing_sessions_takes_their_stale_memories_and_those_they_alone_share
         store.record(_user("Alpha, stale."), RecordContext("x", "a", 1))
         store.record(_user("Kept by c."), RecordContext("x", "c", 1))
         texts = {m.text: m.id for m in store.list_memories()}
-        store.index.mark_stale(texts["Alpha, stale."], "wrong", "x", session_id="a", turn=1)
+        store.index.mark_stale(StaleMark(texts["Alpha, stale."], "wrong", "x", session_id="a", turn=1))
         assert store.clear(session_id="a") == 2, "its own memories, the stale one too; not the shared one"
         assert store.clear(sessions={"a", "b"}) == 1, "the memory only a and b shared"
         assert [m.text for m in store.index.all(include_stale=True)] == ["Kept by c."]

@@ -13,6 +13,7 @@ from massgen_cli.config.memory import MemoryConfig
 from massgen_cli.events import ToolCall
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from tests.cli.in_process_cli import massgen
 from tests.scripted import answer, scripted, vote
 
@@ -199,8 +200,8 @@ def test_stale_memories_leave_every_ranking_unless_asked_for(store):
     [old] = store.record([{"role": "user", "content": "The lighthouse is painted blue."}], context).added
     everything = SearchFilter(include_stale=True)
     assert {hit.id for hit in store.search("lighthouse painted", limit=5)} == {kept, old}
-    assert store.index.mark_stale(old, "repainted", "a", session_id="s", turn=2)
-    assert not store.index.mark_stale(old, "again", "b"), "the first mark stays"
+    assert store.index.mark_stale(StaleMark(old, "repainted", "a", session_id="s", turn=2))
+    assert not store.index.mark_stale(StaleMark(old, "again", "b")), "the first mark stays"
     for method in ("hybrid", "dense", "lexical"):
         assert [hit.id for hit in store.search("lighthouse blue", limit=5, method=method)] == [kept]
         found = store.search("lighthouse blue", limit=5, scope=everything, method=method)

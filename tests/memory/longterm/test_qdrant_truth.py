@@ -24,6 +24,7 @@ from massgen_cli.memory.longterm.record.memories import RecordContext, Source
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.qdrant.index import QdrantIndex
 from massgen_cli.memory.longterm.store.qdrant.sessions import QdrantSessions
@@ -106,8 +107,10 @@ def test_two_folders_see_each_others_memories_marks_values_and_clear(tmp_path, s
     assert two.index.values([otter.id], "general") == {otter.id: 0.9}
     assert two.index.ranked_values("general", 5) == [(otter.id, 0.9, 1)]
 
-    assert one.index.mark_stale(otter.id, "closed for winter", "agent_a", session_id="s", turn=2)
-    assert not two.index.mark_stale(otter.id, "again", "agent_b"), "the first mark stays, on every machine"
+    assert one.index.mark_stale(StaleMark(otter.id, "closed for winter", "agent_a", session_id="s", turn=2))
+    assert not two.index.mark_stale(StaleMark(otter.id, "again", "agent_b")), (
+        "the first mark stays, on every machine"
+    )
     assert "Otter" not in " ".join(h.text for h in two.search("otter ridge", limit=5))
     assert two.index.stale_marks([otter.id])[otter.id].reason == "closed for winter"
     assert [m.id for m in one.list_memories(include_stale=True) if "Otter" in m.text] == [otter.id]

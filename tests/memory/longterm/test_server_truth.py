@@ -15,6 +15,7 @@ from massgen_cli.errors import UsageError
 from massgen_cli.memory.longterm.record.memories import RecordContext
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.visibility import Viewer
+from massgen_cli.memory.longterm.store.index.stale import StaleMark
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.server.sessions import ServerSessions
 from massgen_cli.session import open_session
@@ -162,8 +163,10 @@ def test_marks_values_winners_and_clear_reach_every_folder(tmp_path, pgvector_ur
         one.index.set_value(otter.id, "general", 0.9)
         assert two.index.values([otter.id], "general") == {otter.id: 0.9}
 
-        assert one.index.mark_stale(otter.id, "closed for winter", "agent_a", session_id="s", turn=2)
-        assert not two.index.mark_stale(otter.id, "again", "agent_b"), (
+        assert one.index.mark_stale(
+            StaleMark(otter.id, "closed for winter", "agent_a", session_id="s", turn=2)
+        )
+        assert not two.index.mark_stale(StaleMark(otter.id, "again", "agent_b")), (
             "the first mark stays, on every machine"
         )
         assert "Otter" not in " ".join(h.text for h in two.search("otter ridge", limit=5))

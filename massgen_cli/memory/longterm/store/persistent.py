@@ -11,7 +11,7 @@ them and is what the rest of the program calls.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from massgen_cli.config.memory import LifecycleConfig, PersistentMemoryConfig
 from massgen_cli.errors import MemoryStoreError
@@ -23,8 +23,6 @@ from massgen_cli.memory.longterm.record.memories import (
     RecordMessage,
     RecordOutcome,
 )
-from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
-from massgen_cli.memory.longterm.retrieve.ranking import Method
 from massgen_cli.memory.longterm.retrieve.values import ValueUpdate
 from massgen_cli.memory.longterm.store.bulk_writing import BulkWriter, Items, Vectors
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding, check_embedder
@@ -34,7 +32,7 @@ from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 from massgen_cli.memory.longterm.store.mem0_config import plan_embedder, plan_llm
 from massgen_cli.memory.longterm.store.mem0_store import Mem0Store
-from massgen_cli.memory.longterm.store.searching import MemorySearch
+from massgen_cli.memory.longterm.store.searching import MemorySearch, SearchOptions
 from massgen_cli.memory.longterm.store.writing import MemoryWriter
 
 
@@ -116,28 +114,10 @@ class PersistentMemory:
         """Store ``messages`` ({role, content}), ``verbatim`` without fact extraction; run it in a thread."""
         return self.writer.record(messages, context, verbatim=verbatim)
 
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int,
-        scope: SearchFilter | None = None,
-        method: Method = "hybrid",
-        value_goal: str | None = None,
-        value_weight: float = 0.0,
-        context: int = 0,
-    ) -> list[MemoryHit]:
+    def search(self, query: str, *, limit: int, **options: Unpack[SearchOptions]) -> list[MemoryHit]:
         """The memories that best match ``query`` within ``scope``, each with up to ``context`` memories
         recorded around it (see ``MemorySearch.search``)."""
-        return self.searcher.search(
-            query,
-            limit=limit,
-            scope=scope,
-            method=method,
-            value_goal=value_goal,
-            value_weight=value_weight,
-            context=context,
-        )
+        return self.searcher.search(query, limit=limit, **options)
 
     def apply_value_updates(self, updates: list[ValueUpdate], goal: str, alpha: float) -> dict[str, float]:
         """Move each memory's value for ``goal`` toward its reward; returns the new values."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from massgen_cli.memory.longterm.record.dates import query_span, today
 from massgen_cli.memory.longterm.record.keys import segment
@@ -24,6 +25,17 @@ from massgen_cli.memory.longterm.store.index.terms import terms
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
 BACKFILL_BATCH = 256
+
+
+class SearchOptions(TypedDict, total=False):
+    """What a search may say beyond its query and limit (``MemorySearch.search`` holds the defaults),
+    for a caller that passes them on."""
+
+    scope: SearchFilter | None
+    method: Method
+    value_goal: str | None
+    value_weight: float
+    context: int
 
 
 class MemorySearch:

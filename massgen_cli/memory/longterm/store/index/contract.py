@@ -100,15 +100,7 @@ class Learned(Protocol):
         self, session_id: str, turn: int, agent_id: str, attempt: int | None = None
     ) -> None: ...
 
-    def mark_stale(
-        self,
-        memory_id: str,
-        reason: str,
-        marked_by: str,
-        *,
-        session_id: str | None = None,
-        turn: int | None = None,
-    ) -> bool: ...
+    def mark_stale(self, mark: StaleMark) -> bool: ...
     def stale_marks(self, ids: Iterable[str] | None = None) -> dict[str, StaleMark]: ...
 
 

@@ -5,40 +5,33 @@ says why, who made it and when in the session; the first mark of a memory is the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, field
 
 from massgen_cli.memory.longterm.store.index.schema import IndexFile, now_iso, placeholders
 
 
 @dataclass(frozen=True)
 class StaleMark:
-    """Why ``memory_id`` is stale, who marked it, and in which session and turn."""
+    """Why ``memory_id`` is stale, who marked it, and in which session and turn: what ``mark_stale``
+    writes and ``stale_marks`` reads back."""
 
     memory_id: str
     reason: str
     marked_by: str
-    session_id: str | None
-    turn: int | None
-    marked_at: str
+    session_id: str | None = None
+    turn: int | None = None
+    marked_at: str = field(default_factory=now_iso)
 
 
 class IndexStale(IndexFile):
     """Marking memories stale, and reading the marks back."""
 
-    def mark_stale(
-        self,
-        memory_id: str,
-        reason: str,
-        marked_by: str,
-        *,
-        session_id: str | None = None,
-        turn: int | None = None,
-    ) -> bool:
-        """Mark ``memory_id`` stale; False when it already was (its first mark stays)."""
+    def mark_stale(self, mark: StaleMark) -> bool:
+        """Mark ``mark.memory_id`` stale; False when it already was (its first mark stays)."""
         with self._lock:
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO stale VALUES (?, ?, ?, ?, ?, ?)",
-                (memory_id, reason, marked_by, session_id, turn, now_iso()),
+                astuple(mark),
             )
         return cursor.rowcount > 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
 
 from massgen_cli.memory.longterm.store.index.schema import now_iso
@@ -59,35 +60,18 @@ class QdrantLearned(QdrantRecords):
         self.put(self.records, point_id("winner", session_id, turn), payload)
         self.rebuild(self.memories_of_turn(session_id, turn))
 
-    def mark_stale(
-        self,
-        memory_id: str,
-        reason: str,
-        marked_by: str,
-        *,
-        session_id: str | None = None,
-        turn: int | None = None,
-    ) -> bool:
-        """Mark ``memory_id`` stale; False when it already was (its first mark stays)."""
+    def mark_stale(self, mark: StaleMark) -> bool:
+        """Mark ``mark.memory_id`` stale; False when it already was (its first mark stays)."""
         from qdrant_client import models
 
         writer = uuid.uuid4().hex
-        identity = point_id("stale", memory_id)
-        payload = {
-            "kind": "stale",
-            "memory_id": memory_id,
-            "reason": reason,
-            "marked_by": marked_by,
-            "session_id": session_id,
-            "turn": turn,
-            "marked_at": now_iso(),
-            "writer": writer,
-        }
+        identity = point_id("stale", mark.memory_id)
+        payload = {"kind": "stale", **asdict(mark), "writer": writer}
         self.put(self.records, identity, payload, update_mode=models.UpdateMode.INSERT_ONLY)
         self.client.set_payload(
             self.memories,
             {"stale": True},
-            points=models.Filter(must=[equals("memory_id", memory_id)]),
+            points=models.Filter(must=[equals("memory_id", mark.memory_id)]),
             wait=True,
         )
         found = self.client.retrieve(self.records, [identity], with_payload=["writer"])

@@ -4,6 +4,7 @@ turn-aware visibility reads) and stale marks."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import astuple
 
 from massgen_cli.memory.longterm.store.index.schema import now_iso
 from massgen_cli.memory.longterm.store.index.stale import StaleMark
@@ -48,20 +49,12 @@ class ServerLearned(ServerBase):
             (session_id, turn, agent_id, attempt),
         )
 
-    def mark_stale(
-        self,
-        memory_id: str,
-        reason: str,
-        marked_by: str,
-        *,
-        session_id: str | None = None,
-        turn: int | None = None,
-    ) -> bool:
-        """Mark ``memory_id`` stale; False when it already was (its first mark stays)."""
+    def mark_stale(self, mark: StaleMark) -> bool:
+        """Mark ``mark.memory_id`` stale; False when it already was (its first mark stays)."""
         return bool(
             self.server.run(
                 f"INSERT INTO {self.tables.stale} VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (memory_id, reason, marked_by, session_id, turn, now_iso()),
+                astuple(mark),
             )
         )
 
