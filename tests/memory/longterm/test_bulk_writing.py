@@ -103,10 +103,16 @@ def test_points_written_at_once_are_on_disk_and_nothing_is_left_to_reconcile(tmp
     finally:
         store.close()
         close_clients()
-    assert len(points_on_disk(tmp_path / "state")) == 40, "committed to Qdrant's file"
+    on_disk = points_on_disk(tmp_path / "state")
+    assert len(on_disk) == 40, "committed to Qdrant's file"
+    assert not [point for point in on_disk if {"data", "text_lemmatized"} & set(point.payload)], (
+        "a point carries no text: the index holds it"
+    )
     reopened = open_store(tmp_path / "state")
     try:
-        assert {point["memory"] for point in mem0_rows(reopened)["points"]} == set(texts)
+        held = {memory.text: memory.key for memory in reopened.list_memories()}
+        assert sorted(held) == sorted(texts)
+        assert {point["metadata"]["key"] for point in mem0_rows(reopened)["points"]} == set(held.values())
         assert [hit.text for hit in reopened.search("harbour log line 7", limit=1)] == [texts[7]]
     finally:
         reopened.close()
@@ -188,7 +194,9 @@ def test_a_key_taken_while_a_server_batch_was_written_becomes_a_source(tmp_path,
         assert sorted(memories) == [line["content"], other["content"]]
         assert [s.agent_id for s in memories[line["content"]].sources] == ["agent_a", "agent_b"]
         points = first.mem0.get_all(filters={"user_id": NAMESPACE}, top_k=100)["results"]
-        assert sorted(point["memory"] for point in points) == sorted(memories), "no orphan point"
+        assert sorted(point["metadata"]["key"] for point in points) == sorted(
+            memory.key for memory in memories.values()
+        ), "no orphan point"
     finally:
         first.close()
         second.close()

@@ -19,6 +19,7 @@ from massgen_cli.memory.longterm.record.memories import (
     chunk_text,
     contextual_text,
 )
+from massgen_cli.memory.longterm.store.bulk import VerbatimRecord
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import KeyTaken, StoreIndex
 from massgen_cli.memory.longterm.store.journal import NAMESPACE, WRITE_TOKEN, journalled_write
@@ -122,15 +123,11 @@ class MemoryWriter:
         if existing is not None:
             self.add_source(existing, draft.source, context, outcome)
             return
-        vector = self.embedding.stored_vector(draft.text)
+        [vector] = self.embedding.embed([draft.text])
         with journalled_write(self.index, lambda: self.mem0.memory) as token:
-            result = self.mem0.memory.add(
-                [{"role": draft.role, "content": draft.text}],
-                user_id=NAMESPACE,
-                metadata=self.metadata(draft, context, token),
-                infer=False,
-            )
-            self.index_new(result["results"][0]["id"], draft, context, outcome, vector)
+            record = VerbatimRecord(draft.text, draft.role, self.metadata(draft, context, token), vector)
+            [memory_id] = self.mem0.add_verbatim([record])  # mem0's verbatim add, without the text
+            self.index_new(memory_id, draft, context, outcome, vector)
 
     def _adopt(self, memory_id: str, draft: Draft, context: RecordContext, outcome: RecordOutcome) -> None:
         """Index a fact mem0 just stored under its key; a fact already known becomes a new source instead."""
