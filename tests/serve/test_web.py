@@ -110,7 +110,9 @@ def test_the_live_view_shows_a_run_as_it_goes_and_steers_it(tmp_path: Path, monk
         browser.evaluate(f"document.getElementById('steer-text').value = {json.dumps(STEER)}")
         browser.click("#steer-send")
         browser.wait_for("document.getElementById('steer-said').textContent.startsWith('sent')")
-        assert f"you said: {STEER}" in text_of(browser, "#timeline li.steer")
+        steered = json.dumps(f"you said: {STEER}")
+        lines = "[...document.querySelectorAll('#timeline li.steer')]"
+        browser.wait_for(f"{lines}.some(e => e.textContent.includes({steered}))")  # once the event is back
         shot = tmp_path / "web_view.png"
         browser.screenshot(shot)
         assert all(STEERING_HEADER not in sent for sent in requests_of(state, "alpha")), "not sent before"
