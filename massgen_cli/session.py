@@ -368,12 +368,13 @@ def read_session(state_dir: Path, session_id: str) -> SessionRecord:
 
 
 def list_sessions(state_dir: Path) -> list[SessionRecord]:
-    """Every session under the state folder, most recently used first."""
-    records = []
+    """Every session under the state folder, most recently used first (two used within the same second
+    in the order their records were written)."""
+    found = []
     for path in sessions_root(state_dir).glob("*/session.json"):
         try:
             session = _load_or_create(path.parent, path.parent.name, None)
-        except (MassGenError, ValueError, TypeError):
+            found.append((session.record.updated_at, path.stat().st_mtime_ns, session.record))
+        except (MassGenError, OSError, ValueError, TypeError):
             continue  # one damaged session does not hide the others
-        records.append(session.record)
-    return sorted(records, key=lambda record: record.updated_at, reverse=True)
+    return [record for *_, record in sorted(found, key=lambda item: item[:2], reverse=True)]
