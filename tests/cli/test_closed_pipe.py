@@ -69,7 +69,8 @@ def test_sessions_list_and_show_to_a_closed_pipe(tmp_path: Path):
     busy.save()
     busy.close()
     line, code, errors = first_line_then_close("sessions", "list")
-    assert line.startswith("s") and "\tturns=" in line
+    made = {"busy", *(f"s{number:04d}" for number in range(600))}
+    assert line.split("\t")[0] in made and "\tturns=" in line, "a session's line, the latest first"
     assert_quiet_end(code, errors)
     line, code, errors = first_line_then_close("sessions", "show", "busy")  # a Rich table on stdout
     assert "Session busy" in line
