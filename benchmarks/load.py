@@ -28,7 +28,7 @@ from massgen_cli.ui import ConsoleView
 quiet = open(os.devnull, "w")
 loaded = load_config(sys.argv[1])
 view = ConsoleView(loaded.config.agent_ids, console=Console(file=quiet), quiet=True, out=quiet)
-app = MassGenApp(loaded, view, state_dir=Path(sys.argv[2]), session_id="load", interactive=True)
+app = MassGenApp(loaded, listeners=(view,), state_dir=Path(sys.argv[2]), session_id="load", interactive=True)
 for turn in range(int(sys.argv[3])):
     started = time.perf_counter()
     app.ask(f"Question number {turn}?")

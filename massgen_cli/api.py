@@ -92,9 +92,8 @@ class Team:
         loaded = _load(config)
         self.warnings += loaded.warnings
         folder = resolve_state_dir(state_dir, warn=self.warnings.append)
-        self._app: MassGenApp = MassGenApp(loaded, state_dir=folder, session_id=session)
-        if on_event is not None:
-            self._app.events.subscribe(on_event)
+        listeners = (on_event,) if on_event is not None else ()
+        self._app: MassGenApp = MassGenApp(loaded, listeners=listeners, state_dir=folder, session_id=session)
 
     @property
     def session_id(self) -> str:

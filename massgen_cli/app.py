@@ -2,9 +2,9 @@
 
 ``MassGenApp`` owns one event loop for its whole life, so provider clients and the embedded model
 server are reused from turn to turn; Ctrl-C during a turn cancels that turn only. It keeps the session
-loop (ask, reset, close) and builds in one order: the session, then the event sink (the view, the ledger
-and the run log listen to it), then the run itself, which the composition root (``compose.py``) builds
-from the config with the sink and whether the state folder can be written.
+loop (ask, reset, close) and builds in one order: the session, then the event sink (the caller's
+listeners, the ledger and the run log hear it), then the run itself, which the composition root
+(``compose.py``) builds from the config with the sink and whether the state folder can be written.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from massgen_cli.coordination.call_answers import Outside
 from massgen_cli.coordination.ledger import Ledger
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.turn import RunRecord
-from massgen_cli.events import EventSink, Notice
+from massgen_cli.events import EventSink, Listener, Notice
+from massgen_cli.listeners import turn_listeners
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
 from massgen_cli.session import Session, open_session
 from massgen_cli.state import known_state_folders, write_problem
 from massgen_cli.subteams import SubTeams
-from massgen_cli.view import SilentView, View
 from massgen_cli.worker_threads import new_event_loop
 
 
@@ -45,22 +45,24 @@ def unsaved_run_notice(state_dir: Path, problem: str) -> str:
 
 
 class MassGenApp:
-    """Agents, a session, logs and a view, ready to answer questions (``view``: what shows the run,
-    nothing when None; ``outside``: what reaches its turns from outside, messages sent during a turn for
-    the agents to read at their next step, a served request's own tools)."""
+    """Agents, a session and logs, ready to answer questions. ``listeners`` hear every event of the run
+    (the terminal's view is one; a ``listeners.TurnListener`` is also told when each turn begins, ends
+    or is cancelled); ``outside``: what reaches its turns from outside, messages sent during a turn for
+    the agents to read at their next step, a served request's own tools."""
 
     def __init__(
         self,
         loaded: LoadedConfig,
-        view: View | None = None,
         *,
+        listeners: tuple[Listener, ...] = (),
         state_dir: Path,
         session_id: str | None = None,
         interactive: bool = False,
         outside: Outside | None = None,
     ):
         config = loaded.config
-        self.loaded, self.view, self.closed = loaded, view or SilentView(), False
+        self.loaded, self.closed = loaded, False
+        self.turn_listeners = turn_listeners(listeners)
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[TurnResult] | None] | None = None
         self._cancelling = threading.Lock()
         self._cancel_next = False
@@ -73,7 +75,7 @@ class MassGenApp:
             choose_session_id(loaded, session_id), interactive, saved, unreachable=mirror_problem is not None
         )
         self.ledger = ledger = Ledger(config.agent_ids)
-        self.events = EventSink(self.view, ledger)
+        self.events = EventSink(*listeners, ledger)
         self.run_log = RunLog(
             state_dir,
             self.session.id,
@@ -140,15 +142,18 @@ class MassGenApp:
 
     def ask(self, question: str) -> TurnResult:
         """Run one turn. KeyboardInterrupt cancels the turn and propagates; the session stays usable."""
-        self.view.begin_turn()
+        for listener in self.turn_listeners:
+            listener.begin_turn()
         try:
             return self.runner.run(self._turn(question))
         except KeyboardInterrupt:  # the caller says what was cancelled and what goes on
-            self.view.cancel_turn()
+            for listener in self.turn_listeners:
+                listener.cancel_turn()
             raise
         finally:
             self._say_mirror_problem()
-            self.view.end_turn()
+            for listener in self.turn_listeners:
+                listener.end_turn()
 
     async def _turn(self, question: str) -> TurnResult:
         with self._cancelling:

@@ -160,7 +160,7 @@ class InProcessRun:
         console = Console(file=self.err, width=200, highlight=False)
         self.app = MassGenApp(
             loaded,
-            ConsoleView(loaded.config.agent_ids, console=console, out=self.out),
+            listeners=(ConsoleView(loaded.config.agent_ids, console=console, out=self.out),),
             state_dir=Path(os.environ["MASSGEN_HOME"]),
             session_id=session_id,
             interactive=interactive,

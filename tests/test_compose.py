@@ -41,7 +41,7 @@ BUILD = textwrap.dedent(
 
     loaded = load_config(Path(sys.argv[1]))
     view = ConsoleView(loaded.config.agent_ids, console=Console(stderr=True), quiet=True)
-    app = MassGenApp(loaded, view, state_dir=Path(sys.argv[2]))
+    app = MassGenApp(loaded, listeners=(view,), state_dir=Path(sys.argv[2]))
     try:
         features = app.run.features
         print(json.dumps({

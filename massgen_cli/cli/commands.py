@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from massgen_cli.errors import MassGenError, UsageError, outside_failure
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
     from massgen_cli.coordination.outcome import TurnResult
+    from massgen_cli.ui import ConsoleView
 
 SMALL_MODEL_NOTE = (
     "Using the embedded demo model (SmolLM2-135M, tiny): it shows the whole pipeline offline, but its "
@@ -114,14 +114,14 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     )
     app = MassGenApp(
         loaded,
-        view,
+        listeners=(view,),
         state_dir=resolve_state_dir(options.state_dir),
         session_id=options.session,
         interactive=question is None,
     )
     watch.attach(app, question)
     try:  # SIGTERM ends the run like Ctrl-C (the command takes both signals: cli/signals.py)
-        return _answer(app, question) if question is not None else _chat(app, console)
+        return _answer(app, view, question) if question is not None else _chat(app, view, console)
     except KeyboardInterrupt:
         app.close()  # backends, the embedded server, MCP servers, queued memory records
         console.print(f"[yellow]{_what_was_kept(app)}[/]")
@@ -166,42 +166,39 @@ def override_spending_cap(config: Any, max_cost: float | None) -> None:
     config.orchestrator.max_cost_usd = max_cost
 
 
-def _answer(app: MassGenApp, question: str) -> int:
+def _answer(app: MassGenApp, view: ConsoleView, question: str) -> int:
     """Ask one question; the view has written the answer to stdout. In plan-and-execute mode the plan
     is made first, then a turn per chunk executes it: the answers before the last chunk's are shown on
     the console, and stdout gets the last chunk's."""
     if app.loaded.config.orchestrator.coordination.plan_mode != "plan_and_execute":
-        _answered(app, app.ask(question))
+        _answered(app, view, app.ask(question))
         return 0
     from massgen_cli.plan_phases import execute_chunk, make_plan
-    from massgen_cli.ui import ConsoleView
 
-    view = app.view
-    on_console = view.answer_on_console if isinstance(view, ConsoleView) else contextlib.nullcontext
-    with on_console():
+    with view.answer_on_console():
         kept = make_plan(app, question)
     *earlier, last = kept.plan.chunks()
     for chunk in earlier:
-        with on_console():
-            _answered(app, execute_chunk(app, question, kept, chunk))
-    _answered(app, execute_chunk(app, question, kept, last))
+        with view.answer_on_console():
+            _answered(app, view, execute_chunk(app, question, kept, chunk))
+    _answered(app, view, execute_chunk(app, question, kept, last))
     return 0
 
 
-def _answered(app: MassGenApp, result: TurnResult) -> None:
+def _answered(app: MassGenApp, view: ConsoleView, result: TurnResult) -> None:
     """A turn without an answer is an error; its reason was said as the turn ended, unless quiet."""
     if result.final_answer is None:
-        said = "" if app.view.quiet else f"no answer in turn {result.turn}"
+        said = "" if view.quiet else f"no answer in turn {result.turn}"
         raise MassGenError(said or f"no answer: {result.end_reason}")
 
 
-def _chat(app: MassGenApp, console: Console) -> int:
+def _chat(app: MassGenApp, view: ConsoleView, console: Console) -> int:
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
     from massgen_cli.cli.chat_input import chat_lines
     from massgen_cli.cli.slash import ChatCommands
 
     failures, commands = 0, ChatCommands(app, console)
-    if not app.view.quiet:
+    if not view.quiet:
         console.print(
             f"[bold]Session {app.session.id}[/] · turn {app.session.next_turn} · /help for commands"
         )
@@ -215,7 +212,7 @@ def _chat(app: MassGenApp, console: Console) -> int:
             continue
         try:
             commands.latest = app.ask(command)
-            _answered(app, commands.latest)
+            _answered(app, view, commands.latest)
         except MassGenError as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
             failures += 1
@@ -227,7 +224,7 @@ def _chat(app: MassGenApp, console: Console) -> int:
             if TERMINATED.is_set():
                 raise
             console.print("[yellow]turn cancelled; the session goes on[/]")
-    if not app.view.quiet and app.session.record.turns_started:  # without a turn, the session is not kept
+    if not view.quiet and app.session.record.turns_started:  # without a turn, the session is not kept
         console.print(f"[dim]Session {app.session.id} saved; continue it with --session {app.session.id}[/]")
     return 1 if failures else 0
 

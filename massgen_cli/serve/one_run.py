@@ -27,7 +27,6 @@ from massgen_cli.ui import ConsoleView
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
-    from massgen_cli.view import View
 
 HOST = "127.0.0.1"
 
@@ -75,8 +74,10 @@ class WatchedRun(LiveRun):
     """The one run, whose app ``watch`` listens to as it listens to a run without the view (the
     automation lines, the status file, the event stream)."""
 
-    def __init__(self, ask: ChatAsk, served: ServedModel, state_dir: Path, *, view: View, watch: RunWatch):
-        super().__init__(ask, served, state_dir, view=view)
+    def __init__(
+        self, ask: ChatAsk, served: ServedModel, state_dir: Path, *, view: ConsoleView, watch: RunWatch
+    ):
+        super().__init__(ask, served, state_dir, listeners=(view,))
         self.watch = watch
 
     def _open(self) -> MassGenApp:

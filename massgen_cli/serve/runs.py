@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from massgen_cli.coordination.call_answers import ClientTurn, Outside
 from massgen_cli.coordination.outcome import TurnResult
-from massgen_cli.events import RunEvent
+from massgen_cli.events import Listener, RunEvent
 from massgen_cli.inbox import Inbox
 from massgen_cli.serve.finished import FINISHED_KEPT, FinishedRun, finished_run
 from massgen_cli.serve.kept_items import KeptItems
@@ -32,7 +32,6 @@ from massgen_cli.worker_threads import DaemonThreadExecutor
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
-    from massgen_cli.view import View
 
 log = logging.getLogger("massgen_cli.serve")
 
@@ -74,14 +73,15 @@ class LiveRun:
         served: ServedModel,
         state_dir: Path,
         owner: str | None = None,
-        view: View | None = None,
+        listeners: tuple[Listener, ...] = (),
     ):
         self.id = uuid.uuid4().hex
         self.ask, self.served, self.state_dir = ask, served, state_dir
         self.owner = owner
         """The tenant whose run it is (None: the server has no tenants)."""
-        self.view = view
-        """What shows the run besides its events (``massgen --web``: the terminal, as a run without it)."""
+        self.listeners = listeners
+        """What hears the run besides its subscribers (``massgen --web``: the terminal's view, as a run
+        without it shows)."""
         self.app: MassGenApp | None = None
         self.started = time.time()
         self.inbox = Inbox()
@@ -152,7 +152,7 @@ class LiveRun:
         # A served run speaks through its events; --web's also shows on the terminal.
         app = MassGenApp(
             loaded,
-            self.view,
+            listeners=self.listeners,
             state_dir=self.state_dir,
             session_id=self.ask.session_id,
             outside=Outside(self.inbox, self.client),
