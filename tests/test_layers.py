@@ -303,3 +303,27 @@ def test_the_turn_prices_nothing():
         if (found := [t for t in imported_modules(path) if t in {"backends.pricing", "agent.pricing"}])
     }
     assert pricing == {}
+
+
+def names_imported_from(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == module
+        for alias in node.names
+    }
+
+
+def test_the_turn_ends_an_attempt_on_a_refused_step_not_on_a_cap():
+    """A spending cap refuses a step as any request hook may (``agent.data.StepRefused``): the turn
+    catches that, and knows no cap's own error."""
+    knowing = {
+        module_name(path): found
+        for path in (PACKAGE / "coordination").rglob("*.py")
+        if (found := names_imported_from(path, "massgen_cli.agent.spending") & {"SpendingCapReached"})
+    }
+    assert knowing == {}
+    assert "StepRefused" in names_imported_from(
+        PACKAGE / "coordination" / "orchestrator.py", "massgen_cli.agent.data"
+    )

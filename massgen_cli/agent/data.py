@@ -22,12 +22,18 @@ Emit = Callable[[RunEvent], None]
 CompressedListener = Callable[[list[Message]], Awaitable[None]]
 
 
+class StepRefused(Exception):
+    """A request hook refused the step: the run may not take it (the message says why, whole). The turn
+    ends the agent's attempt on it as the hook's reason, without knowing which hook it was (the
+    spending caps' ``SpendingCapReached`` is one)."""
+
+
 class RequestHooks:
     """What sees every request of an agent's steps, called from one place in the request path
-    (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, or wait, by
-    raising or waiting), ``after_response`` hears the completion, ``request_failed`` a request that
-    raised (cancelled included) after the hooks let it go — those two in the reverse order, the last
-    hook to let a request go hearing first how it ended; and every tool call of its steps, called from
+    (``agent.pipeline.run_step``): ``before_request`` may change the request (or refuse it, raising
+    ``StepRefused``, or wait), ``after_response`` hears the completion, ``request_failed`` a request
+    that raised (cancelled included) after the hooks let it go — those two in the reverse order, the
+    last hook to let a request go hearing first how it ended; and every tool call of its steps, called from
     one place in the tool loop (``agent.tool_calls.run_tool``): ``before_tool`` may change the call or
     stand in for its result, ``after_tool`` may change the result. Each does nothing unless overridden; step
     extensions are request hooks too."""

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from massgen_cli.agent.data import StepRefused
 from massgen_cli.events import Notice, RunEvent, Usage
 
 
@@ -35,18 +36,13 @@ Settle = Callable[[], Awaitable[None]]
 """Waits until every call that ended has been priced (see ``Agent.settled``)."""
 
 
-class SpendingCapReached(Exception):
+class SpendingCapReached(StepRefused):
     """A step may not start: the run has spent a cap (the message says which, and how much)."""
 
 
 def dollars(amount: float) -> str:
     """``$0.50``, ``$1.25``; four places when cents do not say it (``$0.0031``)."""
     return f"${amount:.2f}" if round(amount, 2) == amount else f"${amount:.4f}"
-
-
-def capped_end(reason: str, *, answered: bool) -> str:
-    """The end reason of an attempt a cap ended early."""
-    return f"{reason}; the best answer so far is final" if answered else f"{reason}; no agent had answered"
 
 
 async def _nothing_to_settle() -> None:

@@ -14,9 +14,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from massgen_cli.agent.data import FINAL_ANSWER, Agent
+from massgen_cli.agent.data import FINAL_ANSWER, Agent, StepRefused
 from massgen_cli.agent.pipeline import run_step
-from massgen_cli.agent.spending import SpendingCapReached
 from massgen_cli.backends.base import Purpose, Request, ToolSpec
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.call_answers import answering
@@ -154,7 +153,7 @@ class Finale:
                         limit=self.policy.tool_calls_per_step,
                         decide_now=prompts.ANSWER_NOW,
                     )
-        except SpendingCapReached as error:  # spent during the presentation's own tool calls
+        except StepRefused as error:  # spent during the presentation's own tool calls
             _stopped(result, str(error))
             return ""
         except (BackendError, TimeoutError) as error:
@@ -188,7 +187,7 @@ class Finale:
             problem = str(error) or "it timed out"
             self.scope.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))
             return Verdict(restart=False)
-        except SpendingCapReached:  # a cap spent since the turn looked: the answer stands as it is
+        except StepRefused:  # a cap spent since the turn looked: the answer stands as it is
             return Verdict(restart=False)
 
     async def _evaluate(self, agent: Agent, question: str, final_answer: str) -> Verdict:

@@ -20,12 +20,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.agent.data import Agent
-from massgen_cli.agent.spending import SpendingCapReached, capped_end
+from massgen_cli.agent.data import Agent, StepRefused
 from massgen_cli.attempts import Vote
 from massgen_cli.coordination.board import Board
 from massgen_cli.coordination.decisions import NewAnswer, VoteFor
 from massgen_cli.coordination.extension import StepAt
+from massgen_cli.coordination.outcome import refused_end
 from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import best_so_far, pick_winner
@@ -150,7 +150,7 @@ class Orchestrator:
             self.out.add(agent_id)
             self._finish(agent_id, "failed", str(error))
             return
-        except SpendingCapReached as error:
+        except StepRefused as error:
             self._stop(agent_id, str(error))
             return
         if outcome.decision is not None:
@@ -303,7 +303,7 @@ def _outcome(board: Board, votes: list[Vote], capped: str) -> tuple[str | None, 
     the best answer so far; otherwise every agent voted, or could do no more."""
     if capped:
         winner = best_so_far(votes, board.answers, board.order, board.answered_at)
-        return winner, capped_end(capped, answered=winner is not None)
+        return winner, refused_end(capped, answered=winner is not None)
     winner = pick_winner(votes, board.answers, board.order)
     if not board.answers:
         return None, "no agent produced an answer"

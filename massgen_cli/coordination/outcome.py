@@ -10,6 +10,12 @@ from massgen_cli.attempts import Vote
 from massgen_cli.events import Usage
 
 
+def refused_end(reason: str, *, answered: bool) -> str:
+    """The end reason of an attempt that a refused step (``agent.data.StepRefused``: a spending cap)
+    ended early."""
+    return f"{reason}; the best answer so far is final" if answered else f"{reason}; no agent had answered"
+
+
 @dataclass
 class TurnResult:
     """The last attempt of a turn (or an attempt post-evaluation rejected, in its own summary)."""

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from massgen_cli.agent.data import Agent
-from massgen_cli.agent.spending import SpendingCapReached, capped_end
+from massgen_cli.agent.data import Agent, StepRefused
 from massgen_cli.backends.base import Purpose, Request
 from massgen_cli.coordination import prompts
 from massgen_cli.coordination.call_answers import answering
 from massgen_cli.coordination.extension import StepDone
 from massgen_cli.coordination.likeness import likeness
 from massgen_cli.coordination.orchestrator import AttemptResult
+from massgen_cli.coordination.outcome import refused_end
 from massgen_cli.coordination.steps import AttemptScope, StepContext
 from massgen_cli.coordination.tally import agreement_leaders, agreement_scores, pick_by_agreement
 from massgen_cli.coordination.toolloop import (
@@ -94,7 +94,7 @@ async def own_answer(
                 on_compressed=write_back,
                 recall=partial(context.recalled, at),
             )
-    except SpendingCapReached as error:
+    except StepRefused as error:
         step.emit(AgentStatus(agent.id, "done", str(error)))
         return OwnAnswer(agent.id, failure=str(error), capped=str(error))
     except BackendError as error:
@@ -120,7 +120,7 @@ async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose
         agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
     answer = await own_answer(agent, question, step, purpose=purpose)
     if answer.failure:
-        reason = capped_end(answer.capped, answered=False) if answer.capped else answer.failure
+        reason = refused_end(answer.capped, answered=False) if answer.capped else answer.failure
         transcripts = {agent.id: answer.exchange}
         return AttemptResult(
             {},
@@ -153,7 +153,7 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
     transcripts = {result.agent_id: result.exchange for result in results}
     capped = next((result.capped for result in results if result.capped), "")
     if capped:
-        reason = capped_end(capped, answered=winner is not None)
+        reason = refused_end(capped, answered=winner is not None)
     elif winner is None:
         reason = "no agent produced an answer"
     else:
