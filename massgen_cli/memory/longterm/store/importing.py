@@ -1,7 +1,8 @@
 """Importing many records at the embedder's pace: each batch is written (``PersistentMemory.record_many``)
 while the next batch's new texts are embedded in a worker thread (the embedder leaves the interpreter
-free while it works), and mem0, whose import takes seconds, is built in another while the first batch
-is embedded."""
+free while it works), and the vector store is opened in another while the first batch is embedded
+(mem0 itself, whose import takes seconds and about 95 MB, only where the store needs it: not for the
+local folder)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class Importer:
         self._opening = ThreadPoolExecutor(1, thread_name_prefix="import-open")
 
     def __enter__(self) -> Importer:
-        self._opened = self._opening.submit(lambda: self.store.mem0)
+        self._opened = self._opening.submit(self.store.mem0_store.open)
         return self
 
     def __exit__(
