@@ -24,8 +24,14 @@ IMPORT_BATCH = 512
 """Lines written at once, at most."""
 IMPORT_BATCH_WINDOWS = 256
 """Stored chunks a batch makes, at most (one is embedded while the one before is written): a file of
-long lines is held and embedded about this many chunks at a time, never a whole batch of lines at once
-(50 lines of 1 MB made 47,000 chunks held as vectors together)."""
+long lines is held and embedded a bounded number of chunks at a time, never a whole batch of lines at
+once (50 lines of 1 MB made 47,000 chunks held as vectors together)."""
+IMPORT_BATCH_CHARACTERS = 64_000
+"""Text a batch holds, at most (512 turns of a conversation hold about 46,000 characters): what a batch
+costs while it is embedded and written grows with its text, and a 2 MB file of long lines peaked at
+302 MB in batches of 256 chunks (about 360,000 characters), 251 MB in batches of 64."""
+IMPORT_PIECE_WINDOWS = 64
+"""Chunks of a long line's piece, at most (a piece is about 90,000 characters of long text)."""
 IMPORTER = "import"
 """Who recorded an imported line that names no agent (it wins turn 0 of the line's session)."""
 
@@ -84,23 +90,26 @@ def _batches(
     records: Iterator[dict[str, Any]], session: str | None, agent: str | None, tally: ImportTally
 ) -> Iterator[Items]:
     """The records as batches to write: at most ``IMPORT_BATCH`` lines and about
-    ``IMPORT_BATCH_WINDOWS`` chunks each, a line longer than that split into pieces that make the same
-    chunks (each piece keeps its line's fields)."""
+    ``IMPORT_BATCH_WINDOWS`` chunks or ``IMPORT_BATCH_CHARACTERS`` of text each, a long line split into
+    pieces of ``IMPORT_PIECE_WINDOWS`` chunks that make the same chunks (each piece keeps its line's
+    fields)."""
     from massgen_cli.memory.longterm.record.memories import chunk_count, text_pieces
 
     batch: Items = []
-    windows = ended = 0
+    windows = characters = ended = 0
     for item in records:
         context = import_context(item, session, agent)
         tally.read(context)
         message = import_message(item)
-        for piece in text_pieces(message["content"], IMPORT_BATCH_WINDOWS):
-            if batch and (windows >= IMPORT_BATCH_WINDOWS or len(batch) >= IMPORT_BATCH):
+        for piece in text_pieces(message["content"], min(IMPORT_PIECE_WINDOWS, IMPORT_BATCH_WINDOWS)):
+            full = windows >= IMPORT_BATCH_WINDOWS or characters >= IMPORT_BATCH_CHARACTERS
+            if batch and (full or len(batch) >= IMPORT_BATCH):
                 tally.lines_in_batches.append(ended)
                 yield batch
-                batch, windows, ended = [], 0, 0
+                batch, windows, characters, ended = [], 0, 0, 0
             batch.append(({**message, "content": piece}, context))
             windows += chunk_count(piece)
+            characters += len(piece)
         ended += 1
     if batch:
         tally.lines_in_batches.append(ended)

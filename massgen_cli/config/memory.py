@@ -92,7 +92,10 @@ class QdrantConfig(Section):
     api_key: str | None = Field(default=None, description="API key of a secured Qdrant server.")
     path: str | None = Field(
         default=None,
-        description="Folder of the embedded store (local mode); null puts it under the state folder.",
+        description=(
+            "Folder of the embedded store (Qdrant's engine in process, one process at a time); null puts it "
+            "under the state folder."
+        ),
     )
     collection_name: str = Field(
         default="massgen_memories",

@@ -126,17 +126,18 @@ def test_a_folder_users_share_like_tmp_is_refused(tmp_path: Path):
 def test_a_damaged_qdrant_store_is_named_left_as_it_is_and_the_run_answers(tmp_path: Path):
     assert answer_once(InProcessRun(tmp_path, CONFIG, session_id="ferry"), "When?") == ANSWER
     store = state_folder() / "qdrant"
-    points = store / "collection" / "massgen_memories" / "storage.sqlite"
-    points.write_bytes(b"this is not what was written" * 500)
+    shard = store / "shards" / "massgen_memories"
+    (shard / "edge_config.json").write_bytes(b"this is not what was written" * 500)
     before = fingerprint(store)
 
     damaged = InProcessRun(tmp_path, CONFIG, session_id="ferry")
     assert answer_once(damaged, "And the pier?") == ANSWER
     spool = state_folder() / "memory" / "spool.jsonl"
     assert (
-        f"the local Qdrant store at {store} is damaged: its points file {points} cannot be read "
-        "(DatabaseError: file is not a database). Nothing in it was changed" in said(damaged)
+        f"the local Qdrant store at {store} is damaged: its shard {shard} cannot be read "
+        "(Exception: Service runtime error: IO Error: Failed to deserialize" in said(damaged)
     ), said(damaged)
+    assert "Nothing in it was changed" in said(damaged)
     assert f"mv {store} {store}.damaged" in said(damaged)
     assert f"This run's memory records are kept in {spool}" in said(damaged)
     assert "a bug" not in said(damaged) and "unexpected" not in said(damaged)
@@ -148,6 +149,30 @@ def test_a_damaged_qdrant_store_is_named_left_as_it_is_and_the_run_answers(tmp_p
     assert answer_once(fresh, "Once more?") == ANSWER
     assert "memory record(s) kept from an earlier run" in said(fresh), said(fresh)
     assert not spool.exists(), "the kept records were written to the new store"
+
+
+def test_a_damaged_store_of_the_earlier_layout_is_named_and_left_as_it_is(tmp_path: Path):
+    from qdrant_client import QdrantClient, models
+
+    store = state_folder() / "qdrant"
+    earlier = QdrantClient(path=str(store))  # how earlier versions kept the local store
+    earlier.create_collection(
+        "massgen_memories", models.VectorParams(size=384, distance=models.Distance.COSINE)
+    )
+    earlier.upsert("massgen_memories", [models.PointStruct(id=1, vector=[0.5] * 384, payload={"data": "x"})])
+    earlier.close()
+    points = store / "collection" / "massgen_memories" / "storage.sqlite"
+    points.write_bytes(b"this is not what was written" * 500)
+    before = fingerprint(store)
+
+    damaged = InProcessRun(tmp_path, CONFIG, session_id="ferry")
+    assert answer_once(damaged, "When?") == ANSWER
+    assert (
+        f"the local Qdrant store at {store} is damaged: its points file {points} cannot be read "
+        "(DatabaseError: file is not a database). Nothing in it was changed" in said(damaged)
+    ), said(damaged)
+    assert fingerprint(store) == before, "the damaged store is left as it is, nothing half moved"
+    assert not (store / "shards").exists() or not any((store / "shards").iterdir())
 
 
 def test_a_spool_cut_mid_line_is_set_aside_and_said(tmp_path: Path):

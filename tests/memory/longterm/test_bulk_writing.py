@@ -5,7 +5,6 @@ transaction, which a key another writer took leaves standing."""
 
 from __future__ import annotations
 
-import pickle
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -104,7 +103,7 @@ def test_points_written_at_once_are_on_disk_and_nothing_is_left_to_reconcile(tmp
         store.close()
         close_clients()
     on_disk = points_on_disk(tmp_path / "state")
-    assert len(on_disk) == 40, "committed to Qdrant's file"
+    assert len(on_disk) == 40, "flushed to the shard's files"
     assert not [point for point in on_disk if {"data", "text_lemmatized"} & set(point.payload)], (
         "a point carries no text: the index holds it"
     )
@@ -120,11 +119,14 @@ def test_points_written_at_once_are_on_disk_and_nothing_is_left_to_reconcile(tmp
 
 
 def points_on_disk(state: Path) -> list[Any]:
-    """The points local Qdrant's file holds (read without qdrant-client)."""
-    [points_file] = (state / "qdrant").rglob("storage.sqlite")
-    db = sqlite3.connect(points_file)
-    found = [pickle.loads(blob) for (blob,) in db.execute("SELECT point FROM points")]
-    db.close()
+    """The points the local folder's shard holds (read by the engine itself, without the store)."""
+    from qdrant_edge import EdgeShard, ScrollRequest
+
+    shard = EdgeShard.load(str(state / "qdrant" / "shards" / "massgen_memories"))
+    try:
+        found, _ = shard.scroll(ScrollRequest(limit=1000, with_payload=True, with_vector=False))
+    finally:
+        shard.close()
     return found
 
 

@@ -64,14 +64,25 @@ def test_a_later_source_never_makes_a_current_turn_record_visible(store):
     assert (hit.source.agent_id, hit.source.turn) == ("a", 2)
 
 
-def test_local_lock_held_by_another_process_names_the_remedy(tmp_path):
+HOLDERS = {
+    # an earlier version of massgen, whose local store was qdrant-client's local mode (same lock file)
+    "qdrant-client": "from qdrant_client import QdrantClient; c = QdrantClient(path={path!r})",
+    "massgen": (
+        "from pathlib import Path; from massgen_cli.memory.longterm.store.edge.folder import EdgeFolder; "
+        "f = EdgeFolder(Path({path!r}), str)"
+    ),
+}
+
+
+@pytest.mark.parametrize("holder_kind", sorted(HOLDERS))
+def test_local_lock_held_by_another_process_names_the_remedy(tmp_path, holder_kind):
     path = tmp_path / "qdrant"
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            f"from qdrant_client import QdrantClient; c = QdrantClient(path={str(path)!r}); "
-            "print('ready', flush=True); import signal; signal.pause()",
+            HOLDERS[holder_kind].format(path=str(path)) + "; print('ready', flush=True); "
+            "import signal; signal.pause()",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -87,6 +98,6 @@ def test_local_lock_held_by_another_process_names_the_remedy(tmp_path):
         holder.wait(10)
     client = _open_local(path)  # released once the holder is gone
     try:
-        assert client.get_collections().collections == [], "the store opens and answers"
+        assert client.collection_names() == [], "the store opens and answers"
     finally:
         client.close()

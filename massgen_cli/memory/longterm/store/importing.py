@@ -1,14 +1,16 @@
 """Importing many records at the embedder's pace: each batch is written (``PersistentMemory.record_many``)
 while the next batch's new texts are embedded in a worker thread (the embedder leaves the interpreter
-free while it works), and mem0, whose import takes seconds, is built in another while the first batch
-is embedded."""
+free while it works), and the vector store is opened in another while the first batch is embedded
+(mem0 itself, whose import takes seconds and about 95 MB, only where the store needs it: not for the
+local folder)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from massgen_cli.memory.longterm.record.memories import RecordOutcome
 from massgen_cli.memory.longterm.store.bulk_writing import Items, Vectors
@@ -27,7 +29,7 @@ class Importer:
         self._opening = ThreadPoolExecutor(1, thread_name_prefix="import-open")
 
     def __enter__(self) -> Importer:
-        self._opened = self._opening.submit(lambda: self.store.mem0)
+        self._opened = self._opening.submit(self.store.mem0_store.open)
         return self
 
     def __exit__(
@@ -56,4 +58,30 @@ class Importer:
     def _record(self, batch: Items, embedding: Future[Vectors]) -> list[RecordOutcome]:
         ready = embedding.result()
         self._opened.result()  # a store that cannot be opened fails here, before anything is written
-        return self.store.record_many(batch, ready)
+        try:
+            return self.store.record_many(batch, ready)
+        finally:
+            del ready
+            release_freed_memory()
+
+
+def release_freed_memory() -> None:
+    """Give the C heap's freed memory back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+    A batch's texts, token encodings and vectors are made in one thread and freed in another, and
+    glibc keeps what a thread's arena freed: a 2 MB file of long lines held 224 MB of anonymous memory
+    after five batches without this, 184 MB with it (the import's peak follows)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc
+        return None

@@ -1,14 +1,11 @@
-"""Vector stores for mem0: Qdrant in local mode (one client per folder per process) or server mode, and
-PostgreSQL with pgvector, which several processes share."""
+"""Vector stores for mem0: Qdrant in a local folder (Qdrant's engine in process, ``edge``: one process
+per folder), in memory or on a server, and PostgreSQL with pgvector, which several processes share."""
 
 from __future__ import annotations
 
 import contextlib
-import pickle
 import shlex
-import sqlite3
 import threading
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -34,22 +31,6 @@ LOCK_REMEDY = (
     "holds it any more, scripts/cleanup_qdrant_lock.sh removes the stale lock"
 )
 
-LOCAL_DAMAGE = (
-    sqlite3.DatabaseError,  # a points file that is not SQLite, or a malformed one
-    pickle.UnpicklingError,  # a stored point that is not a pickle
-    EOFError,  # a stored point cut short
-    AttributeError,  # a pickle of something other than a point, or a collection list of the wrong shape
-    ImportError,  # a pickle that names a module that does not exist
-    ValueError,  # meta.json that is not JSON or UTF-8, or a collection config that does not validate
-    KeyError,
-    TypeError,
-)
-"""What local Qdrant raises while it loads a store whose files are not what it wrote (each one seen by
-damaging a real store: tests/faults/test_state_faults.py)."""
-POINTS_FILE = "storage.sqlite"
-META_CODE = "qdrant_local.py"
-"""The qdrant-client module that reads ``meta.json``; a failure further in is in a collection's points."""
-
 
 def qdrant_path(settings: PersistentMemoryConfig, state_dir: Path) -> Path:
     """Where local Qdrant keeps its files: ``path`` (MassGen's key) or ``qdrant.path``, else the state dir."""
@@ -58,15 +39,23 @@ def qdrant_path(settings: PersistentMemoryConfig, state_dir: Path) -> Path:
 
 
 def qdrant_client(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
-    """The process's shared client for this store: local Qdrant allows one per folder."""
+    """The process's shared qdrant-client for a server store, or for a store kept in memory (a local
+    folder is the engine's: ``local_folder``)."""
     from qdrant_client import QdrantClient
 
     if settings.qdrant.mode == "server":
         return qdrant_server_client(settings)
-    if not settings.on_disk:
-        return _shared("memory", lambda: QdrantClient(location=":memory:"))
+    return _shared("memory", lambda: QdrantClient(location=":memory:"))
+
+
+def keeps_local_folder(settings: PersistentMemoryConfig) -> bool:
+    """Whether the vector store is Qdrant in a local folder (the default)."""
+    return settings.vector_store == "qdrant" and settings.qdrant.mode != "server" and settings.on_disk
+
+
+def local_folder(settings: PersistentMemoryConfig, state_dir: Path) -> Any:
+    """The process's ``EdgeFolder`` for the local store's folder (one process holds a folder)."""
     path = qdrant_path(settings, state_dir)
-    path.mkdir(parents=True, exist_ok=True)
     return _shared(f"path:{path}", lambda: _open_local(path))
 
 
@@ -133,39 +122,24 @@ def _open_server(location: str, api_key: str | None) -> Any:
 
 
 def _open_local(path: Path) -> Any:
-    from qdrant_client import QdrantClient
+    from massgen_cli.memory.longterm.store.edge.folder import EdgeFolder, FolderHeld
 
     try:
-        return QdrantClient(path=str(path))
-    except RuntimeError as error:
-        if "already accessed" in str(error):
-            raise MemoryStoreError(LOCK_REMEDY.format(path=path)) from error
-        raise
-    except LOCAL_DAMAGE as error:  # what it reads back is not what it wrote
-        raise MemoryStoreError(damaged_store_message(path, error)) from error
+        return EdgeFolder(path, lambda part, error: damaged_store_message(path, part, error))
+    except FolderHeld as error:
+        raise MemoryStoreError(LOCK_REMEDY.format(path=path)) from error
 
 
-def damaged_store_message(path: Path, error: BaseException) -> str:
-    """Which part of the store at ``path`` could not be read, that nothing in it was changed (opening
-    stops before it writes), and how to start a new one."""
+def damaged_store_message(path: Path, part: str, error: BaseException) -> str:
+    """Which ``part`` of the store at ``path`` could not be read, that nothing in it was changed
+    (opening stops before it writes), and how to start a new one."""
     detail = str(error).strip().splitlines()[0] if str(error).strip() else "no detail"
     folder = shlex.quote(str(path))
     return (
-        f"the local Qdrant store at {path} is damaged: {_damaged_part(path, error)} cannot be read "
+        f"the local Qdrant store at {path} is damaged: {part} cannot be read "
         f"({type(error).__name__}: {detail}). Nothing in it was changed; to start a new, empty store move "
         f"the folder aside (mv {folder} {shlex.quote(f'{path}.damaged')}), or restore it from a backup"
     )
-
-
-def _damaged_part(path: Path, error: BaseException) -> str:
-    """``meta.json`` when Qdrant's own loader failed on it, else the points files (the loading of a
-    collection, from SQLite to the unpickling of each point)."""
-    frames = [Path(frame.filename) for frame in traceback.extract_tb(error.__traceback__)]
-    qdrant_frames = [frame for frame in frames if "qdrant_client" in frame.parts]
-    if qdrant_frames and qdrant_frames[-1].name == META_CODE:
-        return f"its collection list {path / 'meta.json'}"
-    files = sorted(path.glob(f"collection/*/{POINTS_FILE}"))
-    return f"its points file {files[0]}" if len(files) == 1 else f"a points file ({POINTS_FILE}) under {path}"
 
 
 def share_server_client(settings: PersistentMemoryConfig, client: Any) -> None:
@@ -196,7 +170,8 @@ def close_clients() -> None:
 
 
 def vector_store_config(settings: PersistentMemoryConfig, state_dir: Path, dimensions: int) -> dict[str, Any]:
-    """mem0's ``vector_store`` block for these settings."""
+    """mem0's ``vector_store`` block for these settings (for a local folder, a placeholder in memory
+    that ``local_vector_store`` takes the place of)."""
     if settings.vector_store == "pgvector":
         return pgvector_config(settings.pgvector, dimensions)
     client = qdrant_client(settings, state_dir)
@@ -208,6 +183,17 @@ def vector_store_config(settings: PersistentMemoryConfig, state_dir: Path, dimen
             "client": client,
         },
     }
+
+
+def local_vector_store(
+    settings: PersistentMemoryConfig, state_dir: Path, dimensions: int, suffix: str = ""
+) -> Any:
+    """mem0's vector store over the local folder's collection (``suffix`` names mem0's entity
+    collection beside it)."""
+    from massgen_cli.memory.longterm.store.edge.vector_store import EdgeVectorStore
+
+    name = f"{settings.qdrant.collection_name}{suffix}"
+    return EdgeVectorStore(local_folder(settings, state_dir), name, dimensions, now=not suffix)
 
 
 def pgvector_config(pgvector: PgvectorConfig, dimensions: int) -> dict[str, Any]:
