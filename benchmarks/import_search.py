@@ -100,7 +100,12 @@ def run_cli(args: list[str], tree: Path | None, state: Path) -> tuple[float, flo
     environment = {**os.environ, "PYTHONPATH": python_path, "MEM0_TELEMETRY": "False"}
     command = [sys.executable, "-m", "massgen_cli", *args, "--state-dir", str(state)]
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    state.mkdir(parents=True, exist_ok=True)
+    # Run from the state folder: a command started in a source tree would import that tree's package
+    # (the current folder comes first on the path of ``-m``) whatever PYTHONPATH says.
+    process = subprocess.Popen(
+        command, cwd=state, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     assert process.stderr is not None
     problems = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
