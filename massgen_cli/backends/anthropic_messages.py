@@ -11,7 +11,7 @@ import httpx2
 from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.attachment_parts import anthropic_block
-from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec, named_model
 from massgen_cli.backends.bounded_http import bounded_client
 from massgen_cli.backends.pricing import library_warmer
 from massgen_cli.backends.provider_errors import (
@@ -25,7 +25,6 @@ from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
-    ConfigError,
     ConnectionFailedError,
     ContextLengthError,
     RateLimitError,
@@ -64,10 +63,7 @@ class AnthropicBackend:
     """
 
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None = None):
-        self.name = config.type or "claude"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
-        self.model = config.model
+        self.name, self.model = named_model(config, "claude", ", for example claude-sonnet-4-5")
         kinds = attachment_kinds(config.type, config.model)
         self.capabilities = Capabilities(json_schema=False, reasoning=True, attachments=kinds)
         self._config = config

@@ -13,14 +13,13 @@ from typing import Any
 import openai
 
 from massgen_cli.backends.attachment_parts import responses_part
-from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec, named_model
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
 from massgen_cli.backends.provider_errors import clip, decode_tool_arguments
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
-    ConfigError,
     ConnectionFailedError,
     ContextLengthError,
     RateLimitError,
@@ -48,10 +47,7 @@ class OpenAIResponsesBackend:
     """Streams the Responses API through the ``openai`` SDK; nothing is stored on the server."""
 
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
-        self.name = config.type or "openai"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model', for example gpt-5-mini")
-        self.model = config.model
+        self.name, self.model = named_model(config, "openai", ", for example gpt-5-mini")
         self.capabilities = Capabilities(
             reasoning=True, attachments=attachment_kinds(config.type, config.model)
         )
