@@ -15,6 +15,7 @@ Usage: python benchmarks/store_soak.py [--lines 1000] [--importers 4] [--readers
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -24,6 +25,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +67,7 @@ def soak(url: str, lines: int, importers: int, readers: int) -> dict[str, float]
             ["memory", "import", str(seed), "--config", str(config)], folder / "seed", env
         )  # every table made
         started = time.perf_counter()
-        reading = _Readers(config, folder, env, readers)
+        reading = Readers(functools.partial(_search, config, folder, env), readers)
         running: dict[str, subprocess.Popen[bytes]] = {}
         reading.start()
         try:
@@ -145,11 +147,12 @@ def _kill_halfway(process: subprocess.Popen[bytes], url: str, collection: str, r
     process.wait()
 
 
-class _Readers:
-    """Processes that keep opening the store and searching it until stopped."""
+class Readers:
+    """Threads that each keep reading the store until stopped (``read(number)``: whether reader
+    ``number``'s read succeeded), counting the reads and those that failed."""
 
-    def __init__(self, config: Path, folder: Path, env: dict[str, str], count: int):
-        self.config, self.folder, self.env, self.count = config, folder, env, count
+    def __init__(self, read: Callable[[int], bool], count: int):
+        self.read = read
         self.runs = self.failures = 0
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._loop, args=(n,)) for n in range(count)]
@@ -166,11 +169,16 @@ class _Readers:
 
     def _loop(self, number: int) -> None:
         while not self._stop.is_set():
-            args = ["memory", "search", "heron tower", "--config", str(self.config), "--limit", "3"]
-            code = _cli(args, self.folder / f"reader{number}", self.env)
+            succeeded = self.read(number)
             with self._lock:
                 self.runs += 1
-                self.failures += code != 0
+                self.failures += not succeeded
+
+
+def _search(config: Path, folder: Path, env: dict[str, str], number: int) -> bool:
+    """Reader ``number`` opens the store and searches it (``massgen memory search``, a process)."""
+    args = ["memory", "search", "heron tower", "--config", str(config), "--limit", "3"]
+    return _cli(args, folder / f"reader{number}", env) == 0
 
 
 def _count(url: str, collection: str) -> dict[str, Any]:

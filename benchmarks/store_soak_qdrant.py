@@ -34,8 +34,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "benchmarks"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from store_soak import Readers  # noqa: E402  (the readers of the PostgreSQL soak, reading this store)
 
 SERVER = "http://qdrant-soak.invalid:6333"
 """The address the configs name; this process reaches the in-process engine there."""
@@ -90,7 +93,7 @@ def soak(lines: int, writers: int, readers: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="massgen-soak-qdrant-") as name:
         folder = Path(name)
         started = time.perf_counter()
-        reading = _Readers(collection, folder, readers)
+        reading = Readers(functools.partial(_search, collection, folder), readers)
         reading.start()
         try:
             writing = [_Writer(collection, folder / key, texts[key]) for key in texts]
@@ -197,38 +200,17 @@ class _Writer(threading.Thread):
         return True
 
 
-class _Readers:
-    """Threads that keep opening the store (each open reconciles its journal) and searching it."""
-
-    def __init__(self, collection: str, folder: Path, count: int):
-        self.collection, self.folder = collection, folder
-        self.runs = self.failures = 0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._loop, args=(n,)) for n in range(count)]
-
-    def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
-
-    def _loop(self, number: int) -> None:
-        while not self._stop.is_set():
-            failed = False
-            try:
-                store = _store(self.collection, self.folder / f"reader{number}")
-                store.mem0  # noqa: B018 (opens mem0, which finishes the journal's old entries)
-                store.search("heron tower", limit=3)
-                store.close()
-            except Exception:  # counted: a reader that meets the cut fails and opens again
-                failed = True
-            with self._lock:
-                self.runs += 1
-                self.failures += failed
+def _search(collection: str, folder: Path, number: int) -> bool:
+    """Reader ``number`` opens the store (each open reconciles its journal) and searches it; False when
+    it meets the cut (it opens again)."""
+    try:
+        store = _store(collection, folder / f"reader{number}")
+        store.mem0  # noqa: B018 (opens mem0, which finishes the journal's old entries)
+        store.search("heron tower", limit=3)
+        store.close()
+    except Exception:  # counted: a reader that meets the cut fails and opens again
+        return False
+    return True
 
 
 def _open_late(collection: str, state: Path) -> None:

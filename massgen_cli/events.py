@@ -4,7 +4,7 @@ events. The same events feed the console, the JSON logs (``events_json``) and th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from massgen_cli import feature_events as features
@@ -63,14 +63,7 @@ class Usage:
 
     def fields(self) -> dict[str, Any]:
         """As ``summary.json`` and the session record hold it (cost to a millionth of a dollar)."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_tokens": self.cached_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-            "estimated": self.estimated,
-        }
+        return asdict(self) | {"cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
 
     def describe(self) -> str:
         """``1,234 tokens · $0.0031`` (``cost unknown`` when a model has no known price)."""

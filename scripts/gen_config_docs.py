@@ -301,6 +301,8 @@ def _type_name(annotation: Any) -> str:
         names = [_type_name(member) for member in members if member is not type(None)]
         return " or ".join(names) + (" or null" if type(None) in members else "")
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:  # a bounded type (its bounds are shown by _bounds)
+        return _type_name(typing.get_args(annotation)[0])
     if origin is typing.Literal:
         return "one of " + ", ".join(f"`{value}`" for value in typing.get_args(annotation))
     if origin is dict:
@@ -317,9 +319,16 @@ def _bounds(field: FieldInfo) -> str:
         annotated_types.Lt: ("<", "lt"),
         annotated_types.Le: ("≤", "le"),
     }
+    inner = [  # the bounds of an optional bounded type (``PositiveInt | None``) are in its member
+        item
+        for member in _members(field.annotation)
+        if typing.get_origin(member) is typing.Annotated
+        for mark in member.__metadata__
+        for item in (mark.metadata if isinstance(mark, FieldInfo) else [mark])
+    ]
     limits = [
         f"{sign} {getattr(item, attribute)}"
-        for item in field.metadata
+        for item in [*field.metadata, *inner]
         for kind, (sign, attribute) in signs.items()
         if isinstance(item, kind)
     ]

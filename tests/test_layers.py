@@ -269,6 +269,63 @@ def test_no_function_is_longer_than_sixty_lines():
     assert long == {}
 
 
+REPEATED_RUN = 6
+"""How many code lines in a row make a repeated place."""
+MAX_REPEATED_PLACES = 3
+"""Pairs of places that share a run of code lines to the letter, at most: today the Python API's run and
+arun (one signature, sync and async), the stream events the Gemini and Responses assemblies import, and
+the two server-side indexes' warm and without_vectors (the Qdrant and PostgreSQL ones)."""
+
+
+def _code_lines(path: Path) -> list[tuple[int, str]]:
+    """The lines that count for repetition (numbered, white space folded): no blank, comment, import or
+    punctuation-only line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    folded = ((number, " ".join(line.split())) for number, line in enumerate(lines, 1))
+    return [
+        (number, line)
+        for number, line in folded
+        if line and not line.startswith(("#", "import ", "from ")) and any(c.isalnum() for c in line)
+    ]
+
+
+def repeated_places(
+    files: dict[str, list[tuple[int, str]]], run: int = REPEATED_RUN
+) -> list[tuple[str, str]]:
+    """Each pair of places (``module:line``) that share ``run`` or more code lines in a row, where their
+    longest shared stretch starts; two overlapping places in one module are not a pair."""
+    places: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    for name, lines in files.items():
+        for start in range(len(lines) - run + 1):
+            places.setdefault(tuple(line for _, line in lines[start : start + run]), []).append((name, start))
+    shared = {
+        (first, second)
+        for where in places.values()
+        for index, first in enumerate(where)
+        for second in where[index + 1 :]
+        if first[0] != second[0] or abs(first[1] - second[1]) >= run
+    }
+    starts = [
+        (first, second)
+        for first, second in shared
+        if ((first[0], first[1] - 1), (second[0], second[1] - 1)) not in shared
+    ]
+    return sorted((f"{a}:{files[a][i][0]}", f"{b}:{files[b][j][0]}") for (a, i), (b, j) in starts)
+
+
+def test_repetition_stays_bounded():
+    files = {module_name(path): _code_lines(path) for path in sorted(PACKAGE.rglob("*.py"))}
+    repeated = repeated_places(files)
+    assert len(repeated) <= MAX_REPEATED_PLACES, repeated
+
+
+def test_the_repetition_rule_finds_a_copied_stretch_once():
+    body = [f"value_{n} = compute({n})" for n in range(8)]
+    texts = {"a": ["x = 1", *body], "b": [*body, "y = 2"], "c": body[:5]}
+    files = {name: list(enumerate(lines, 1)) for name, lines in texts.items()}
+    assert repeated_places(files) == [("a:2", "b:1")]
+
+
 FEATURE_SUPPORT = {"__init__", "declaration", "registry", "labels", "workspaces"}
 """The modules of ``features/`` that are no feature: the declaration type, the registry and helpers."""
 

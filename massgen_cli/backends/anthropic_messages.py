@@ -11,7 +11,7 @@ import httpx2
 from anthropic.types import RawMessageStreamEvent
 
 from massgen_cli.backends.attachment_parts import anthropic_block
-from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec, named_model
 from massgen_cli.backends.bounded_http import bounded_client
 from massgen_cli.backends.pricing import library_warmer
 from massgen_cli.backends.provider_errors import (
@@ -20,12 +20,13 @@ from massgen_cli.backends.provider_errors import (
     decode_tool_arguments,
     retry_after_seconds,
     timeout_error,
+    translated_stream,
 )
+from massgen_cli.backends.turns import alternating_turns, text_parts
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
-    ConfigError,
     ConnectionFailedError,
     ContextLengthError,
     RateLimitError,
@@ -64,10 +65,7 @@ class AnthropicBackend:
     """
 
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None = None):
-        self.name = config.type or "claude"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model', for example claude-sonnet-4-5")
-        self.model = config.model
+        self.name, self.model = named_model(config, "claude", ", for example claude-sonnet-4-5")
         kinds = attachment_kinds(config.type, config.model)
         self.capabilities = Capabilities(json_schema=False, reasoning=True, attachments=kinds)
         self._config = config
@@ -82,16 +80,14 @@ class AnthropicBackend:
         )
         self._messages = self._client.messages  # built at start-up, not inside the first step
 
-    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
+    def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, thinking, tool calls, usage and finish."""
-        opened = False
-        try:
-            async with await self._messages.create(**self._params(request)) as events:
-                opened = True
-                async for event in _MessageAssembly(self.name).events(events):
-                    yield event
-        except (anthropic.APIError, httpx2.TransportError) as error:
-            raise self._translate(error, opened) from error
+        return translated_stream(
+            lambda: self._messages.create(**self._params(request)),
+            _MessageAssembly(self.name).events,
+            (anthropic.APIError, httpx2.TransportError),
+            self._translate,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -255,27 +251,15 @@ def to_anthropic_messages(
     as the API wants user and assistant turns to alternate. The API rejects tool blocks in a request
     without tool definitions: with ``tool_blocks=False`` calls and results are written out as text.
     """
-    names = {call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or ()}
-    system: list[str] = []
-    converted: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] in ("system", "developer"):
-            system.append(_text_of(message.get("content")))
-            continue
-        role, blocks = _converted(message, tool_blocks, names)
-        if not blocks:
-            continue
-        if converted and converted[-1]["role"] == role:
-            converted[-1]["content"].extend(blocks)
-        else:
-            converted.append({"role": role, "content": blocks})
-    return "\n\n".join(part for part in system if part), converted
+    return alternating_turns(
+        messages, lambda message, names: _converted(message, tool_blocks, names), "content"
+    )
 
 
 def _converted(
     message: Message, tool_blocks: bool, names: dict[str, str]
 ) -> tuple[str, list[dict[str, Any]]]:
-    text = _text_of(message.get("content"))
+    text = text_parts(message.get("content"))
     if message["role"] == "tool":
         call_id = message["tool_call_id"]
         if tool_blocks:
@@ -305,12 +289,6 @@ def _tool_use_as_text(call: ToolCallPart) -> dict[str, Any]:
     function = call["function"]
     arguments = json.dumps(_arguments(function), ensure_ascii=False)
     return {"type": "text", "text": f"[called {function['name']}({arguments})]"}
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
-    return content or ""
 
 
 def _arguments(function: FunctionCall) -> dict[str, Any]:

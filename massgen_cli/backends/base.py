@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from massgen_cli.attachments import Kind
+from massgen_cli.errors import ConfigError
 from massgen_cli.events import (
     Finish,
     ReasoningDelta,
@@ -17,6 +18,18 @@ from massgen_cli.events import (
     Usage,
 )
 from massgen_cli.messages import Message
+
+if TYPE_CHECKING:
+    from massgen_cli.config.backend import BackendConfig
+
+
+def named_model(config: BackendConfig, default_name: str, hint: str) -> tuple[str, str]:
+    """A provider backend's name (its ``type``, else ``default_name``) and model; a ``ConfigError`` that
+    ends with ``hint`` (an example model) when the config names none."""
+    name = config.type or default_name
+    if not config.model:
+        raise ConfigError(f"backend '{name}' needs 'model'{hint}")
+    return name, config.model
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from google.genai import types
 
 from massgen_cli.backends.attachment_parts import gemini_part
 from massgen_cli.backends.base import ToolSpec
+from massgen_cli.backends.turns import alternating_turns, text_parts
 from massgen_cli.messages import Message, ToolCallPart, attachments_in, is_attachment_part
 
 REPLAY = "gemini_content"
@@ -29,25 +30,11 @@ def to_gemini_contents(
     """``messages`` as (system instruction, contents). Consecutive turns of one role are merged, as
     Gemini wants user and model turns to alternate. Without ``tool_parts`` (a request that declares no
     functions) calls and results are written out as text."""
-    names = {call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or ()}
-    system: list[str] = []
-    contents: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] in ("system", "developer"):
-            system.append(_text_of(message.get("content")))
-            continue
-        role, parts = _converted(message, tool_parts, names)
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-    return "\n\n".join(part for part in system if part), contents
+    return alternating_turns(messages, lambda message, names: _converted(message, tool_parts, names), "parts")
 
 
 def _converted(message: Message, tool_parts: bool, names: dict[str, str]) -> tuple[str, list[Any]]:
-    text = _text_of(message.get("content"))
+    text = text_parts(message.get("content"))
     if message["role"] == "tool":
         call_id = message["tool_call_id"]
         name = names.get(call_id, "tool")
@@ -109,12 +96,6 @@ def _call_as_text(call: ToolCallPart) -> str:
 def _arguments(call: ToolCallPart) -> dict[str, Any]:
     arguments: Any = call["function"].get("arguments") or {}
     return json.loads(arguments) if isinstance(arguments, str) else arguments
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
-    return content or ""
 
 
 def function_declaration(tool: ToolSpec) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from massgen_cli.backends.base import Capabilities, Request
+from massgen_cli.backends.base import Capabilities, Request, named_model
 from massgen_cli.backends.bounded_http import bounded_client, shared_ssl_context
 from massgen_cli.backends.gemini_contents import function_declaration, schema_instruction, to_gemini_contents
 from massgen_cli.backends.gemini_stream import GeminiAssembly
@@ -29,7 +29,7 @@ from massgen_cli.backends.provider_errors import clip, connection_error, retry_a
 from massgen_cli.backends.stream_failures import MalformedResponseError
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import GEMINI_API_URL, attachment_kinds
-from massgen_cli.errors import BackendError, ConfigError, ContextLengthError, RateLimitError, ServerError
+from massgen_cli.errors import BackendError, ContextLengthError, RateLimitError, ServerError
 from massgen_cli.events import StreamEvent
 
 KEYLESS_PLACEHOLDER = "not-needed"
@@ -47,10 +47,7 @@ class GeminiBackend:
     """Streams ``generateContent`` through the SDK; the SDK's own retries are off (ours retry)."""
 
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
-        self.name = config.type or "gemini"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model', for example gemini-2.5-flash")
-        self.model = config.model
+        self.name, self.model = named_model(config, "gemini", ", for example gemini-2.5-flash")
         self._config = config
         self._own_tools = own_tools(config)
         separate = bool(self._own_tools) and SEPARATE_TOOL_MODELS.search(self.model) is not None

@@ -11,13 +11,13 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 from massgen_cli.backends.attachment_parts import with_chat_parts
-from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec, named_model
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
-from massgen_cli.backends.provider_errors import decode_tool_arguments
+from massgen_cli.backends.provider_errors import decode_tool_arguments, translated_stream
 from massgen_cli.backends.stream_failures import MalformedResponseError, stream_failure, whole_body
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds, calls_openai_itself, is_openrouter
-from massgen_cli.errors import ConfigError, ConnectionFailedError
+from massgen_cli.errors import ConnectionFailedError
 from massgen_cli.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from massgen_cli.messages import for_chat_completions
 
@@ -38,10 +38,7 @@ class OpenAIChatBackend:
     ):
         """``one_request_per_connection`` is for llama.cpp's server, which closes a connection after a
         streamed response while announcing keep-alive (a reused connection would fail)."""
-        self.name = config.type or "openai"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model': the model name its server expects")
-        self.model = config.model
+        self.name, self.model = named_model(config, "openai", ": the model name its server expects")
         self.capabilities = Capabilities(
             reasoning=True, attachments=attachment_kinds(config.type, config.model)
         )
@@ -53,18 +50,19 @@ class OpenAIChatBackend:
         # rather than inside the first step, where every agent waits for it.
         self._completions = self._client.chat.completions
 
-    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
+    def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, usage and finish."""
-        opened = False
-        try:
-            async with await self._completions.create(**self._params(request)) as chunks:
-                opened = True
-                content_type = chunks.response.headers.get("content-type", "")
-                events = self._events(chunks) if "event-stream" in content_type else self._whole(chunks)
-                async for event in events:
-                    yield event
-        except openai.APIError as error:
-            raise self._errors.translate(error, opened) from error
+        return translated_stream(
+            lambda: self._completions.create(**self._params(request)),
+            self._read,
+            openai.APIError,
+            self._errors.translate,
+        )
+
+    def _read(self, chunks: openai.AsyncStream[ChatCompletionChunk]) -> AsyncIterator[StreamEvent]:
+        """The events of an event stream, or of a whole body (a server that ignored ``stream``)."""
+        content_type = chunks.response.headers.get("content-type", "")
+        return self._events(chunks) if "event-stream" in content_type else self._whole(chunks)
 
     async def aclose(self) -> None:
         await self._client.close()

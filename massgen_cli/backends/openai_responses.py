@@ -13,14 +13,13 @@ from typing import Any
 import openai
 
 from massgen_cli.backends.attachment_parts import responses_part
-from massgen_cli.backends.base import Capabilities, Request, ToolSpec
+from massgen_cli.backends.base import Capabilities, Request, ToolSpec, named_model
 from massgen_cli.backends.openai_client import OpenAIErrors, openai_client
-from massgen_cli.backends.provider_errors import clip, decode_tool_arguments
+from massgen_cli.backends.provider_errors import clip, decode_tool_arguments, translated_stream
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
     BackendError,
-    ConfigError,
     ConnectionFailedError,
     ContextLengthError,
     RateLimitError,
@@ -48,10 +47,7 @@ class OpenAIResponsesBackend:
     """Streams the Responses API through the ``openai`` SDK; nothing is stored on the server."""
 
     def __init__(self, config: BackendConfig, *, api_key: str | None, base_url: str | None):
-        self.name = config.type or "openai"
-        if not config.model:
-            raise ConfigError(f"backend '{self.name}' needs 'model', for example gpt-5-mini")
-        self.model = config.model
+        self.name, self.model = named_model(config, "openai", ", for example gpt-5-mini")
         self.capabilities = Capabilities(
             reasoning=True, attachments=attachment_kinds(config.type, config.model)
         )
@@ -60,16 +56,14 @@ class OpenAIResponsesBackend:
         self._responses = self._client.responses  # built at start-up, not inside the first step
         self._errors = OpenAIErrors(self.name, self.model, config, self._client)
 
-    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
+    def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Send one request and yield its text, reasoning, tool calls, server tool uses, usage, finish."""
-        opened = False
-        try:
-            async with await self._responses.create(**self._params(request)) as events:
-                opened = True
-                async for event in _ResponseAssembly(self.name, self.model).events(events):
-                    yield event
-        except openai.APIError as error:
-            raise self._errors.translate(error, opened) from error
+        return translated_stream(
+            lambda: self._responses.create(**self._params(request)),
+            _ResponseAssembly(self.name, self.model).events,
+            openai.APIError,
+            self._errors.translate,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

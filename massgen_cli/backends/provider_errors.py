@@ -1,16 +1,23 @@
-"""Small pieces every HTTP backend needs: one-line error text, Retry-After, tool-argument JSON."""
+"""Small pieces every HTTP backend needs: one-line error text, Retry-After, tool-argument JSON, a stream
+whose errors become ours."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from massgen_cli.errors import BackendError, BackendTimeoutError, ConnectionFailedError
+from massgen_cli.events import StreamEvent
 from massgen_cli.text import one_line
 
 MAX_ERROR_TEXT = 300
+
+Opened = TypeVar("Opened")
+Failure = TypeVar("Failure", bound=Exception)
 
 
 def clip(text: str) -> str:
@@ -78,3 +85,22 @@ def connection_error(provider: str, base_url: object, opened: bool) -> Connectio
         "the address is right and the network is up",
         provider=provider,
     )
+
+
+async def translated_stream(
+    opening: Callable[[], Awaitable[AbstractAsyncContextManager[Opened]]],
+    read: Callable[[Opened], AsyncIterator[StreamEvent]],
+    failures: type[Failure] | tuple[type[Failure], ...],
+    translate: Callable[[Failure, bool], BackendError],
+) -> AsyncGenerator[StreamEvent, None]:
+    """The events ``read`` takes from the stream that ``opening`` opens (an SDK's streamed response,
+    closed at the end); one of the SDK's ``failures`` is raised as ``translate`` makes it ours, told
+    whether the stream had opened (a link lost then is no refusal)."""
+    opened = False
+    try:
+        async with await opening() as stream:
+            opened = True
+            async for event in read(stream):
+                yield event
+    except failures as error:
+        raise translate(error, opened) from error

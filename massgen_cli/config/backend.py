@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    NonNegativeFloat,
+    PositiveFloat,
+    PositiveInt,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import Fraction, Section
 from massgen_cli.config.deferred import deferred
 from massgen_cli.config.limits import CircuitBreakerSettings, RateLimitSettings
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
@@ -34,11 +43,10 @@ else:
 
 
 class PricingConfig(Section):
-    input_per_million: float = Field(ge=0, description="USD per million input tokens.")
-    output_per_million: float = Field(ge=0, description="USD per million output tokens.")
-    cached_input_per_million: float | None = Field(
+    input_per_million: NonNegativeFloat = Field(description="USD per million input tokens.")
+    output_per_million: NonNegativeFloat = Field(description="USD per million output tokens.")
+    cached_input_per_million: NonNegativeFloat | None = Field(
         default=None,
-        ge=0,
         description="USD per million input tokens read from the prompt cache; null: the input price.",
     )
 
@@ -82,19 +90,17 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
     temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; null uses the provider's default."
     )
-    max_tokens: int | None = Field(
+    max_tokens: PositiveInt | None = Field(
         default=None,
-        gt=0,
         description="Most tokens generated per call; null uses the provider's default. Sent as "
         "max_completion_tokens to OpenAI's own API (no base_url, or api.openai.com; Azure's OpenAI), as "
         "max_tokens to other OpenAI-compatible servers, as max_output_tokens on the Responses API.",
     )
-    top_p: float | None = Field(
-        default=None, ge=0, le=1, description="Nucleus sampling cutoff; null uses the provider's default."
+    top_p: Fraction | None = Field(
+        default=None, description="Nucleus sampling cutoff; null uses the provider's default."
     )
-    request_timeout_seconds: float = Field(
+    request_timeout_seconds: PositiveFloat = Field(
         default=120.0,
-        gt=0,
         validation_alias=AliasChoices("request_timeout_seconds", "timeout"),
         description="Seconds one request to the provider may take before it fails.",
     )
@@ -104,9 +110,8 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         le=10,
         description="Retries of a call that failed with a retryable error (429, 5xx, timeout, lost link).",
     )
-    retry_base_delay_seconds: float = Field(
+    retry_base_delay_seconds: NonNegativeFloat = Field(
         default=1.0,
-        ge=0,
         description="First retry's delay scale in seconds; it doubles with each retry (with jitter).",
     )
     rate_limit: RateLimitSettings | None = Field(
@@ -123,11 +128,11 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         default_factory=dict,
         description="Extra fields added to each request body (provider-specific options).",
     )
-    top_k: int | None = Field(
-        default=None, gt=0, description="Top-k sampling, for servers that support it (vLLM, llama.cpp…)."
+    top_k: PositiveInt | None = Field(
+        default=None, description="Top-k sampling, for servers that support it (vLLM, llama.cpp…)."
     )
-    repetition_penalty: float | None = Field(
-        default=None, gt=0, description="Repetition penalty, for servers that support it."
+    repetition_penalty: PositiveFloat | None = Field(
+        default=None, description="Repetition penalty, for servers that support it."
     )
     chat_template_kwargs: dict[str, Any] | None = Field(
         default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."

@@ -3,9 +3,9 @@ section (implemented, ignored with a warning, refused) is in ``massgen_keys``.""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Section(BaseModel):
@@ -13,3 +13,11 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False)
     massgen_section: ClassVar[str | None] = None
+
+
+# Bounds that many keys share (pydantic's PositiveInt, PositiveFloat, NonNegativeInt and NonNegativeFloat
+# are the others).
+AtLeastOne = Annotated[int, Field(ge=1)]
+"""A count of one or more."""
+Fraction = Annotated[float, Field(ge=0, le=1)]
+"""A share, from 0 to 1."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from massgen_cli.config.base import Section
 
@@ -84,9 +84,8 @@ class McpServerConfig(Section):
     cwd: str | None = Field(default=None, description="stdio: the folder it runs in; null: the current one.")
     url: str | None = Field(default=None, description="streamable-http: the server's address.")
     headers: dict[str, str] = Field(default_factory=dict, description="streamable-http: request headers.")
-    startup_timeout_seconds: float = Field(
+    startup_timeout_seconds: PositiveFloat = Field(
         default=30.0,
-        gt=0,
         description="Seconds the server may take to start and list its tools; one that has not is "
         "stopped (killed if need be) and the run goes on without it.",
     )

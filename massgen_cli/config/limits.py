@@ -4,21 +4,20 @@ failing."""
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 
 
 class RateLimitSettings(Section):
     """``backend.rate_limit``: a budget shared by every agent of the run on the same provider, key and
     server address; a request over it waits for room (said in a ``RateLimitWait`` event), never fails."""
 
-    requests_per_minute: int | None = Field(
-        default=None, gt=0, description="Most requests sent in any 60 seconds; null: no request limit."
+    requests_per_minute: PositiveInt | None = Field(
+        default=None, description="Most requests sent in any 60 seconds; null: no request limit."
     )
-    tokens_per_minute: int | None = Field(
+    tokens_per_minute: PositiveInt | None = Field(
         default=None,
-        gt=0,
         description="Most tokens (input and output, as the provider reports them; a request is counted at "
         "its estimated input until it completes) in any 60 seconds; null: no token limit.",
     )
@@ -40,7 +39,7 @@ class CircuitBreakerSettings(Section):
         description="null: on for every backend but the scripted one (whose faults are played as "
         "written); true or false turns it on or off.",
     )
-    failures: int = Field(default=5, ge=1, description="Failed calls in a row that open the breaker.")
-    cool_down_seconds: float = Field(
-        default=30.0, gt=0, description="Seconds calls fail at once before a trial call is let through."
+    failures: AtLeastOne = Field(default=5, description="Failed calls in a row that open the breaker.")
+    cool_down_seconds: PositiveFloat = Field(
+        default=30.0, description="Seconds calls fail at once before a trial call is let through."
     )

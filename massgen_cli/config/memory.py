@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import Fraction, Section
 from massgen_cli.config.massgen_keys import refused_backend_types
 from massgen_cli.config.problems import suggest
 from massgen_cli.config.providers import PROVIDERS
@@ -74,8 +74,8 @@ class SummarizerEndpoint(ModelEndpoint):
 
 
 class EmbeddingConfig(ModelEndpoint):
-    dimensions: int | None = Field(
-        default=None, gt=0, description="Size of the embedding vectors; null takes the model's own size."
+    dimensions: PositiveInt | None = Field(
+        default=None, description="Size of the embedding vectors; null takes the model's own size."
     )
 
 
@@ -194,20 +194,19 @@ class CompressionConfig(Section):
 
 
 class RetrievalConfig(Section):
-    limit: int = Field(
-        default=5, ge=0, description="Most long-term memories retrieved per step; 0 turns retrieval off."
+    limit: NonNegativeInt = Field(
+        default=5, description="Most long-term memories retrieved per step; 0 turns retrieval off."
     )
     exclude_recent: bool = Field(
         default=True,
         description="Skip retrieval while the recent context is still in the window, except at a turn's "
         "first step and after a compression or an agent restart.",
     )
-    token_budget: int = Field(
-        default=1500, gt=0, description="Most tokens the retrieved memories may add to a request."
+    token_budget: PositiveInt = Field(
+        default=1500, description="Most tokens the retrieved memories may add to a request."
     )
-    context_turns: int = Field(
+    context_turns: NonNegativeInt = Field(
         default=1,
-        ge=0,
         description="Memories recorded just before and just after each retrieved memory in its session "
         "(this many on each side) that come with it, and with each memory_search result; retrieval "
         "leaves them out of a memory whose lines would not fit token_budget. 0 brings none.",
@@ -237,9 +236,8 @@ class RecordingConfig(Section):
         description="How recorded MCP calls are kept: 'aggregate', one record per step (tools, counts, "
         "result sizes and first lines); 'each', a call and a result record per call; 'none', not recorded.",
     )
-    tool_argument_limit: int = Field(
+    tool_argument_limit: PositiveInt = Field(
         default=200,
-        gt=0,
         description="Characters of a tool call's arguments kept in a record; the rest is cut.",
     )
 
@@ -267,23 +265,19 @@ class ValueLearningConfig(Section):
         description="Learn a value per memory from coordination outcomes (TD(λ)) and use it in ranking.",
     )
     alpha: float = Field(default=0.1, gt=0, le=1, description="Learning rate of the TD(λ) updates.")
-    lambda_: float = Field(
-        default=0.8, ge=0, le=1, alias="lambda", description="Trace decay λ of the TD(λ) updates."
-    )
-    weight: float = Field(
-        default=0.2, ge=0, le=1, description="Share of the learned value in a memory's ranking score."
+    lambda_: Fraction = Field(default=0.8, alias="lambda", description="Trace decay λ of the TD(λ) updates.")
+    weight: Fraction = Field(
+        default=0.2, description="Share of the learned value in a memory's ranking score."
     )
     goal: str | None = Field(
         default=None,
         description="Goal the values are learned for (null: the task_type); values are kept per goal.",
     )
-    reward_winner: float = Field(
-        default=1.0, ge=0, le=1, description="Reward for a memory that was in the winning answer's context."
+    reward_winner: Fraction = Field(
+        default=1.0, description="Reward for a memory that was in the winning answer's context."
     )
-    reward_rejected: float = Field(
+    reward_rejected: Fraction = Field(
         default=0.0,
-        ge=0,
-        le=1,
         description="Reward for a memory that was only in the contexts of answers that lost.",
     )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 from massgen_cli.config.quality import QualitySettings
 from massgen_cli.config.subagents import SubagentSettings
 from massgen_cli.config.tools import ContextPath
@@ -53,8 +53,8 @@ class CoordinationConfig(SubagentSettings, QualitySettings):
         "update_task_status, add_task_note, get_task_plan); each agent sees its own plan and its peers' "
         "before every step; a plan lasts the turn (through restarts) and is kept in the log and the session.",
     )
-    max_tasks_per_plan: int = Field(
-        default=10, ge=1, description="Most tasks in one agent's plan (MassGen reads it, never enforces it)."
+    max_tasks_per_plan: AtLeastOne = Field(
+        default=10, description="Most tasks in one agent's plan (MassGen reads it, never enforces it)."
     )
     task_planning_filesystem_mode: bool = Field(
         default=False, description="Also keep each agent's plan as tasks/plan.json in its workspace."
@@ -114,12 +114,12 @@ class SharedMemoryConfig(Section):
         default=False,
         description="Share long-term memories across agents (=== SHARED PERSISTENT MEMORY ===).",
     )
-    window: int = Field(default=10, gt=0, description="Shared conversation entries shown: the last N.")
+    window: PositiveInt = Field(default=10, description="Shared conversation entries shown: the last N.")
     entries: bool = Field(
         default=False, description="Share scoped entries (scope round or conversation) between agents."
     )
-    token_budget: int = Field(
-        default=2000, gt=0, description="Most tokens the shared memory block may add to a request."
+    token_budget: PositiveInt = Field(
+        default=2000, description="Most tokens the shared memory block may add to a request."
     )
 
 
@@ -146,27 +146,24 @@ PeerUpdates = Literal["restart", "inject", "defer", "none"]
 class OrchestratorConfig(Section):
     massgen_section: ClassVar[str] = "orchestrator"
 
-    max_new_answers_per_agent: int | None = Field(
+    max_new_answers_per_agent: AtLeastOne | None = Field(
         default=None,
-        ge=1,
         description="Most new answers one agent may submit in an attempt; null means no limit.",
     )
-    max_steps_per_agent: int = Field(
+    max_steps_per_agent: AtLeastOne = Field(
         default=8,
-        ge=1,
         description="Most steps (backend calls) one agent may take in an attempt; a step cancelled by a "
         "peer's new answer does not count.",
     )
-    step_timeout_seconds: float = Field(
-        default=300.0, gt=0, description="Seconds one step may take before it is cancelled."
+    step_timeout_seconds: PositiveFloat = Field(
+        default=300.0, description="Seconds one step may take before it is cancelled."
     )
-    max_tool_calls_per_step: int = Field(
+    max_tool_calls_per_step: AtLeastOne = Field(
         default=30,
-        ge=1,
         description="Most tool calls in one step; past it the tools are withdrawn and the agent must decide.",
     )
-    tool_call_timeout_seconds: float = Field(
-        default=120.0, gt=0, description="Seconds one tool call may take; then it is stopped and reported."
+    tool_call_timeout_seconds: PositiveFloat = Field(
+        default=120.0, description="Seconds one tool call may take; then it is stopped and reported."
     )
     context_paths: list[ContextPath] = Field(
         default_factory=list,
@@ -183,8 +180,8 @@ class OrchestratorConfig(Section):
         description="Folder of each agent's read-only view of its peers' snapshots; null: "
         "<snapshot_storage>_views.",
     )
-    max_reasks: int = Field(
-        default=1, ge=0, description="Times an agent is asked again when its reply neither answers nor votes."
+    max_reasks: NonNegativeInt = Field(
+        default=1, description="Times an agent is asked again when its reply neither answers nor votes."
     )
     decide_by: Literal["votes", "agreement"] = Field(
         default="votes",
@@ -211,9 +208,8 @@ class OrchestratorConfig(Section):
         "null: this project's plain instructions. checklist_gated votes as balanced (its checklist tool is "
         "not built here).",
     )
-    voting_threshold: int | None = Field(
+    voting_threshold: NonNegativeInt | None = Field(
         default=None,
-        ge=0,
         description="MassGen's threshold of the roi styles (0 to 100: the lower, the higher the quality bar; "
         "defaults 15, conservative 30, aggressive 5) and of the checklist styles (items that must hold; 5).",
     )
@@ -222,16 +218,16 @@ class OrchestratorConfig(Section):
         description="How different a new answer must be from the existing ones: 'balanced' refuses one "
         "whose words overlap an existing answer's by more than 0.70 (Jaccard), 'strict' by more than 0.50.",
     )
-    max_new_answers_global: int | None = Field(
-        default=None, ge=1, description="Most new answers of all agents together in an attempt; null: none."
+    max_new_answers_global: AtLeastOne | None = Field(
+        default=None, description="Most new answers of all agents together in an attempt; null: none."
     )
     fairness_enabled: bool = Field(
         default=False,
         description="Keep agents in step: one may lead the slowest active peer by at most "
         "fairness_lead_cap_answers answers (MassGen has it on by default; here it is off unless set).",
     )
-    fairness_lead_cap_answers: int = Field(
-        default=2, ge=0, description="With fairness_enabled: the most answers an agent may lead by."
+    fairness_lead_cap_answers: NonNegativeInt = Field(
+        default=2, description="With fairness_enabled: the most answers an agent may lead by."
     )
     defer_voting_until_all_answered: bool = Field(
         default=False,
@@ -255,9 +251,8 @@ class OrchestratorConfig(Section):
         "point), 'defer' (it goes on and sees the new answer when it starts again), 'none' (it goes on "
         "and is not started again). Null: chosen by MassGen's keys below, else 'restart'.",
     )
-    max_midstream_injections_per_round: int | None = Field(
+    max_midstream_injections_per_round: AtLeastOne | None = Field(
         default=None,
-        ge=1,
         description="MassGen's injection cap: new answers added to one step's tool results (with "
         "fairness_enabled, as in MassGen); past it the agent starts again at its next safe point. Setting "
         "it selects peer_updates 'inject'.",
@@ -278,9 +273,8 @@ class OrchestratorConfig(Section):
         description="Restarts after post-evaluation, as coordination.max_orchestration_restarts (MassGen "
         "reads both places; this one wins when both are set).",
     )
-    max_cost_usd: float | None = Field(
+    max_cost_usd: PositiveFloat | None = Field(
         default=None,
-        gt=0,
         allow_inf_nan=False,
         description="Most the run (one question, or every turn of an interactive session) may spend, in "
         "USD, as its logs and report count it; the --max-cost option overrides it. Checked before each "
@@ -288,9 +282,8 @@ class OrchestratorConfig(Section):
         "presentation, no post-evaluation). A model with no known price counts as free here (said once). "
         "MassGen 0.1.97 has no such key; null: no cap.",
     )
-    max_total_tokens: int | None = Field(
+    max_total_tokens: PositiveInt | None = Field(
         default=None,
-        gt=0,
         description="Most tokens (input and output, every agent's calls) the run may spend, checked as "
         "max_cost_usd is; null: no budget.",
     )
@@ -331,21 +324,19 @@ class OrchestratorConfig(Section):
 class TimeoutSettings(Section):
     massgen_section: ClassVar[str] = "timeout_settings"
 
-    orchestrator_timeout_seconds: float = Field(
-        default=1800.0, gt=0, description="Seconds the coordination of one turn may take in all."
+    orchestrator_timeout_seconds: PositiveFloat = Field(
+        default=1800.0, description="Seconds the coordination of one turn may take in all."
     )
-    initial_round_timeout_seconds: float | None = Field(
+    initial_round_timeout_seconds: PositiveFloat | None = Field(
         default=None,
-        gt=0,
         description="A step's soft time limit before the agent's first answer: after a tool call past it, "
         "the agent is told (in that tool's result) to wrap up with new_answer or vote; null: none.",
     )
-    subsequent_round_timeout_seconds: float | None = Field(
-        default=None, gt=0, description="The same soft limit for the steps after the agent's first answer."
+    subsequent_round_timeout_seconds: PositiveFloat | None = Field(
+        default=None, description="The same soft limit for the steps after the agent's first answer."
     )
-    round_timeout_grace_seconds: float = Field(
+    round_timeout_grace_seconds: NonNegativeFloat = Field(
         default=120.0,
-        ge=0,
         description="Seconds after the wrap-up notice before tools other than new_answer and vote are "
         "refused; ten refusals in a row end the agent's part in the attempt.",
     )

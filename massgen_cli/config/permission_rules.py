@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 from massgen_cli.config.permissions import Role, parse_rule
 
 
@@ -51,9 +51,8 @@ class PermissionsConfig(Section):
         "high-risk call (force-push, sudo, recursive rm, network from a command, a network tool) and runs "
         "the rest; deny-all refuses every ask; allow-all runs every one.",
     )
-    max_consecutive_auto: int | None = Field(
+    max_consecutive_auto: AtLeastOne | None = Field(
         default=None,
-        ge=1,
         description="After this many asks in a row decided to run, the agent's next ask is refused; null: "
         "no limit.",
     )

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 
 
 class ProviderToolSettings(Section):
@@ -37,8 +37,8 @@ class ProviderToolSettings(Section):
         description="OpenRouter's web plugin: the search engine; null lets OpenRouter choose (the model "
         "provider's own search where it has one, else Exa).",
     )
-    max_results: int | None = Field(
-        default=None, ge=1, description="OpenRouter's web plugin: results per search; null: OpenRouter's 5."
+    max_results: AtLeastOne | None = Field(
+        default=None, description="OpenRouter's web plugin: results per search; null: OpenRouter's 5."
     )
     search_prompt: str | None = Field(
         default=None, description="OpenRouter's web plugin: the text that introduces the results."

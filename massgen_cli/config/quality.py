@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, NonNegativeInt, field_validator
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 from massgen_cli.config.deferred import deferred
 
 if TYPE_CHECKING:
@@ -35,12 +35,11 @@ class QualitySettings(Section):
         description="How fine the plan is: dynamic (as the task needs), shallow (5-10 tasks), medium "
         "(20-50), deep (100-200 and more).",
     )
-    plan_target_steps: int | None = Field(
-        default=None, ge=1, description="About how many tasks the plan should have; null: by depth."
+    plan_target_steps: AtLeastOne | None = Field(
+        default=None, description="About how many tasks the plan should have; null: by depth."
     )
-    plan_target_chunks: int | None = Field(
+    plan_target_chunks: AtLeastOne | None = Field(
         default=None,
-        ge=1,
         description="How many chunks (ordered groups of tasks, each executed in its own turn) the plan "
         "should have; null: one, as MassGen's plan mode.",
     )
@@ -49,11 +48,11 @@ class QualitySettings(Section):
         description="Agents submit a working answer and leave polish to the next round (--fast sets it); "
         "with evaluation criteria they weigh real gaps over polish.",
     )
-    max_verifications_per_round: int | None = Field(
-        default=None, ge=0, description="Checks of a candidate an agent makes in one step (--fast: 1)."
+    max_verifications_per_round: NonNegativeInt | None = Field(
+        default=None, description="Checks of a candidate an agent makes in one step (--fast: 1)."
     )
-    max_internal_fix_loops: int | None = Field(
-        default=None, ge=0, description="Verify-and-fix loops in one step (--fast: 0)."
+    max_internal_fix_loops: NonNegativeInt | None = Field(
+        default=None, description="Verify-and-fix loops in one step (--fast: 0)."
     )
     skip_redundant_scaffolding: bool = Field(
         default=False,

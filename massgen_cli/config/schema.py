@@ -6,7 +6,7 @@ from __future__ import annotations
 import string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, PositiveInt, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.base import Section
@@ -35,8 +35,8 @@ class AgentConfig(Section):
     voting_sensitivity: VotingSensitivity | None = Field(
         default=None, description="This agent's voting style, over orchestrator.voting_sensitivity."
     )
-    context_window: int | None = Field(
-        default=None, gt=0, description="Context window in tokens; null uses the model's known window."
+    context_window: PositiveInt | None = Field(
+        default=None, description="Context window in tokens; null uses the model's known window."
     )
     backend: BackendConfig = Field(description="The model this agent calls.")
     memory: MemoryConfig | None = Field(

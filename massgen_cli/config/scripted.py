@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, NonNegativeFloat
 
 from massgen_cli.config.base import Section
 
@@ -28,8 +28,8 @@ class ScriptEntry(Section):
     calls: list[ScriptedCall] = Field(
         default_factory=list, description="More tool calls in the same reply, after 'tool' (run together)."
     )
-    delay: float = Field(
-        default=0.0, ge=0, description="Seconds to wait after the text, before the tool call or the end."
+    delay: NonNegativeFloat = Field(
+        default=0.0, description="Seconds to wait after the text, before the tool call or the end."
     )
     error: Literal[429, 500, "timeout", "context_length"] | None = Field(
         default=None, description="Fault to inject instead of a reply (after delay)."

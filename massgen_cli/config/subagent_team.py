@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 
 
 class SubagentTeamConfig(Section):
@@ -25,8 +25,8 @@ class SubagentTeamConfig(Section):
     coordination: dict[str, Any] = Field(
         default_factory=dict, description="Keys of orchestrator.coordination for the subagents' runs."
     )
-    max_new_answers: int = Field(
-        default=3, ge=1, description="Most new answers per agent of a subagent's team (MassGen's default 3)."
+    max_new_answers: AtLeastOne = Field(
+        default=3, description="Most new answers per agent of a subagent's team (MassGen's default 3)."
     )
     final_answer_strategy: Literal["winner_reuse", "winner_present", "synthesize"] | None = Field(
         default=None, description="The subagents' final answer, as orchestrator.final_answer_strategy."

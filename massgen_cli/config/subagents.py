@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, PositiveFloat
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import AtLeastOne, Section
 from massgen_cli.config.deferred import deferred
 
 if TYPE_CHECKING:
@@ -24,23 +24,25 @@ class SubagentSettings(Section):
         description="Agents get the spawn_subagents tool: it hands subtasks to small teams of their own, each"
         " run in its own workspace folder, within the bounds below; its result is the teams' answers.",
     )
-    subagent_default_timeout: float = Field(
-        default=300.0, gt=0, description="Seconds a subagent's run may take, unless the call asks for less."
+    subagent_default_timeout: PositiveFloat = Field(
+        default=300.0, description="Seconds a subagent's run may take, unless the call asks for less."
     )
-    subagent_min_timeout: float = Field(default=60.0, gt=0, description="The least time a subagent is given.")
-    subagent_max_timeout: float = Field(default=600.0, gt=0, description="The most time a subagent is given.")
-    subagent_max_concurrent: int = Field(
-        default=3, ge=1, description="Most subagents one spawn_subagents call starts (they run at once)."
+    subagent_min_timeout: PositiveFloat = Field(
+        default=60.0, description="The least time a subagent is given."
     )
-    subagent_max_depth: int = Field(
+    subagent_max_timeout: PositiveFloat = Field(
+        default=600.0, description="The most time a subagent is given."
+    )
+    subagent_max_concurrent: AtLeastOne = Field(
+        default=3, description="Most subagents one spawn_subagents call starts (they run at once)."
+    )
+    subagent_max_depth: AtLeastOne = Field(
         default=1,
-        ge=1,
         description="How deep subagents nest: 1 (as MassGen) lets the user's agents spawn subagents and no "
         "subagent spawn its own; 2 lets those spawn once more.",
     )
-    subagent_max_cost_usd: float | None = Field(
+    subagent_max_cost_usd: PositiveFloat | None = Field(
         default=1.0,
-        gt=0,
         allow_inf_nan=False,
         description="Most one subagent's run may spend, in USD (its team stops with the best answer so far, "
         "as orchestrator.max_cost_usd does); null: no cap.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.deferred import deferred
@@ -87,10 +87,10 @@ def _named_list(value: Any) -> Any:
 class CommandLimits(Section):
     """Resource limits of every process of a sandboxed command (the kernel's rlimits)."""
 
-    processes: int = Field(default=256, gt=0, description="Processes at once (a fork loop stops here).")
-    cpu_seconds: int = Field(default=600, gt=0, description="CPU seconds of each process.")
-    memory_mb: int = Field(default=4096, gt=0, description="Data memory of each process, in MB.")
-    file_size_mb: int = Field(default=1024, gt=0, description="Largest file a process may write, in MB.")
+    processes: PositiveInt = Field(default=256, description="Processes at once (a fork loop stops here).")
+    cpu_seconds: PositiveInt = Field(default=600, description="CPU seconds of each process.")
+    memory_mb: PositiveInt = Field(default=4096, description="Data memory of each process, in MB.")
+    file_size_mb: PositiveInt = Field(default=1024, description="Largest file a process may write, in MB.")
 
 
 class BackendToolSettings(Section):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from massgen_cli.attempts import Vote
@@ -45,24 +45,12 @@ class TurnResult:
     """The attempt was ended by its time limit."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``summary.json`` record (DESIGN.md's contract)."""
-        return {
-            "session_id": self.session_id,
-            "turn": self.turn,
-            "attempt": self.attempt,
-            "question": self.question,
-            "answers": dict(self.answers),
-            "votes": [{"voter": v.voter, "target": v.target, "reason": v.reason} for v in self.votes],
-            "winner": self.winner,
-            "final_answer": self.final_answer,
-            "end_reason": self.end_reason,
+        """The ``summary.json`` record (DESIGN.md's contract): every field but ``timed_out``, copied, each
+        usage as ``Usage.fields`` gives it."""
+        record = asdict(self)
+        del record["timed_out"]
+        return record | {
             "usage": {agent_id: used.fields() for agent_id, used in self.usage.items()},
-            "timings_s": dict(self.timings_s),
-            "memory_errors": list(self.memory_errors),
-            "tool_calls": {agent_id: dict(counts) for agent_id, counts in self.tool_calls.items()},
-            "output_folder": self.output_folder,
-            "agent_status": {agent_id: dict(status) for agent_id, status in self.agent_status.items()},
-            "warnings": list(self.warnings),
             "total_usage": self.total_usage.fields(),
             "turn_usage": self.turn_usage.fields(),
         }

@@ -56,22 +56,15 @@ class Task:
     extra: str = ""
 
 
+@dataclass(eq=False, repr=False)  # for its constructor: compared and shown by identity
 class WorkflowStep:
     """Runs agents' coordination steps over one attempt's ``board``."""
 
-    def __init__(
-        self,
-        policy: CoordinationPolicy,
-        context: StepContext,
-        scope: AttemptScope,
-        board: Board,
-        task: Task,
-    ):
-        self.policy = policy
-        self.context = context
-        self.scope = scope
-        self.board = board
-        self.task = task
+    policy: CoordinationPolicy
+    context: StepContext
+    scope: AttemptScope
+    board: Board
+    task: Task
 
     async def run(self, agent: Agent) -> StepOutcome:
         """One step plus bounded re-asks when it ends without a valid decision; the outcome's version is

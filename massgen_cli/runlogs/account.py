@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from massgen_cli.events import AgentUsage, Usage
@@ -31,8 +31,8 @@ class RunLine:
     turns: list[int]
     question: str
     winner: str | None
-    usage: Usage
     status: str
+    usage: Usage
 
     def text(self) -> str:
         """The run's line, with no control character a log could carry to the terminal."""
@@ -50,16 +50,8 @@ class RunLine:
         return printable("  ".join(columns))
 
     def record(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "path": self.path,
-            "session_id": self.session_id,
-            "turns": self.turns,
-            "question": self.question,
-            "winner": self.winner,
-            "status": self.status,
-            "usage": self.usage.fields(),
-        }
+        """Its fields, the usage as ``Usage.fields`` gives it."""
+        return asdict(self) | {"usage": self.usage.fields()}
 
 
 def run_line(run: Run) -> RunLine:
@@ -77,8 +69,8 @@ def run_line(run: Run) -> RunLine:
         [record.turn for record in turns],
         next((record.question for record in turns if record.question), ""),
         winners[-1] if winners else None,
-        Usage.total(spent),
         status,
+        Usage.total(spent),
     )
 
 

@@ -39,20 +39,8 @@ class FinishedRun:
     """Its log folder's name (``/runs/past/<report>``), None when it wrote no log."""
 
     def fields(self) -> dict[str, Any]:
-        """As ``/runs`` lists it."""
-        return {
-            "id": self.id,
-            "model": self.model,
-            "question": self.question,
-            "session_id": self.session_id,
-            "started": self.started,
-            "ended": self.ended,
-            "state": self.state,
-            "winner": self.winner,
-            "answer": self.answer,
-            "reason": self.reason,
-            "report": self.report,
-        }
+        """As ``/runs`` lists it: every field but its tenant."""
+        return {name: value for name, value in vars(self).items() if name != "owner"}
 
 
 def finished_run(run: LiveRun, ended: Ended) -> FinishedRun:

@@ -26,12 +26,7 @@ class StoredMessage:
     agent_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "message": self.message,
-            "timestamp": self.timestamp,
-            "agent_id": self.agent_id,
-        }
+        return dict(vars(self))  # its fields, the message not copied
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StoredMessage:

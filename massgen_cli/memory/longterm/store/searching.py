@@ -38,13 +38,13 @@ class SearchOptions(TypedDict, total=False):
     context: int
 
 
+@dataclass(eq=False, repr=False)  # for its constructor: compared and shown by identity
 class MemorySearch:
     """Ranks the index's memories for a query; reads only the index (and the embedder for the query)."""
 
-    def __init__(self, index: StoreIndex, embedding: StoreEmbedding, values: ValueLearning):
-        self.index = index
-        self.embedding = embedding
-        self.values = values
+    index: StoreIndex
+    embedding: StoreEmbedding
+    values: ValueLearning
 
     def search(
         self,

@@ -5,7 +5,7 @@ facts; without one (no key, or the local model) messages are stored verbatim, in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from massgen_cli.config.memory import LifecycleConfig
@@ -39,25 +39,18 @@ class Draft:
     extra: dict[str, Any]
 
 
+@dataclass(eq=False, repr=False)  # for its constructor: compared and shown by identity
 class MemoryWriter:
     """Writes recordings to mem0 and the index; blocking, so callers run it in a thread."""
 
-    def __init__(
-        self,
-        index: StoreIndex,
-        mem0: Mem0Store,
-        embedding: StoreEmbedding,
-        *,
-        domain: str,
-        task_type: str,
-        lifecycle: LifecycleConfig,
-    ):
-        self.index = index
-        self.mem0 = mem0
-        self.embedding = embedding
-        self.domain, self.task_type = domain, task_type
-        self.lifecycle = lifecycle
-        self.extraction_failure: str | None = None
+    index: StoreIndex
+    mem0: Mem0Store
+    embedding: StoreEmbedding
+    _: KW_ONLY
+    domain: str
+    task_type: str
+    lifecycle: LifecycleConfig
+    extraction_failure: str | None = field(default=None, init=False)
 
     @property
     def extracts(self) -> bool:

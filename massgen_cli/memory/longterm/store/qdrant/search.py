@@ -47,9 +47,8 @@ class QdrantSearch(QdrantRecords):
     def ranked(
         self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
-        of each ranking ``method`` asks for (the dense, sparse and named ones for ``hybrid``, asked in
-        one request and fused here as the other indexes fuse theirs)."""
+        """As ``Ranking.ranked`` says; the rankings ``method`` asks for (for ``hybrid`` the dense, sparse
+        and named ones) are asked in one request and fused here as the other indexes fuse theirs."""
 
         requests = self._requests(query, vector, pool, memory_filter(scope, time.time()), method)
         if not requests:

@@ -29,9 +29,8 @@ class ServerSearch(ServerBase):
     def ranked(
         self, query: str, vector: Sequence[float] | None, pool: int, scope: SearchFilter, method: Method
     ) -> list[tuple[str, float]]:
-        """``(id, score)`` inside ``scope``, best first (equal scores in key order): the ``pool`` best
-        of each ranking ``method`` asks for (the dense, lexical and named ones for ``hybrid``, fused by
-        reciprocal rank); one statement, one round trip."""
+        """As ``Ranking.ranked`` says, computed by the server (for ``hybrid`` the dense, lexical and
+        named rankings fused there): one statement, one round trip."""
         statement = ranking_statement(self.tables, query, vector, pool, scope, method)
         sql, params = statement.select(
             'SELECT id, score FROM fused ORDER BY score DESC, place, key COLLATE "C"'
