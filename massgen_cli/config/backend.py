@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from massgen_cli.config.base import Fraction, Section
+from massgen_cli.config.base import Fraction, Section, section
 from massgen_cli.config.deferred import deferred
 from massgen_cli.config.limits import CircuitBreakerSettings, RateLimitSettings
 from massgen_cli.config.massgen_keys import PROGRAM_BACKENDS, PROGRAM_MODELS, value_rule
@@ -119,9 +119,9 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
         description="Requests and tokens per minute, shared by every agent of the run on the same provider, "
         "key and server address; a request over the budget waits. null: no limit.",
     )
-    circuit_breaker: CircuitBreakerSettings = Field(
-        default_factory=CircuitBreakerSettings,
-        description="Calls to a provider that keeps failing fail at once for a while, then one trial call "
+    circuit_breaker: CircuitBreakerSettings = section(
+        CircuitBreakerSettings,
+        "Calls to a provider that keeps failing fail at once for a while, then one trial call "
         "tells whether it is back.",
     )
     extra_body: dict[str, Any] = Field(

@@ -3,7 +3,7 @@ section (implemented, ignored with a warning, refused) is in ``massgen_keys``.""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,3 +21,8 @@ AtLeastOne = Annotated[int, Field(ge=1)]
 """A count of one or more."""
 Fraction = Annotated[float, Field(ge=0, le=1)]
 """A share, from 0 to 1."""
+
+
+def section(model: type[Section], description: str) -> Any:
+    """A nested section's field: ``model`` with its defaults when the YAML leaves the section out."""
+    return Field(default_factory=model, description=description)

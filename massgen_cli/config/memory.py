@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import AliasChoices, Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
-from massgen_cli.config.base import Fraction, Section
+from massgen_cli.config.base import Fraction, Section, section
 from massgen_cli.config.massgen_keys import refused_backend_types
 from massgen_cli.config.problems import suggest
 from massgen_cli.config.providers import PROVIDERS
@@ -136,18 +136,11 @@ class PersistentMemoryConfig(Section):
     vector_store: Literal["qdrant", "pgvector"] = Field(
         default="qdrant", description="Vector store under mem0."
     )
-    llm: ModelEndpoint = Field(
-        default_factory=ModelEndpoint, description="Model mem0 uses to extract facts from recorded messages."
-    )
-    embedding: EmbeddingConfig = Field(
-        default_factory=EmbeddingConfig, description="Model that embeds memories for semantic search."
-    )
-    qdrant: QdrantConfig = Field(
-        default_factory=QdrantConfig, description="Qdrant settings, used when vector_store is 'qdrant'."
-    )
-    pgvector: PgvectorConfig = Field(
-        default_factory=PgvectorConfig,
-        description="PostgreSQL settings, used when vector_store is 'pgvector'.",
+    llm: ModelEndpoint = section(ModelEndpoint, "Model mem0 uses to extract facts from recorded messages.")
+    embedding: EmbeddingConfig = section(EmbeddingConfig, "Model that embeds memories for semantic search.")
+    qdrant: QdrantConfig = section(QdrantConfig, "Qdrant settings, used when vector_store is 'qdrant'.")
+    pgvector: PgvectorConfig = section(
+        PgvectorConfig, "PostgreSQL settings, used when vector_store is 'pgvector'."
     )
 
     @property
@@ -292,31 +285,25 @@ class MemoryConfig(Section):
     task_type: str = Field(
         default="general", description="Task-type part of memory keys ({domain}:{task_type}:{hash})."
     )
-    conversation_memory: ConversationMemoryConfig = Field(
-        default_factory=ConversationMemoryConfig, description="Short-term conversation memory."
+    conversation_memory: ConversationMemoryConfig = section(
+        ConversationMemoryConfig, "Short-term conversation memory."
     )
-    persistent_memory: PersistentMemoryConfig = Field(
-        default_factory=PersistentMemoryConfig, description="Long-term memory: mem0 over a vector store."
+    persistent_memory: PersistentMemoryConfig = section(
+        PersistentMemoryConfig, "Long-term memory: mem0 over a vector store."
     )
-    compression: CompressionConfig = Field(
-        default_factory=CompressionConfig, description="Context-window compression."
-    )
-    retrieval: RetrievalConfig = Field(
-        default_factory=RetrievalConfig, description="Retrieval of long-term memories into each request."
+    compression: CompressionConfig = section(CompressionConfig, "Context-window compression.")
+    retrieval: RetrievalConfig = section(
+        RetrievalConfig, "Retrieval of long-term memories into each request."
     )
     tools: bool = Field(
         default=True,
         description="Give agents the memory tools (memory_search, memory_save, memory_forget) when long-term "
         "memory is on for them; an agent's own memory block may turn them off.",
     )
-    recording: RecordingConfig = Field(
-        default_factory=RecordingConfig, description="What is recorded into long-term memory."
-    )
-    lifecycle: LifecycleConfig = Field(
-        default_factory=LifecycleConfig, description="How long each memory level lives."
-    )
-    value_learning: ValueLearningConfig = Field(
-        default_factory=ValueLearningConfig, description="Learned memory values, mixed into ranking."
+    recording: RecordingConfig = section(RecordingConfig, "What is recorded into long-term memory.")
+    lifecycle: LifecycleConfig = section(LifecycleConfig, "How long each memory level lives.")
+    value_learning: ValueLearningConfig = section(
+        ValueLearningConfig, "Learned memory values, mixed into ranking."
     )
 
 

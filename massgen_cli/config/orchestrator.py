@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 
-from massgen_cli.config.base import AtLeastOne, Section
+from massgen_cli.config.base import AtLeastOne, Section, section
 from massgen_cli.config.quality import QualitySettings
 from massgen_cli.config.subagents import SubagentSettings
 from massgen_cli.config.tools import ContextPath
@@ -68,9 +68,8 @@ class CoordinationConfig(SubagentSettings, QualitySettings):
         "every agent's memory files are merged into the winner's workspace and given to every agent; "
         "with long-term memory on they are indexed too (metadata file and kind).",
     )
-    persona_generator: PersonaGeneratorConfig = Field(
-        default_factory=PersonaGeneratorConfig,
-        description="Personas that make the agents' answers differ (--personas MODE sets it).",
+    persona_generator: PersonaGeneratorConfig = section(
+        PersonaGeneratorConfig, "Personas that make the agents' answers differ (--personas MODE sets it)."
     )
     use_skills: bool = Field(
         default=False,
@@ -193,12 +192,9 @@ class OrchestratorConfig(Section):
         default="present",
         description="'present': the winner writes the final answer in one more call; 'reuse': no extra call.",
     )
-    coordination: CoordinationConfig = Field(
-        default_factory=CoordinationConfig, description="Coordination settings."
-    )
-    shared_memory: SharedMemoryConfig = Field(
-        default_factory=SharedMemoryConfig,
-        description="Memory shared across agents, injected after the first system message.",
+    coordination: CoordinationConfig = section(CoordinationConfig, "Coordination settings.")
+    shared_memory: SharedMemoryConfig = section(
+        SharedMemoryConfig, "Memory shared across agents, injected after the first system message."
     )
     voting_sensitivity: VotingSensitivity | None = Field(
         default=None,

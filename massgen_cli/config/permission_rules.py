@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from massgen_cli.config.base import AtLeastOne, Section
+from massgen_cli.config.base import AtLeastOne, Section, section
 from massgen_cli.config.permissions import Role, parse_rule
 
 
@@ -40,9 +40,9 @@ class PermissionsConfig(Section):
         description="read-only (alias researcher): no write or command tools are offered, and a network "
         "call is an ask; read-write (alias implementer): no preset rules.",
     )
-    rules: PermissionRules = Field(
-        default_factory=PermissionRules,
-        description="action(target) rules, target a glob: command(git push --force*), write_file(/etc/**), "
+    rules: PermissionRules = section(
+        PermissionRules,
+        "action(target) rules, target a glob: command(git push --force*), write_file(/etc/**), "
         "read_url(*), mcp(server/tool), read_file(...), *(...).",
     )
     automation_default: Literal["risk-based", "deny-all", "allow-all"] = Field(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, PositiveInt, field_validator, model_validator
 
 from massgen_cli.config.backend import BackendConfig
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import Section, section
 from massgen_cli.config.deferred import deferred
 from massgen_cli.config.memory import MemoryConfig, persistent_enabled
 from massgen_cli.config.orchestrator import OrchestratorConfig, TimeoutSettings, VotingSensitivity
@@ -96,28 +96,22 @@ class MassGenConfig(Section):
     agent: AgentConfig | None = Field(
         default=None, description="A single agent, read as a one-item agents list."
     )
-    orchestrator: OrchestratorConfig = Field(
-        default_factory=OrchestratorConfig, description="How the agents coordinate."
-    )
-    timeout_settings: TimeoutSettings = Field(
-        default_factory=TimeoutSettings, description="Time limits of a turn."
-    )
+    orchestrator: OrchestratorConfig = section(OrchestratorConfig, "How the agents coordinate.")
+    timeout_settings: TimeoutSettings = section(TimeoutSettings, "Time limits of a turn.")
     ui: UIConfig = Field(
         default_factory=UIConfig,
         validation_alias=AliasChoices("ui", "display"),
         description="Progress display and logging ('display' is MassGen's older name).",
     )
-    memory: MemoryConfig = Field(
-        default_factory=MemoryConfig,
-        description="Global memory settings; an agent's memory block is merged over them.",
+    memory: MemoryConfig = section(
+        MemoryConfig, "Global memory settings; an agent's memory block is merged over them."
     )
     session_id: str | None = Field(
         default=None, description="Session to continue, as with --session (the flag wins)."
     )
-    telemetry: TelemetryConfig = Field(
-        default_factory=TelemetryConfig,
-        description="Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel "
-        "turns them on.",
+    telemetry: TelemetryConfig = section(
+        TelemetryConfig,
+        "Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel turns them on.",
     )
     hooks: HooksConfig | None = Field(
         default=None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from massgen_cli.config.base import Section
+from massgen_cli.config.base import Section, section
 from massgen_cli.config.deferred import deferred
 from massgen_cli.config.massgen_keys import value_rule
 from massgen_cli.config.problems import repeated
@@ -130,9 +130,8 @@ class BackendToolSettings(Section):
         description="MassGen's: 'none' keeps sandboxed commands off the network, another mode ('bridge', "
         "'host') lets them on.",
     )
-    command_line_limits: CommandLimits = Field(
-        default_factory=CommandLimits,
-        description="Resource limits of each sandboxed command's processes.",
+    command_line_limits: CommandLimits = section(
+        CommandLimits, "Resource limits of each sandboxed command's processes."
     )
     command_line_allowed_commands: list[str] | None = Field(
         default=None,
