@@ -9,14 +9,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console, Group
-from rich.live import Live
+from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 from massgen_cli.answer_out import AnswerOut
 from massgen_cli.event_lines import feature_notice, memory_said
@@ -39,6 +35,10 @@ from massgen_cli.events import (
     VoteCast,
 )
 from massgen_cli.text import one_line
+
+if TYPE_CHECKING:  # the live view's parts load when a live view is drawn
+    from rich.console import Group
+    from rich.live import Live
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
@@ -246,6 +246,8 @@ class _Panels:
         if not self.enabled:
             return
         if self.live is None:
+            from rich.live import Live
+
             self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=False)
             self.live.start()
         else:
@@ -257,6 +259,11 @@ class _Panels:
             self.live = None
 
     def _render(self) -> Group:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table.grid(expand=True, padding=(0, 1))
         for _ in self.status:
             table.add_column(ratio=1)

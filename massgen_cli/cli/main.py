@@ -1,7 +1,8 @@
 """The ``massgen`` command: a thin layer that parses, loads the config, calls the library, renders,
 and maps errors to exit codes (0 ok, 1 runtime failure, 2 usage or config error). A question goes to
 ``run_app.run_app``; a subcommand to ``admin.admin_app``; a plain ``memory search`` to
-``quick_search``, which reads it without Typer. Each is imported only when it is the one."""
+``quick_search`` and a plain question to ``plain_question``, which read them without Typer. Each is
+imported only when it is the one."""
 
 from __future__ import annotations
 
@@ -94,12 +95,19 @@ def main(argv: list[str] | None = None) -> None:
 
 def _command(args: list[str]) -> tuple[Callable[[], object], list[str]]:
     """What runs the command line (it ends by raising SystemExit), and its arguments as read: a plain
-    ``memory search`` without Typer (``quick_search``), anything else through the app ``route`` gives."""
-    from massgen_cli.cli.quick_search import plain_search, run_search
+    ``memory search`` or question without Typer (``quick_search``, ``plain_question``), anything else
+    through the app ``route`` gives."""
+    if args[:2] == ["memory", "search"]:
+        from massgen_cli.cli.quick_search import plain_search, run_search
 
-    call = plain_search(args)
-    if call is not None:
-        return (lambda: run_search(call)), args
+        call = plain_search(args)
+        if call is not None:
+            return (lambda: run_search(call)), args
+    from massgen_cli.cli.plain_question import ask_plainly, plain_question
+
+    options = plain_question(args, SUBCOMMANDS)
+    if options is not None:
+        return (lambda: ask_plainly(options)), args
     app, args = route(args)
     return (lambda: app(args=args, prog_name="massgen")), args
 
