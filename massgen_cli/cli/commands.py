@@ -11,12 +11,11 @@ from massgen_cli.cli.automation import Outputs, RunWatch, watched
 from massgen_cli.cli.mode_flags import ModeFlags
 from massgen_cli.cli.quickstart import QuickStart
 from massgen_cli.cli.signals import TERMINATED
+from massgen_cli.cli.start_collections import resume_collections
 from massgen_cli.errors import MassGenError, UsageError, outside_failure
 from massgen_cli.stderr_console import StderrConsole, escape, rich_console
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from massgen_cli.app import MassGenApp
     from massgen_cli.coordination.outcome import TurnResult
     from massgen_cli.ui import ConsoleView
@@ -120,11 +119,10 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
         session_id=options.session,
         interactive=question is None,
     )
+    resume_collections()  # held from a plain question's start (start_collections.py)
     watch.attach(app, question)
     try:  # SIGTERM ends the run like Ctrl-C (the command takes both signals: cli/signals.py)
-        if question is not None:
-            return _answer(app, view, question)
-        return _chat(app, view, rich_console(console))
+        return _answer(app, view, question) if question is not None else _chat(app, view, console)
     except KeyboardInterrupt:
         app.close()  # backends, the embedded server, MCP servers, queued memory records
         console.print(f"[yellow]{_what_was_kept(app)}[/]")
@@ -195,11 +193,12 @@ def _answered(app: MassGenApp, view: ConsoleView, result: TurnResult) -> None:
         raise MassGenError(said or f"no answer: {result.end_reason}")
 
 
-def _chat(app: MassGenApp, view: ConsoleView, console: Console) -> int:
+def _chat(app: MassGenApp, view: ConsoleView, stderr: StderrConsole) -> int:
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
     from massgen_cli.cli.chat_input import chat_lines
     from massgen_cli.cli.slash import ChatCommands
 
+    console = rich_console(stderr)
     failures, commands = 0, ChatCommands(app, console)
     if not view.quiet:
         console.print(
