@@ -1,8 +1,8 @@
 """A question read without Typer: ``massgen [--config FILE] [--quiet] [--debug] [--session ID]
 [--state-dir DIR] "QUESTION"``, each option given once as ``--option VALUE``, is the line scripts,
-benchmarks and other agents run again and again, and Typer's reading of the question command's 35
-options (it builds a pydantic adapter for each typed one) took about as long as the rest of a start
-before the first model request. Anything else (another option, ``--help``, no question, a mistake,
+benchmarks and other agents run again and again, and Typer's import and its reading of the question
+command's 34 options (it builds a pydantic adapter for each typed one) came before every first model
+request. Anything else (another option, ``--help``, no question, a mistake,
 ``--option=VALUE``, an option given twice, a subcommand's name) is left to Typer, so what is said
 about it stays Typer's own words."""
 
