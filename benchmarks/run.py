@@ -181,7 +181,7 @@ def measurements(quick: bool, postgres: Postgres) -> dict[str, Callable[[], dict
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 50_000]
     return {
         "coordination": lambda: figures_coordination.coordination(rounds=3 if quick else 7),
-        "startup": lambda: figures_coordination.startup(runs=3 if quick else 11),
+        "startup": lambda: figures_coordination.startup(runs=7 if quick else 15),
         "ranking": lambda: figures_memory.ranking(sizes, 20 if quick else 60, postgres.url()),
         "concurrent_writes": lambda: _concurrent_writes(postgres, 80 if quick else 1000),
         "soak": lambda: _soak(postgres, 200 if quick else 1000),

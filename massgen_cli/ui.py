@@ -9,14 +9,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
-
-from rich.console import Console, Group
-from rich.live import Live
-from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from massgen_cli.answer_out import AnswerOut
 from massgen_cli.event_lines import feature_notice, memory_said
@@ -38,7 +31,12 @@ from massgen_cli.events import (
     Usage,
     VoteCast,
 )
+from massgen_cli.stderr_console import StderrConsole, escape, rich_console
 from massgen_cli.text import one_line
+
+if TYPE_CHECKING:  # Rich loads when something is printed; the live view's parts when one is drawn
+    from rich.console import Console, Group
+    from rich.live import Live
 
 TAIL_CHARS = 600
 DETAIL_CHARS = 120
@@ -64,7 +62,7 @@ class ConsoleView:
         self,
         agent_ids: Sequence[str],
         *,
-        console: Console,
+        console: Console | StderrConsole,
         out: TextIO | None = None,
         live: bool = False,
         quiet: bool = False,
@@ -201,7 +199,7 @@ class _Panels:
     """The live view: a panel per agent with its state, the tail of what it wrote and what it spent. The
     state is kept with or without a live view; only a live view draws it."""
 
-    def __init__(self, agent_ids: Sequence[str], console: Console, *, live: bool):
+    def __init__(self, agent_ids: Sequence[str], console: Console | StderrConsole, *, live: bool):
         self.console = console
         self.enabled = live
         self.status = {agent_id: "waiting" for agent_id in agent_ids}
@@ -246,7 +244,10 @@ class _Panels:
         if not self.enabled:
             return
         if self.live is None:
-            self.live = Live(self._render(), console=self.console, refresh_per_second=8, transient=False)
+            from rich.live import Live
+
+            console = rich_console(self.console)
+            self.live = Live(self._render(), console=console, refresh_per_second=8, transient=False)
             self.live.start()
         else:
             self.live.update(self._render())
@@ -257,6 +258,11 @@ class _Panels:
             self.live = None
 
     def _render(self) -> Group:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table.grid(expand=True, padding=(0, 1))
         for _ in self.status:
             table.add_column(ratio=1)
@@ -288,7 +294,7 @@ class _Lines:
     """The lines printed on the console: notices, the answer's heading, the end of a turn, the log folder;
     and, without a live view (``per_agent``), a line per change of an agent's state and per tool call."""
 
-    def __init__(self, console: Console, *, quiet: bool, debug: bool, per_agent: bool):
+    def __init__(self, console: Console | StderrConsole, *, quiet: bool, debug: bool, per_agent: bool):
         self.console = console
         self.quiet = quiet
         self.debug = debug

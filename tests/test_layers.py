@@ -38,7 +38,7 @@ LAYERS: list[list[str]] = [
     ["cli.batch_ray"],
     ["cli.commands", "cli.memory_commands", "cli.validate"],
     ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
-    ["cli.memory_app", "cli.quick_search"],
+    ["cli.memory_app", "cli.quick_search", "cli.plain_question"],
     ["serve"],  # the OpenAI-compatible server, a front end beside the command line's
     ["cli.admin", "cli.run_app"],
     ["cli.main"],

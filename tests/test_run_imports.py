@@ -1,6 +1,6 @@
 """A run imports what its config uses: the models of the sections it lacks, and the code of the features
-it leaves off, stay unimported (each is milliseconds of every start; ``benchmarks/run.py --only startup``
-measures the whole)."""
+it leaves off, stay unimported, and so do Typer and Rich on a quiet plain question (each is milliseconds
+of every start; ``benchmarks/run.py --only startup`` measures the whole)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ try:
     main(sys.argv[1:])
 except SystemExit as ended:
     print("exit", ended.code, file=sys.stderr)
-print(" ".join(sorted(name for name in sys.modules if name.startswith("massgen_cli."))), file=sys.stderr)
+shown = [name for name in sys.modules if name.startswith("massgen_cli.") or name in ("typer", "rich")]
+print(" ".join(sorted(shown)), file=sys.stderr)
 """
 
 EVERY_SECTION = """\
@@ -53,7 +54,8 @@ orchestrator:
 
 
 def _imported_by(*args: str) -> tuple[str, set[str]]:
-    """How ``massgen ARGS`` ended, and the package's modules it imported, in a process of its own."""
+    """How ``massgen ARGS`` ended, and the package's modules it imported (and Typer, Rich), in a process
+    of its own."""
     command = [sys.executable, "-c", PROBE, *args]
     done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
     *_, ended, modules = done.stderr.strip().splitlines()
@@ -74,3 +76,4 @@ def test_a_plain_run_imports_no_section_or_feature_its_config_lacks(tmp_path: Pa
     assert ended == "exit 0"
     assert {"app", "compose", "config.schema", "features.registry"} <= imported  # the run was built
     assert imported & {*DEFERRED_SECTIONS, *FEATURE_CODE} == set()
+    assert imported & {"typer", "rich"} == set()  # a plain question, and a quiet run with nothing to warn

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-import typer
-
 from massgen_cli.answer_out import to_devnull
 from massgen_cli.cli.signals import TERMINATED
 from massgen_cli.errors import MassGenError, UsageError
@@ -50,6 +48,8 @@ class TurnTimedOut(MassGenError):
 @contextlib.contextmanager
 def automation_exit_codes() -> Iterator[None]:
     """The command inside ends with MassGen's automation exit codes (see ``automation_code``)."""
+    import typer
+
     try:
         yield
     except typer.Exit as ended:

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from massgen_cli.cli.automation import Outputs, RunWatch, watched
 from massgen_cli.cli.mode_flags import ModeFlags
 from massgen_cli.cli.quickstart import QuickStart
 from massgen_cli.cli.signals import TERMINATED
+from massgen_cli.cli.start_collections import resume_collections
 from massgen_cli.errors import MassGenError, UsageError, outside_failure
+from massgen_cli.stderr_console import StderrConsole, escape, rich_console
 
 if TYPE_CHECKING:
     from massgen_cli.app import MassGenApp
@@ -28,8 +27,8 @@ SMALL_MODEL_NOTE = (
 )
 
 
-def _stderr_console() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+def _stderr_console() -> StderrConsole:
+    return StderrConsole()
 
 
 @dataclass(frozen=True)
@@ -104,12 +103,13 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
             console.print(f"[dim]{SMALL_MODEL_NOTE}[/]")
     watch.prepare(loaded.config)
     ui = loaded.config.ui
+    quiet_view = quiet or ui.display_type == "silent" or ui.automation_mode
     view = ConsoleView(
         loaded.config.agent_ids,
         console=console,
         out=watch.answer_out(),
-        live=console.is_terminal and ui.live_view,
-        quiet=quiet or ui.display_type == "silent" or ui.automation_mode,
+        live=not quiet_view and ui.live_view and console.is_terminal,  # a quiet view asks no terminal
+        quiet=quiet_view,
         debug=options.debug,
     )
     app = MassGenApp(
@@ -119,6 +119,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
         session_id=options.session,
         interactive=question is None,
     )
+    resume_collections()  # held from a plain question's start (start_collections.py)
     watch.attach(app, question)
     try:  # SIGTERM ends the run like Ctrl-C (the command takes both signals: cli/signals.py)
         return _answer(app, view, question) if question is not None else _chat(app, view, console)
@@ -192,11 +193,12 @@ def _answered(app: MassGenApp, view: ConsoleView, result: TurnResult) -> None:
         raise MassGenError(said or f"no answer: {result.end_reason}")
 
 
-def _chat(app: MassGenApp, view: ConsoleView, console: Console) -> int:
+def _chat(app: MassGenApp, view: ConsoleView, stderr: StderrConsole) -> int:
     """One question per line (a prompt on a terminal); slash commands; Ctrl-C cancels a turn."""
     from massgen_cli.cli.chat_input import chat_lines
     from massgen_cli.cli.slash import ChatCommands
 
+    console = rich_console(stderr)
     failures, commands = 0, ChatCommands(app, console)
     if not view.quiet:
         console.print(
@@ -275,6 +277,8 @@ def show_session(
     )
     unrecorded = record.turns_started - len(record.exchanges)
     table, used = spending_table(record)
+    from rich.console import Console
+
     console = Console()
     console.print(table)
     turns = f"{len(record.exchanges)} turn(s)" + (f": {said}" if said else "")

@@ -176,5 +176,6 @@ def spare_the_last_collections() -> None:
     6.9 s)."""
     import gc
 
+    gc.unfreeze()  # what a start froze (start_collections.py) is collected too, as the rest is
     gc.collect()
     gc.freeze()

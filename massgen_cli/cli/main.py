@@ -1,7 +1,8 @@
 """The ``massgen`` command: a thin layer that parses, loads the config, calls the library, renders,
 and maps errors to exit codes (0 ok, 1 runtime failure, 2 usage or config error). A question goes to
 ``run_app.run_app``; a subcommand to ``admin.admin_app``; a plain ``memory search`` to
-``quick_search``, which reads it without Typer. Each is imported only when it is the one."""
+``quick_search`` and a plain question to ``plain_question``, which read them without Typer. Each is
+imported only when it is the one."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from massgen_cli.cli.guard import (
     watch_stdout,
 )
 from massgen_cli.cli.mode_flags import single_agent_argv
+from massgen_cli.cli.start_collections import hold_collections, resume_collections
 
 if TYPE_CHECKING:
     import typer
@@ -78,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     end_on_signals()  # from the start: loading a config or starting a server can take a while
     keep_files_private()
     _refuse_massgen_words(args)
+    hold_collections()  # a plain question's start, until its run is built (start_collections.py)
     command, args = _command(single_agent_argv(args))
     stdout_at_start = stdout_file()
     watch_stdout()
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         command()
     except SystemExit as ended:
         ending = SystemExit(0) if reader_gone(stdout_at_start) else ended
+        resume_collections()  # when the run ended before it was built
         leave_without_waiting(ending)
         if _command_words(args) in READ_ONLY_COMMANDS:
             end_read_only(ending)
@@ -94,12 +98,20 @@ def main(argv: list[str] | None = None) -> None:
 
 def _command(args: list[str]) -> tuple[Callable[[], object], list[str]]:
     """What runs the command line (it ends by raising SystemExit), and its arguments as read: a plain
-    ``memory search`` without Typer (``quick_search``), anything else through the app ``route`` gives."""
-    from massgen_cli.cli.quick_search import plain_search, run_search
+    ``memory search`` or question without Typer (``quick_search``, ``plain_question``), anything else
+    through the app ``route`` gives."""
+    from massgen_cli.cli.plain_question import ask_plainly, plain_question
 
-    call = plain_search(args)
-    if call is not None:
-        return (lambda: run_search(call)), args
+    options = plain_question(args, SUBCOMMANDS)
+    if options is not None:  # the collections resume once its run is built
+        return (lambda: ask_plainly(options)), args
+    resume_collections()
+    if args[:2] == ["memory", "search"]:
+        from massgen_cli.cli.quick_search import plain_search, run_search
+
+        call = plain_search(args)
+        if call is not None:
+            return (lambda: run_search(call)), args
     app, args = route(args)
     return (lambda: app(args=args, prog_name="massgen")), args
 
