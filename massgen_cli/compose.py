@@ -21,8 +21,7 @@ from massgen_cli.agent.data import Agent, AgentParts
 from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.agent_builder import build_agents
 from massgen_cli.attempts import AttemptPart
-from massgen_cli.backends.pricing import priced
-from massgen_cli.config.backend import BackendConfig
+from massgen_cli.backends.pricing import cost_of
 from massgen_cli.config.loader import LoadedConfig
 from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.config.problems import describe_error, error_path
@@ -32,7 +31,7 @@ from massgen_cli.coordination.policy import CoordinationPolicy
 from massgen_cli.coordination.steps import StepContext
 from massgen_cli.coordination.turn import Crew, RunRecord, TurnRunner
 from massgen_cli.errors import ConfigError
-from massgen_cli.events import EventSink, Usage
+from massgen_cli.events import EventSink
 from massgen_cli.features import registry
 from massgen_cli.features.declaration import Feature, Opened, Opening, Place
 from massgen_cli.features.workspaces import agent_workspaces
@@ -212,11 +211,7 @@ def _settings(config: MassGenConfig, declared: Sequence[Feature]) -> dict[str, A
 
 def _prices(config: MassGenConfig) -> dict[str, Price]:
     """How each agent's calls are priced (its backend's model), for the spending caps' estimates."""
-    return {agent.id or "": partial(_cost, backend=agent.backend) for agent in config.agents}
-
-
-def _cost(usage: Usage, backend: BackendConfig) -> float | None:
-    return priced(usage, backend).cost_usd
+    return {agent.id or "": partial(cost_of, backend=agent.backend) for agent in config.agents}
 
 
 def _agents(

@@ -233,6 +233,11 @@ def test_modules_stay_small():
     assert long == {}
 
 
+def test_the_composition_root_stays_a_loop_over_the_features():
+    """Features declare themselves; compose walks the declarations, so it does not grow with them."""
+    assert len((PACKAGE / "compose.py").read_text(encoding="utf-8").splitlines()) <= 250
+
+
 def test_no_constructor_takes_more_than_six_arguments():
     wide = {
         f"{module_name(path)}.{node.name}": count

@@ -81,6 +81,11 @@ def priced(usage: Usage, backend: BackendConfig) -> Usage:
     return replace(usage, cost_usd=library_price(usage, backend.model or "", provider))
 
 
+def cost_of(usage: Usage, backend: BackendConfig) -> float | None:
+    """What ``usage`` of ``backend`` cost, in USD (None when no price is known)."""
+    return priced(usage, backend).cost_usd
+
+
 def _by_table(usage: Usage, pricing: PricingConfig) -> float:
     cached_rate = pricing.cached_input_per_million
     cached = usage.cached_tokens if cached_rate is not None else 0
