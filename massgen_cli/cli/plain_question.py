@@ -9,7 +9,9 @@ about it stays Typer's own words."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+from massgen_cli.cli.plain_args import plain_fields
 
 if TYPE_CHECKING:
     from massgen_cli.cli.commands import RunOptions
@@ -28,24 +30,9 @@ SWITCHES = {"--quiet": "quiet", "-q": "quiet", "--debug": "debug"}
 def plain_question(args: list[str], subcommands: tuple[str, ...]) -> RunOptions | None:
     """``args`` as a question when they are its plain form (no word of ``subcommands`` as the question),
     else None (Typer reads them)."""
-    fields: dict[str, Any] = {}
-    at = 0
-    while at < len(args):
-        token = args[at]
-        value: str | bool
-        if token in SWITCHES:
-            name, value = SWITCHES[token], True
-        elif token in VALUE_OPTIONS and at + 1 < len(args) and not args[at + 1].startswith("-"):
-            name, value = VALUE_OPTIONS[token], args[at + 1]
-            at += 1
-        elif token and not token.startswith("-") and token not in subcommands:
-            name, value = "question", token
-        else:
-            return None
-        if name in fields:
-            return None
-        fields[name] = value
-        at += 1
+    fields = plain_fields(args, VALUE_OPTIONS, SWITCHES, "question", subcommands)
+    if fields is None:
+        return None
     if "question" not in fields:
         return None  # an interactive session
     if "state_dir" in fields:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from massgen_cli.cli.plain_args import plain_fields
+
 VALUE_OPTIONS = {
     "--config": "config",
     "-c": "config",
@@ -55,28 +57,8 @@ def plain_search(args: list[str]) -> SearchCall | None:
     """``args`` as a ``memory search`` when they are its plain form, else None (Typer reads them)."""
     if args[:2] != ["memory", "search"]:
         return None
-    fields: dict[str, Any] = {}
-    query: str | None = None
-    rest = args[2:]
-    at = 0
-    while at < len(rest):
-        token = rest[at]
-        value: str | bool
-        if token in SWITCHES:
-            name, value = SWITCHES[token], True
-        elif token in VALUE_OPTIONS and at + 1 < len(rest) and not rest[at + 1].startswith("-"):
-            name, value = VALUE_OPTIONS[token], rest[at + 1]
-            at += 1
-        elif query is None and token and not token.startswith("-"):
-            name, value = "query", token
-            query = token
-        else:
-            return None
-        if name in fields:
-            return None
-        fields[name] = value
-        at += 1
-    return _typed(fields) if query is not None else None
+    fields = plain_fields(args[2:], VALUE_OPTIONS, SWITCHES, "query")
+    return _typed(fields) if fields is not None and "query" in fields else None
 
 
 def _typed(fields: dict[str, Any]) -> SearchCall | None:
