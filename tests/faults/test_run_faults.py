@@ -23,7 +23,7 @@ from tests.conftest import (
     wait_until,
     write_config,
 )
-from tests.faults.test_tool_faults import RUN_BOUND_S, run_timed
+from tests.faults.test_tool_faults import RUN_BOUND_S, run_massgen
 from tests.servers.fake_providers import FakeProviderServer, Reply, openai_stream
 
 HUGE_LINE_BYTES = 50 * 1024 * 1024
@@ -76,9 +76,9 @@ def test_one_providers_garbage_is_that_agents_failure(tmp_path: Path, provider, 
         orchestrator: {{final_presentation: reuse}}
         """,
     )
-    result, seconds = run_timed("--config", "config.yaml", "Capital of France?", cwd=tmp_path)
+    result = run_massgen("--config", "config.yaml", "Capital of France?", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout == "Paris.\n" and seconds < RUN_BOUND_S
+    assert result.stdout == "Paris.\n"
     summary = json.loads((first_attempt_folder() / "summary.json").read_text())
     assert summary["winner"] == "good"
     status = summary["agent_status"]["broken"]
@@ -174,8 +174,8 @@ def test_a_failed_turn_leaves_stdout_empty_and_its_summary(tmp_path: Path, provi
           backend: {wire_backend(provider)}
         """,
     )
-    result, seconds = run_timed("--config", "config.yaml", "Question?", cwd=tmp_path)
-    assert result.returncode == 1 and seconds < RUN_BOUND_S, result.stderr
+    result = run_massgen("--config", "config.yaml", "Question?", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
     assert result.stdout == "", "stdout is for the final answer alone"
     assert "was cut mid-response" in result.stderr
     summary = json.loads((first_attempt_folder() / "summary.json").read_text())

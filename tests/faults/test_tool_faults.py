@@ -10,13 +10,14 @@ import os
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.conftest import events_text, write_config
 
-RUN_BOUND_S = 60
-"""A hang detector, not a benchmark: each of these runs takes a few seconds when it works."""
+RUN_BOUND_S = 300
+"""A hang detector, not a benchmark: each of these runs takes a few seconds when it works, and each test
+judges the state it ends in (its answer, the tool's note, the agent's failure); the bound only ends a
+run that hangs, and is wide enough for a busy machine."""
 
 HANGING_TOOL = '''
 import threading
@@ -33,18 +34,17 @@ def hang_forever(question: str) -> str:
 '''
 
 
-def run_timed(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    result = subprocess.run(
+def run_massgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``massgen ARGS`` in a process of its own, ended as a hang after ``RUN_BOUND_S``."""
+    return subprocess.run(
         [sys.executable, "-m", "massgen_cli", *args],
         capture_output=True,
         text=True,
-        timeout=RUN_BOUND_S * 2,
+        timeout=RUN_BOUND_S,
         env=dict(os.environ),
         cwd=cwd,
         check=False,
     )
-    return result, time.monotonic() - started
 
 
 def tool_results() -> dict[str, str]:
@@ -78,9 +78,9 @@ def test_a_backtracking_pattern_ends_with_a_note_and_the_run_answers(tmp_path: P
     (workspace / "long.txt").write_text("a" * 50_000 + "c\n")
     calls = '[{tool: search_files, args: {pattern: "^(a|aa)+$"}}]'
     write_config(tmp_path, one_agent(workspace, calls))
-    result, seconds = run_timed("--config", "config.yaml", "Search.", cwd=tmp_path)
+    result = run_massgen("--config", "config.yaml", "Search.", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "Done.\n" and seconds < RUN_BOUND_S
+    assert result.stdout == "Done.\n"
     # the 2 s tool timeout returned control; the search stops itself at its own deadline
     assert "took longer than 2s" in tool_results()["search_files"]
 
@@ -92,9 +92,8 @@ def test_a_fifo_is_refused_by_read_and_skipped_by_search(tmp_path: Path):
     (workspace / "notes.txt").write_text("the needle is here\n")
     calls = "[{tool: read_file, args: {path: pipe}}, {tool: search_files, args: {pattern: needle}}]"
     write_config(tmp_path, one_agent(workspace, calls))
-    result, seconds = run_timed("--config", "config.yaml", "Read.", cwd=tmp_path)
+    result = run_massgen("--config", "config.yaml", "Read.", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "Done.\n", result.stderr
-    assert seconds < RUN_BOUND_S
     results = tool_results()
     assert "is a named pipe (FIFO); the file tools use regular files only" in results["read_file"]
     assert "notes.txt:1: the needle is here" in results["search_files"]
@@ -107,9 +106,9 @@ def test_a_hanging_custom_tool_times_out_and_the_process_still_exits(tmp_path: P
     calls = '[{tool: custom_tool__hang_forever, args: {question: "x"}}]'
     extra = f"custom_tools: [{{name: hang_forever, function: hang_forever, path: {tools}}}]"
     write_config(tmp_path, one_agent(tmp_path / "ws", calls, extra))
-    result, seconds = run_timed("--config", "config.yaml", "Hang.", cwd=tmp_path)
+    result = run_massgen("--config", "config.yaml", "Hang.", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "Done.\n", result.stderr
-    assert seconds < RUN_BOUND_S  # the stuck thread does not hold the exit
+    # the process ended (within the hang bound) although the tool's thread never returns
     assert "took longer than 2s and was stopped" in tool_results()["custom_tool__hang_forever"]
 
 
