@@ -14,6 +14,7 @@ from massgen_cli.cli import commands
 from massgen_cli.cli.main import SUBCOMMANDS
 from massgen_cli.cli.plain_question import plain_question
 from tests.cli.in_process_cli import massgen
+from tests.cli.typer_check import run_telling_typer
 
 PLAIN_LINES = [
     ["What is 2+2?"],
@@ -70,27 +71,12 @@ def test_every_other_form_is_left_to_typer(line):
     assert plain_question(line, SUBCOMMANDS) is None
 
 
-CHECK_IMPORTS = """
-import atexit, sys
-from massgen_cli.cli.main import main
-
-atexit.register(lambda: print("typer imported:", "typer" in sys.modules, flush=True))
-main(sys.argv[1:])
-"""
-
-
 def test_a_plain_question_from_the_shell_does_not_import_typer(tmp_path: Path):
     config = tmp_path / "config.yaml"
     config.write_text("agent: {id: solo, backend: {type: scripted, responses: ['forty-two']}}\n")
     line = ["-c", str(config), "--state-dir", str(tmp_path / "st"), "What is 6 x 7?"]
     for extra, typer_imported in (([], False), (["--max-cost", "1"], True)):
-        ended = subprocess.run(
-            [sys.executable, "-c", CHECK_IMPORTS, *line, *extra],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        ended = run_telling_typer([*line, *extra])
         assert ended.returncode == 0, ended.stderr
         assert ended.stdout.splitlines() == ["forty-two", f"typer imported: {typer_imported}"]
 

@@ -3,8 +3,6 @@ is what Typer's command runs with the same line, and every other form is still T
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import pytest
 from massgen_cli.cli import memory_commands
 from massgen_cli.cli.quick_search import _search, plain_search
 from tests.cli.in_process_cli import massgen
+from tests.cli.typer_check import run_telling_typer
 
 PLAIN_LINES = [
     ["memory", "search", "ferry"],
@@ -81,27 +80,12 @@ def test_a_mistake_is_said_in_typers_words(tmp_path):
     assert "Invalid value for '--limit'" in wrong.stderr
 
 
-CHECK_IMPORTS = """
-import atexit, sys
-from massgen_cli.cli.main import main
-
-atexit.register(lambda: print("typer imported:", "typer" in sys.modules, flush=True))
-main(sys.argv[1:])
-"""
-
-
 def test_a_plain_search_from_the_shell_does_not_import_typer(tmp_path: Path):
     config = tmp_path / "config.yaml"
     config.write_text("memory: {enabled: true, persistent_memory: {enabled: true}}\n")
     line = ["memory", "search", "ferry", "--config", str(config), "--state-dir", str(tmp_path / "st")]
     for extra, typer_imported in (([], False), (["--limit=3"], True)):
-        ended = subprocess.run(
-            [sys.executable, "-c", CHECK_IMPORTS, *line, *extra],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        ended = run_telling_typer([*line, *extra])
         assert ended.returncode == 0, ended.stderr
         assert "no memories found" in ended.stderr
         assert f"typer imported: {typer_imported}" in ended.stdout

@@ -82,15 +82,12 @@ def _move_collection(points_file: Path, target: Path, dimensions: int | None, da
             shard = open_shard(moving, dimensions or 1, damaged)
         shard.flush()
         shard.close()
-    except LOCAL_DAMAGE as error:
+    except BaseException as error:  # the half-made shard goes; the old files stay for the next open
         if shard is not None:
             shard.close()
         shutil.rmtree(moving, ignore_errors=True)
-        raise MemoryStoreError(damaged(f"its points file {points_file}", error)) from error
-    except BaseException:
-        if shard is not None:
-            shard.close()
-        shutil.rmtree(moving, ignore_errors=True)
+        if isinstance(error, LOCAL_DAMAGE):
+            raise MemoryStoreError(damaged(f"its points file {points_file}", error)) from error
         raise
     moving.rename(target)
 
