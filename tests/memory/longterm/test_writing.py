@@ -73,6 +73,26 @@ def test_memory_llm_is_the_yaml_model(tmp_path):
         server.stop()
 
 
+def test_the_memory_llm_is_shown_the_words_of_memories_recorded_verbatim(tmp_path):
+    """A verbatim record's point holds no text (the index does): mem0's extraction is still shown
+    what it said, so it can tell what is known from what is new."""
+    server = FakeProviderServer().start()
+    server.script(*(Reply(body=facts_completion("Ada lives in Porto now")) for _ in range(3)))
+    store = PersistentMemory(extracting_with(server), tmp_path, domain="general", task_type="general")
+    try:
+        said = "My sister Ada lives in Lisbon."
+        store.record([{"role": "user", "content": said}], RecordContext("a", "s", 1), verbatim=True)
+        store.record([{"role": "user", "content": "Ada moved to Porto."}], RecordContext("a", "s", 2))
+        [asked] = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
+        prompt = asked["messages"][-1]["content"]
+        known = json.loads(prompt.split("## Existing Memories\n", 1)[1].split("\n\n", 1)[0])
+        assert [memory["text"] for memory in known] == [said]
+    finally:
+        store.close()
+        close_clients()
+        server.stop()
+
+
 def test_extraction_by_openai_itself_bounds_its_output_with_max_completion_tokens(tmp_path, monkeypatch):
     """OpenAI's own API (no base_url; here at the address OPENAI_BASE_URL names) has deprecated
     max_tokens, and its reasoning models refuse it: the extraction sends max_completion_tokens."""

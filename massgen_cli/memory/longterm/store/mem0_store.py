@@ -17,6 +17,7 @@ from massgen_cli.memory.longterm.store.embedder import Mem0EmbedderAdapter
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
 from massgen_cli.memory.longterm.store.journal import reconcile
 from massgen_cli.memory.longterm.store.mem0_config import EmbedderPlan, MemoryLLMPlan, quiet_libraries
+from massgen_cli.memory.longterm.store.point_texts import PointTexts
 from massgen_cli.memory.longterm.store.vector_stores import (
     keeps_local_folder,
     local_vector_store,
@@ -104,6 +105,7 @@ class Mem0Store:
             memory._entity_store = local_vector_store(
                 self.settings, self.state_dir, self.embedder_plan.dimensions, "_entities"
             )
+        memory.vector_store = PointTexts(memory.vector_store, self.index)
         if self.llm_plan.openai_itself:
             from massgen_cli.memory.longterm.store.mem0_llm import within_schema
 
