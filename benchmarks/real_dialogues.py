@@ -163,31 +163,37 @@ def _counts(kind: str, question: Question, hits: list[dict[str, Any]], with_cont
     return False
 
 
-def measure(conversations: list[Conversation], methods: tuple[str, ...], show_misses: int) -> Tally:
-    """Every question of every conversation, each conversation imported into a fresh store."""
+def imported(conversation: Conversation, folder: Path) -> tuple[Any, Any]:
+    """``(store, scope)``: a store in ``folder`` (the embedded default's memory block, as ``memory
+    import`` reads it) holding ``conversation`` as ``massgen memory import`` writes it, and the scope of
+    its session. Close the store when done."""
     from massgen_cli.cli.memory_import import import_context, import_message
     from massgen_cli.config.memory_loader import load_memory_config
     from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
     from massgen_cli.memory.longterm.store.importing import Importer
     from massgen_cli.memory.longterm.store.persistent import PersistentMemory
+
+    settings = load_memory_config(None)
+    session = f"locomo_{conversation.number}"
+    store = PersistentMemory(
+        settings.persistent_memory, folder, domain=settings.domain, task_type=settings.task_type
+    )
+    pairs = [(import_message(item), import_context(item, session, None)) for item in conversation.records]
+    with Importer(store) as importer:
+        for _ in importer.write([pairs]):
+            pass
+    store.record_winner(session, 0, "import")
+    return store, SearchFilter(session_id=session)
+
+
+def measure(conversations: list[Conversation], methods: tuple[str, ...], show_misses: int) -> Tally:
+    """Every question of every conversation, each conversation imported into a fresh store."""
     from massgen_cli.memory.longterm.store.vector_stores import close_clients
 
-    settings = load_memory_config(None)  # the embedded default's memory block, as `memory import` reads it
     tally = Tally()
     for conversation in conversations:
-        session = f"locomo_{conversation.number}"
         with tempfile.TemporaryDirectory() as folder:
-            store = PersistentMemory(
-                settings.persistent_memory, Path(folder), domain=settings.domain, task_type=settings.task_type
-            )
-            pairs = [
-                (import_message(item), import_context(item, session, None)) for item in conversation.records
-            ]
-            with Importer(store) as importer:
-                for _ in importer.write([pairs]):
-                    pass
-            store.record_winner(session, 0, "import")
-            scope = SearchFilter(session_id=session)
+            store, scope = imported(conversation, Path(folder))
             misses = 0
             for question in conversation.questions:
                 tally.asked[question.category] += 1

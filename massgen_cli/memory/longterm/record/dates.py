@@ -154,6 +154,11 @@ def today() -> date:
     return datetime.now(UTC).date()
 
 
+def says_when(text: str) -> bool:
+    """Whether ``text`` holds a relative date ("last week", "yesterday", "two days ago")."""
+    return _RELATIVE.search(text) is not None
+
+
 def memory_day(indexed: str, text: str, created_at: str) -> date | None:
     """A memory's own date, what date filters compare: the one its indexed text gives it (an imported
     ``timestamp``, else the day it was recorded); the day it was stored (``created_at``, ISO) for a

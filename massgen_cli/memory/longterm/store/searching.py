@@ -1,9 +1,10 @@
 """Search: the stored vectors, BM25 and the speakers the query names, each ranked inside the search's
 scope, fused by reciprocal rank over pools whose size does not depend on the limit (with the same
 search among the memories dated when the question asks about, when it names a date, and the answer
-to a line that asks lifted next to it), optionally reordered by learned values, echoes put after the
-line they repeat, and attributed to the source that makes each memory visible. The question is
-embedded without the speakers it names."""
+to a line that asks lifted next to it, and the first of the fused ranking re-ranked by what tells an
+answer from a look-alike: ``retrieve.rerank``), optionally reordered by learned values, echoes put
+after the line they repeat, and attributed to the source that makes each memory visible. The question
+is embedded without the speakers it names."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict
 
-from massgen_cli.memory.longterm.record.dates import query_span, today
+from massgen_cli.memory.longterm.record.dates import query_span, said_on, says_when, today
 from massgen_cli.memory.longterm.record.keys import segment
 from massgen_cli.memory.longterm.record.memories import ContextTurn, IndexedMemory, MemoryHit, speaker_of
 from massgen_cli.memory.longterm.record.names import as_name
@@ -19,9 +20,10 @@ from massgen_cli.memory.longterm.retrieve.answers import ASKED_IN, answers_lifte
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.retrieve.names import query_names, without_speakers
 from massgen_cli.memory.longterm.retrieve.ranking import Method, tiers, with_dated
+from massgen_cli.memory.longterm.retrieve.rerank import DEPTH, Candidate, asks_when, reranked
 from massgen_cli.memory.longterm.store.embedding import StoreEmbedding
 from massgen_cli.memory.longterm.store.index.contract import StoreIndex
-from massgen_cli.memory.longterm.store.index.terms import terms
+from massgen_cli.memory.longterm.store.index.terms import query_terms, terms
 from massgen_cli.memory.longterm.store.learning import ValueLearning
 
 BACKFILL_BATCH = 256
@@ -65,9 +67,10 @@ class MemorySearch:
         (``retrieve.ranking.tiers``); a line that repeats the words of one ranked before it comes after
         the rest of its tier (``echoes_last``). A hybrid search whose question names a date also
         ranks the memories dated then (``dated_scope``) and fuses that ranking in
-        (``retrieve.ranking.with_dated``), and lifts the line after a line that asks next to it
-        (``retrieve.answers``). With ``context``, each hit comes with up to that many
-        memories recorded on each side of it in its session (``retrieve.context``)."""
+        (``retrieve.ranking.with_dated``); every hybrid search lifts the line after a line that asks
+        next to it (``retrieve.answers``) and re-ranks the first of the fused ranking
+        (``retrieve.rerank``). With ``context``, each hit comes with up to that many memories
+        recorded on each side of it in its session (``retrieve.context``)."""
         if limit <= 0 or self.index.empty():
             return []
         asked = self._asked(query, (scope or SearchFilter()).normalized(), method)
@@ -97,15 +100,39 @@ class MemorySearch:
 
     def _ranked(self, asked: Asked, pool: int, memories: KnownMemories) -> list[tuple[str, float]]:
         """The index's ranking of ``pool`` candidates per ranking; for ``hybrid``, with the memories
-        dated when the question asks about fused in (``retrieve.ranking.with_dated``) and answers
-        lifted next to their questions (``retrieve.answers``)."""
+        dated when the question asks about fused in (``retrieve.ranking.with_dated``), answers
+        lifted next to their questions (``retrieve.answers``) and the head re-ranked
+        (``retrieve.rerank``)."""
         ranked = self.index.ranked(asked.query, asked.vector, pool, asked.scope, asked.method)
         if asked.method != "hybrid":
             return ranked
         if asked.dated is not None:
             dated = self.index.ranked(asked.query, asked.vector, pool, asked.dated, asked.method)
             ranked = with_dated(ranked, dated)
-        return answers_lifted(ranked, self._answers(ranked, asked, memories))
+        answers = self._answers(ranked, asked, memories)
+        lifted = answers_lifted(ranked, answers)
+        return self._reranked(lifted, asked, set(answers.values()), memories)
+
+    def _reranked(
+        self, ranked: list[tuple[str, float]], asked: Asked, answers: set[str], memories: KnownMemories
+    ) -> list[tuple[str, float]]:
+        """The first ``retrieve.rerank.DEPTH`` of ``ranked`` in the re-ranking's order."""
+        head = [memory_id for memory_id, _ in ranked[:DEPTH]]
+        known = memories.read(head)
+        candidates = {
+            memory_id: Candidate(
+                frozenset(terms(memory.text)),
+                speaker_name(memory) in asked.speakers,
+                asks(memory.text),
+                memory_id in answers,
+                own_day(memory),
+                says_when(memory.text),
+            )
+            for memory_id, memory in ((memory_id, known.get(memory_id)) for memory_id in head)
+            if memory is not None
+        }
+        query_words = frozenset(query_terms(asked.query))
+        return reranked(ranked, candidates, query_words, asks_when(asked.query))
 
     def _answers(
         self, ranked: list[tuple[str, float]], asked: Asked, memories: KnownMemories
@@ -182,6 +209,14 @@ class Asked:
     method: Method
     speakers: frozenset[str] = frozenset()
     dated: SearchFilter | None = None
+
+
+def own_day(memory: IndexedMemory) -> str:
+    """The day a memory was said: an imported ``timestamp`` read as a date (as written when it is no
+    form ``record.dates`` reads), else the day it was stored."""
+    written = str(memory.first.extra.get("timestamp") or "")
+    said = said_on(written) if written else None
+    return said.isoformat() if said else written or memory.created_at[:10]
 
 
 def speaker_name(memory: IndexedMemory) -> str:
