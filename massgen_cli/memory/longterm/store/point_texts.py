@@ -48,4 +48,3 @@ class PointTexts:
         for point in textless:
             if str(point.id) in memories:
                 point.payload["data"] = memories[str(point.id)].text
-

@@ -121,15 +121,15 @@ class MemorySearch:
         known = memories.read(head)
         candidates = {
             memory_id: Candidate(
-                frozenset(terms(memory.text)),
-                speaker_name(memory) in asked.speakers,
-                asks(memory.text),
+                frozenset(terms(known[memory_id].text)),
+                speaker_name(known[memory_id]) in asked.speakers,
+                asks(known[memory_id].text),
                 memory_id in answers,
-                own_day(memory),
-                says_when(memory.text),
+                own_day(known[memory_id]),
+                says_when(known[memory_id].text),
             )
-            for memory_id, memory in ((memory_id, known.get(memory_id)) for memory_id in head)
-            if memory is not None
+            for memory_id in head
+            if memory_id in known
         }
         query_words = frozenset(query_terms(asked.query))
         return reranked(ranked, candidates, query_words, asks_when(asked.query))
