@@ -58,8 +58,6 @@ class Target:
 TARGETS = {
     "coordination_overhead_ratio": Target(1.03),
     "superseded_model_time_ratio": Target(0.01),
-    "start_to_first_request_s": Target(0.5),
-    "start_beyond_sdk_s": Target(0.1),
     "start_ratio_to_sdk": Target(1.35),
     "peak_rss_mb": Target(85),
     "local_ranking_p50_ms_10000": Target(50),
@@ -92,7 +90,6 @@ TARGETS = {
     "import_turns_per_s_pgvector": Target(100, at_least=True),
     "import_peak_rss_mb_local": Target(250),
     "import_long_lines_peak_rss_mb": Target(300),
-    "search_cli_s": Target(0.3),
     "search_cli_over_floor": Target(1.3),
 }
 
