@@ -43,19 +43,22 @@ from store_soak import Readers  # noqa: E402  (the readers of the PostgreSQL soa
 SERVER = "http://qdrant-soak.invalid:6333"
 """The address the configs name; this process reaches the in-process engine there."""
 CUT_REQUESTS = 40
-"""How many requests the cut refuses, from the one after the chosen mem0 write on."""
+"""The fewest requests the cut refuses, from the one after the chosen mem0 write on; it lasts until the
+writer whose write it cut has met it too (readers' requests alone may use up the count)."""
 
 
 class CuttableServer:
     """The engine's methods, one request at a time (as a server applies each), refusing requests as an
     unreachable server does while cut; ``cut_after_write`` cuts it right after the n-th upsert into
-    mem0's collection."""
+    mem0's collection, until ``CUT_REQUESTS`` were refused and the writer of that upsert was refused
+    once."""
 
     def __init__(self, engine: Any, collection: str, cut_after_write: int):
         self.engine, self.collection = engine, collection
         self.lock = threading.RLock()
         self.writes_seen, self.cut_after_write = 0, cut_after_write
         self.refusing = self.refused = 0
+        self.cut_writer: threading.Thread | None = None
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.engine, name)
@@ -65,8 +68,10 @@ class CuttableServer:
         @functools.wraps(found)
         def request(*args: Any, **kwargs: Any) -> Any:
             with self.lock:
-                if self.refusing:
-                    self.refusing -= 1
+                if self.refusing or self.cut_writer is not None:
+                    self.refusing = max(0, self.refusing - 1)
+                    if self.cut_writer is threading.current_thread():
+                        self.cut_writer = None
                     self.refused += 1
                     raise ConnectionError("the connection to the server was cut")
                 answer = found(*args, **kwargs)
@@ -81,6 +86,8 @@ class CuttableServer:
             self.writes_seen += 1
             if self.writes_seen == self.cut_after_write:
                 self.refusing = CUT_REQUESTS
+                here = threading.current_thread()
+                self.cut_writer = here if isinstance(here, _Writer) else None  # its next request meets it
 
 
 def soak(lines: int, writers: int, readers: int) -> dict[str, float]:

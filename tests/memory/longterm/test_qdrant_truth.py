@@ -309,5 +309,5 @@ def test_the_soak_on_the_in_process_engine_loses_nothing_and_leaves_no_orphan():
     finally:
         close_clients()
     assert figures["lines"] == 90 and figures["writers_failed"] == 0
-    assert figures["requests_refused"] == benchmark.CUT_REQUESTS and figures["writes_made_again"] > 0
+    assert figures["requests_refused"] >= benchmark.CUT_REQUESTS and figures["writes_made_again"] > 0
     assert figures["lost"] == figures["doubled"] == figures["orphans"] == 0
