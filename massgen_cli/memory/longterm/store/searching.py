@@ -121,7 +121,7 @@ class MemorySearch:
         known = memories.read(head)
         candidates = {
             memory_id: Candidate(
-                frozenset(terms(known[memory_id].text)),
+                memories.words(memory_id),
                 speaker_name(known[memory_id]) in asked.speakers,
                 asks(known[memory_id].text),
                 memory_id in answers,
@@ -225,16 +225,24 @@ def speaker_name(memory: IndexedMemory) -> str:
 
 
 class KnownMemories:
-    """The memories one search has read from the index, each read once."""
+    """The memories one search has read from the index, each read once, and their words, each found
+    once (the second stage and the echoes both compare them)."""
 
     def __init__(self, index: StoreIndex):
         self.index = index
         self.known: dict[str, IndexedMemory] = {}
+        self._words: dict[str, frozenset[str]] = {}
 
     def read(self, ids: list[str]) -> dict[str, IndexedMemory]:
         """Those of ``ids`` still in the index (deleted ones are left out)."""
         self.known |= self.index.get(memory_id for memory_id in ids if memory_id not in self.known)
         return self.known
+
+    def words(self, memory_id: str) -> frozenset[str]:
+        """The terms of a memory already read (``store.index.terms.terms``)."""
+        if memory_id not in self._words:
+            self._words[memory_id] = frozenset(terms(self.known[memory_id].text))
+        return self._words[memory_id]
 
 
 def dated_scope(scope: SearchFilter, query: str) -> SearchFilter | None:
@@ -269,7 +277,7 @@ def echoes_last(
         known = memories.read([memory_id for memory_id, _ in chunk])
         for pair in chunk:
             memory = known.get(pair[0])
-            words = frozenset(terms(memory.text)) if memory is not None else frozenset([pair[0]])
+            words = memories.words(pair[0]) if memory is not None else frozenset([pair[0]])
             (echoes if words in said else first).append(pair)
             said.add(words)
     return first + echoes + ranked[read:]
