@@ -115,6 +115,13 @@ def attachments_in(content: Any) -> list[Attachment]:
     return [part["attachment"] for part in content if is_attachment_part(part)]
 
 
+def text_parts(content: Any) -> str:
+    """The text of ``content``: a string, or its text parts joined."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+    return content or ""
+
+
 def content_text(content: Any) -> str:
     """``content`` as text: its text parts, and each attachment as its placeholder."""
     if not isinstance(content, list):

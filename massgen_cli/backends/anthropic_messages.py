@@ -22,7 +22,7 @@ from massgen_cli.backends.provider_errors import (
     timeout_error,
     translated_stream,
 )
-from massgen_cli.backends.turns import alternating_turns, text_parts
+from massgen_cli.backends.turns import alternating_turns
 from massgen_cli.config.backend import BackendConfig
 from massgen_cli.config.providers import attachment_kinds
 from massgen_cli.errors import (
@@ -33,7 +33,14 @@ from massgen_cli.errors import (
     ServerError,
 )
 from massgen_cli.events import Finish, ReasoningDelta, ServerToolUse, StreamEvent, TextDelta, ToolCall, Usage
-from massgen_cli.messages import FunctionCall, Message, ToolCallPart, attachments_in, is_attachment_part
+from massgen_cli.messages import (
+    FunctionCall,
+    Message,
+    ToolCallPart,
+    attachments_in,
+    is_attachment_part,
+    text_parts,
+)
 
 DEFAULT_MAX_TOKENS = 4096
 # A proxy without keys still gets a key header: an explicit key also keeps the SDK from reading profiles.

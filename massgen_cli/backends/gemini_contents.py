@@ -15,8 +15,8 @@ from google.genai import types
 
 from massgen_cli.backends.attachment_parts import gemini_part
 from massgen_cli.backends.base import ToolSpec
-from massgen_cli.backends.turns import alternating_turns, text_parts
-from massgen_cli.messages import Message, ToolCallPart, attachments_in, is_attachment_part
+from massgen_cli.backends.turns import alternating_turns
+from massgen_cli.messages import Message, ToolCallPart, attachments_in, is_attachment_part, text_parts
 
 REPLAY = "gemini_content"
 """The type of the reasoning record that holds a model turn's parts as Gemini sent them."""

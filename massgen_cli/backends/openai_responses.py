@@ -35,7 +35,13 @@ from massgen_cli.events import (
     ToolCall,
     Usage,
 )
-from massgen_cli.messages import Message, attachments_in, is_attachment_part, one_system_message
+from massgen_cli.messages import (
+    Message,
+    attachments_in,
+    is_attachment_part,
+    one_system_message,
+    text_parts,
+)
 from massgen_cli.text import one_line
 
 KEYLESS_PLACEHOLDER = "not-needed"
@@ -199,7 +205,7 @@ def to_responses_input(messages: list[Message]) -> list[dict[str, Any]]:
     outputs."""
     items: list[dict[str, Any]] = []
     for message in one_system_message(messages):
-        text = _text_of(message.get("content"))
+        text = text_parts(message.get("content"))
         if message["role"] == "tool":
             items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": text})
             continue
@@ -275,12 +281,6 @@ def _code_interpreter(item: Any) -> ServerToolUse:
     summary = one_line("\n".join(logs), SUMMARY_CHARS) if logs else "ran code"
     ok = getattr(item, "status", "completed") == "completed"
     return ServerToolUse(item.id, "code_interpreter", {"code": code}, summary, ok)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
-    return content or ""
 
 
 def _usage(reported: Any) -> Usage | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from massgen_cli.messages import Message
+from massgen_cli.messages import Message, text_parts
 
 Converted = tuple[str, list[Any]]
 """One message in an API's terms: its role and its parts (blocks)."""
@@ -34,10 +34,3 @@ def alternating_turns(
         else:
             turns.append({"role": role, parts_key: parts})
     return "\n\n".join(part for part in system if part), turns
-
-
-def text_parts(content: Any) -> str:
-    """The text of ``content``: a string, or its text parts joined."""
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if part.get("type") == "text")
-    return content or ""
