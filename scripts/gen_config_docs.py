@@ -19,7 +19,7 @@ import annotated_types
 from pydantic.fields import FieldInfo
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.deferred import section_in
+from massgen_cli.config.deferred import section_class
 from massgen_cli.config.massgen_keys import KEYS, MASSGEN_RELEASE, PROGRAM_KEYS, VALUES, MassGenKey
 from massgen_cli.config.providers import PROVIDERS, infer_backend_type
 from massgen_cli.config.schema import MassGenConfig
@@ -201,19 +201,13 @@ def main(argv: list[str] | None = None) -> int:
 def _nested(field: FieldInfo) -> tuple[type[Section], bool] | None:
     """The Section a field holds, and whether it holds a list of them."""
     for member in _members(field.annotation):
-        if _section_class(member) is not None:
-            return _section_class(member), False
+        if (model := section_class(member)) is not None:
+            return model, False
         if typing.get_origin(member) is list:
             (inner,) = typing.get_args(member)
-            if _section_class(inner) is not None:
-                return _section_class(inner), True
+            if (model := section_class(inner)) is not None:
+                return model, True
     return None
-
-
-def _section_class(annotation: Any) -> Any:
-    """The Section class ``annotation`` is, or that a deferred section names."""
-    model = section_in(annotation) or annotation
-    return model if isinstance(model, type) and issubclass(model, Section) else None
 
 
 def _children(model: type[Section], path: str) -> Iterator[tuple[type[Section], str]]:

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from massgen_cli.config.base import Section
+
 
 @dataclass(frozen=True)
 class DeferredSection:
@@ -48,3 +50,10 @@ def section_in(annotation: Any) -> type[BaseModel] | None:
         return None
     marks = [mark for mark in annotation.__metadata__ if isinstance(mark, DeferredSection)]
     return marks[0].model() if marks else None
+
+
+def section_class(annotation: Any) -> type[Section] | None:
+    """The Section class ``annotation`` is, or that a deferred section names (imported now); None for
+    any other type."""
+    model = section_in(annotation) or annotation
+    return model if isinstance(model, type) and issubclass(model, Section) else None

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from massgen_cli.config.base import Section
-from massgen_cli.config.deferred import section_in
+from massgen_cli.config.deferred import section_class
 from massgen_cli.config.massgen_keys import NOT_YET, PROGRAM_BACKENDS, MassGenKey, rule, value_rule
 from massgen_cli.config.problems import MAX_WARNINGS, CappedLines, join_path, suggest
 
@@ -120,18 +120,13 @@ def _nested_model(annotation: Any, container: type | None) -> type[Section] | No
     """The Section class inside ``annotation`` (through Optional), directly or as ``container[Model]``
     (worked out once per annotation: the walk asks for every value of the config)."""
     for candidate in _union_members(annotation):
-        if container is None and _section(candidate) is not None:
-            return _section(candidate)
+        if container is None and (model := section_class(candidate)) is not None:
+            return model
         if container is not None and typing.get_origin(candidate) is container:
             (inner,) = typing.get_args(candidate)
-            return _section(inner)
+            if (model := section_class(inner)) is not None:
+                return model
     return None
-
-
-def _section(annotation: Any) -> type[Section] | None:
-    """The Section class ``annotation`` is, or that a deferred section names (imported now)."""
-    model = section_in(annotation) or annotation
-    return model if isinstance(model, type) and issubclass(model, Section) else None
 
 
 def _union_members(annotation: Any) -> tuple[Any, ...]:
