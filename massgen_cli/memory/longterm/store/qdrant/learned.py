@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 from massgen_cli.memory.longterm.store.index.schema import now_iso
@@ -66,7 +66,7 @@ class QdrantLearned(QdrantRecords):
 
         writer = uuid.uuid4().hex
         identity = point_id("stale", mark.memory_id)
-        payload = {"kind": "stale", **asdict(mark), "writer": writer}
+        payload = _stale_payload(mark, writer)
         self.put(self.records, identity, payload, update_mode=models.UpdateMode.INSERT_ONLY)
         self.client.set_payload(
             self.memories,
@@ -86,8 +86,8 @@ class QdrantLearned(QdrantRecords):
                 return {}
             conditions.append(one_of("memory_id", wanted))
         found = self.every(self.records, records_of("stale", *conditions))
-        fields = ("memory_id", "reason", "marked_by", "session_id", "turn", "marked_at")
-        return {p.payload["memory_id"]: StaleMark(*(p.payload[f] for f in fields)) for p in found}
+        names = [field.name for field in fields(StaleMark)]
+        return {p.payload["memory_id"]: StaleMark(**{n: p.payload[n] for n in names}) for p in found}
 
     def adopt_rows(self, kind: str, rows: list[tuple[object, ...]]) -> int:
         """Rows of another index (``values``, ``winners`` or ``stale``, as its export gives them) that
@@ -126,8 +126,10 @@ def _adopted(kind: str, row: tuple[Any, ...], writer: str) -> tuple[str, dict[st
             "kind": "winner", "session_id": session_id, "turn": int(turn), "agent_id": agent_id,
             "attempt": attempt, "writer": writer,
         }  # fmt: skip
-    memory_id, reason, marked_by, session_id, turn = row
-    return point_id("stale", memory_id), {
-        "kind": "stale", "memory_id": memory_id, "reason": reason, "marked_by": marked_by,
-        "session_id": session_id, "turn": turn, "marked_at": now_iso(), "writer": writer,
-    }  # fmt: skip
+    mark = StaleMark(*row)  # an exported mark's row: memory_id, reason, marked_by, session_id, turn
+    return point_id("stale", mark.memory_id), _stale_payload(mark, writer)
+
+
+def _stale_payload(mark: StaleMark, writer: str) -> dict[str, Any]:
+    """The records point of a stale mark, marked as ``writer``'s."""
+    return {"kind": "stale", **asdict(mark), "writer": writer}
