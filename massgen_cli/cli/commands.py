@@ -27,10 +27,6 @@ SMALL_MODEL_NOTE = (
 )
 
 
-def _stderr_console() -> StderrConsole:
-    return StderrConsole()
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """What the command line asked for."""
@@ -68,7 +64,7 @@ def _launched(options: RunOptions) -> RunOptions:
     given = options.quick.given
     session, config = continued(options.state_dir, options.session, options.config, flags_build_config=given)
     if not options.quiet and not options.outputs.automated:
-        _stderr_console().print(f"[dim]continuing session {escape(session)}[/]")
+        StderrConsole().print(f"[dim]continuing session {escape(session)}[/]")
     return replace(options, session=session, config=config)
 
 
@@ -84,7 +80,7 @@ def _ask_or_chat(options: RunOptions, watch: RunWatch) -> int:
     override_spending_cap(loaded.config, options.max_cost)
     options.modes.apply(loaded.config)
     _check_plan_question(loaded.config, question)
-    console = _stderr_console()
+    console = StderrConsole()
     if quiet:  # what may harm the machine in full, the rest in one line: never silent
         for risk in loaded.risks:
             console.print(f"[yellow]warning:[/] {escape(risk)}")
@@ -245,7 +241,7 @@ def print_sessions(state_dir: Path | None, config: str | None = None) -> int:
 
     sessions, from_server = kept_sessions(state_dir, config)
     if not sessions:
-        _stderr_console().print("no sessions yet")
+        StderrConsole().print("no sessions yet")
     for session in sessions:
         record = session.record
         where = f"\tkept={session.where}" if from_server else ""
