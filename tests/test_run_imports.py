@@ -4,7 +4,6 @@ of every start; ``benchmarks/run.py --only startup`` measures the whole)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,7 +56,7 @@ def _imported_by(*args: str) -> tuple[str, set[str]]:
     """How ``massgen ARGS`` ended, and the package's modules it imported (and Typer, Rich), in a process
     of its own."""
     command = [sys.executable, "-c", PROBE, *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     *_, ended, modules = done.stderr.strip().splitlines()
     return ended, {name.removeprefix("massgen_cli.") for name in modules.split()}
 
