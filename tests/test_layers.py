@@ -34,14 +34,8 @@ LAYERS: list[list[str]] = [
     ["app"],
     ["plan_phases"],  # plan and execute: a planning turn, then a turn per chunk of its plan
     ["api"],  # the Python API over the app
-    ["cli.batch", "cli"],
-    ["cli.batch_ray"],
-    ["cli.commands", "cli.memory_commands", "cli.validate"],
-    ["cli.batch_command", "cli.session_commands", "cli.memory_import"],
-    ["cli.memory_app", "cli.quick_search", "cli.plain_question"],
-    ["serve"],  # the OpenAI-compatible server, a front end beside the command line's
-    ["cli.admin", "cli.run_app"],
-    ["cli.main"],
+    ["serve"],  # the OpenAI-compatible server and the live web view, a front end beside the command line
+    ["cli"],  # the command line: its modules import each other freely, in no circle (see below)
     ["__main__"],
 ]
 PART_LAYER = {part: layer for layer, parts in enumerate(LAYERS) for part in parts}
@@ -65,18 +59,13 @@ def part_of(module: str) -> str:
 
 def imported_modules(path: Path) -> list[str]:
     """Modules of the package that ``path`` imports (at the top or inside functions)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-            names = [n if _is_module(n) else node.module for n in names]
-        else:
-            continue
-        ours = [name for name in names if name.split(".")[0] == "massgen_cli"]
-        found += [name.removeprefix("massgen_cli").lstrip(".") for name in ours]
-    return found
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        target
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for target in imported_modules_of(node)
+    ]
 
 
 def _is_module(dotted: str) -> bool:
@@ -203,10 +192,109 @@ def test_long_term_memory_says_store_record_retrieve():
 
 
 def test_the_front_end_is_one_package():
-    """The command line lives in ``cli/``, whatever its modules are named: none at the top level."""
-    top = {p.stem for p in PACKAGE.glob("*.py")}
-    assert not top & {"cli", "commands", "memory_commands", "batch", "batch_command", "batch_ray", "main"}
-    assert {"main", "admin", "commands"} <= {p.stem for p in (PACKAGE / "cli").glob("*.py")}
+    """The command line lives in ``cli/``, whatever its modules are named: only it (and ``__main__``)
+    imports Typer, prompt_toolkit or ``cli``."""
+    outside = {
+        module_name(path): found
+        for path in PACKAGE.rglob("*.py")
+        if part_of(module_name(path)) not in {"cli", "__main__"}
+        if (found := front_end_imports(path))
+    }
+    assert outside == {}
+
+
+def front_end_imports(path: Path) -> set[str]:
+    """The front end's libraries and modules that ``path`` imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    libraries = {
+        name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+    }
+    ours = {target for target in imported_modules(path) if part_of(target) == "cli"}
+    return (libraries & {"typer", "prompt_toolkit"}) | ours
+
+
+def test_the_front_end_rule_reports_typer_and_the_cli(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import typer\nfrom massgen_cli.cli.automation import Outputs\nimport rich\n")
+    assert front_end_imports(probe) == {"typer", "cli.automation"}
+
+
+def imports_run_on_load(path: Path) -> list[str]:
+    """The package's modules ``path`` imports as it loads: at the top, in a ``try`` or an ``if`` there,
+    not under ``TYPE_CHECKING`` nor inside a function."""
+    found: list[str] = []
+    pending = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            pending += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            pending += [*node.body, *node.orelse, *node.finalbody]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found += imported_modules_of(node)
+    return found
+
+
+def imported_modules_of(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Of one import statement, the package's modules it imports (relative to the package)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif node.level == 0 and node.module:
+        names = [f"{node.module}.{alias.name}" for alias in node.names]
+        names = [n if _is_module(n) else node.module for n in names]
+    else:
+        return []
+    return [n.removeprefix("massgen_cli").lstrip(".") for n in names if n.split(".")[0] == "massgen_cli"]
+
+
+def import_circles(imports: dict[str, list[str]]) -> list[list[str]]:
+    """The circles of modules that import each other as they load (each a strongly connected set of
+    two or more, sorted)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in imports:  # the modules by when their depth-first visit ends, iteratively
+        stack = [(start, iter(imports.get(start, ())))] if start not in seen else []
+        seen.add(start)
+        while stack:
+            module, targets = stack[-1]
+            target = next((t for t in targets if t in imports and t not in seen), None)
+            if target is None:
+                order.append(stack.pop()[0])
+            else:
+                seen.add(target)
+                stack.append((target, iter(imports[target])))
+    importers: dict[str, set[str]] = {module: set() for module in imports}
+    for module, targets in imports.items():
+        for target in targets:
+            if target in importers:
+                importers[target].add(module)
+    circles, placed = [], set()
+    for root in reversed(order):  # each set: what reaches its root against the imports
+        if root in placed:
+            continue
+        group, pending = {root}, [root]
+        while pending:
+            for importer in importers[pending.pop()] - group - placed:
+                group.add(importer)
+                pending.append(importer)
+        placed |= group
+        if len(group) > 1:
+            circles.append(sorted(group))
+    return sorted(circles)
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """Inside a part too (the command line's modules, a store's): what loads first can be told."""
+    imports = {module_name(path): imports_run_on_load(path) for path in sorted(PACKAGE.rglob("*.py"))}
+    assert import_circles(imports) == []
+
+
+def test_the_circle_rule_finds_a_circle_through_three_modules():
+    imports = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": [], "e": ["e", "a"]}
+    assert import_circles(imports) == [["a", "b", "c"]]
 
 
 MAX_MODULE_LINES = 400

@@ -157,8 +157,8 @@ def _watch_web_view(
     """``--web``: one question, watched in the web view; with the exit codes of automation when it asks
     for them."""
     from massgen_cli.cli.automation import automation_exit_codes, watched
+    from massgen_cli.cli.web_run import WebRun, run_with_web_view
     from massgen_cli.errors import UsageError
-    from massgen_cli.serve.one_run import WebRun, run_with_web_view
 
     def serve_one_run() -> int:
         if not question:

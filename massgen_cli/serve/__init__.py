@@ -6,6 +6,6 @@ turns a run's events into the reasoning a client sees, ``runs`` runs the turns (
 cancelling), ``replies`` answers one request (streamed or whole), ``api`` is the Starlette app and
 ``command`` starts it; ``guard`` checks every request's Host, Origin and token, ``bounds`` what its
 body may cost, and ``tenants`` keeps ``--keys``' tenants apart. ``web`` serves the live view of the
-runs (its page in ``web/``) and takes steering messages and stops; ``one_run`` is ``massgen --web``,
-one run with that view.
+runs (its page in ``web/``) and takes steering messages and stops (``massgen --web``, the command line's
+``cli/web_run.py``, serves one run with that view).
 """
