@@ -4,11 +4,10 @@ of every start; ``benchmarks/run.py --only startup`` measures the whole)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import write_config
+from tests.probe_run import run_probe
 
 DEFERRED_SECTIONS = (
     "config.hooks",
@@ -55,8 +54,7 @@ orchestrator:
 def _imported_by(*args: str) -> tuple[str, set[str]]:
     """How ``massgen ARGS`` ended, and the package's modules it imported (and Typer, Rich), in a process
     of its own."""
-    command = [sys.executable, "-c", PROBE, *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = run_probe(PROBE, args)
     *_, ended, modules = done.stderr.strip().splitlines()
     return ended, {name.removeprefix("massgen_cli.") for name in modules.split()}
 

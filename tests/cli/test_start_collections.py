@@ -5,13 +5,12 @@ other command runs with them as usual."""
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 from pathlib import Path
 
 from massgen_cli.cli import main as cli_main
 from massgen_cli.cli.start_collections import hold_collections, resume_collections
 from tests.conftest import write_config
+from tests.probe_run import run_probe
 
 PROBE = """
 import gc, sys
@@ -33,9 +32,7 @@ except SystemExit as ended:
 
 
 def _run(*args: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120, check=False
-    )
+    done = run_probe(PROBE, args)
     return [line for line in done.stderr.splitlines() if line.startswith(("asked", "exit"))]
 
 

@@ -4,7 +4,8 @@ forms (a question, a memory search) are read without it, any other form through 
 from __future__ import annotations
 
 import subprocess
-import sys
+
+from tests.probe_run import run_probe
 
 CHECK_IMPORTS = """
 import atexit, sys
@@ -17,10 +18,4 @@ main(sys.argv[1:])
 
 def run_telling_typer(line: list[str]) -> subprocess.CompletedProcess[str]:
     """``massgen LINE``, ended with a stdout line ``typer imported: True|False``."""
-    return subprocess.run(
-        [sys.executable, "-c", CHECK_IMPORTS, *line],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_probe(CHECK_IMPORTS, line)
