@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 
 from massgen_cli.config.base import Section
 from massgen_cli.config.deferred import section_class
+from massgen_cli.config.descriptions import description
 from massgen_cli.config.massgen_keys import KEYS, MASSGEN_RELEASE, PROGRAM_KEYS, VALUES, MassGenKey
 from massgen_cli.config.providers import PROVIDERS, infer_backend_type
 from massgen_cli.config.schema import MassGenConfig
@@ -254,7 +255,7 @@ def _section(model: type[Section], where: list[str], paths: dict[type[Section], 
         lines += [_one_line(model.__doc__).replace("``", "`"), ""]
     lines += ["| Key | Type | Default | Description | MassGen alias |", "|---|---|---|---|---|"]
     for name, field in model.model_fields.items():
-        lines.append(_row(name, field, paths))
+        lines.append(_row(name, field, description(model, name), paths))
     rules = KEYS.get(model.massgen_section or "", {})
     if rules:
         lines += ["", f"MassGen {MASSGEN_RELEASE} keys of this section:", ""]
@@ -270,7 +271,7 @@ def _massgen_table(rules: list[tuple[str, MassGenKey]]) -> list[str]:
     return rows + [f"| `{key}` | {known.status} | {known.why or '—'} |" for key, known in rules]
 
 
-def _row(name: str, field: FieldInfo, paths: dict[type[Section], list[str]]) -> str:
+def _row(name: str, field: FieldInfo, described: str, paths: dict[type[Section], list[str]]) -> str:
     nested = _nested(field)
     if nested is not None:
         section = f"`{paths[nested[0]][0]}`"
@@ -280,7 +281,7 @@ def _row(name: str, field: FieldInfo, paths: dict[type[Section], list[str]]) -> 
     else:
         type_text, default = _type_name(field.annotation) + _bounds(field), _default(field, nested=False)
     shown = field.alias or name  # a field named around a Python keyword is written by its alias
-    cells = [f"`{shown}`", type_text, default, field.description or "", _aliases(shown, field)]
+    cells = [f"`{shown}`", type_text, default, described, _aliases(shown, field)]
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 

@@ -74,3 +74,4 @@ def test_a_plain_run_imports_no_section_or_feature_its_config_lacks(tmp_path: Pa
     assert {"app", "compose", "config.schema", "features.registry"} <= imported  # the run was built
     assert imported & {*DEFERRED_SECTIONS, *FEATURE_CODE} == set()
     assert imported & {"typer", "rich"} == set()  # a plain question, and a quiet run with nothing to warn
+    assert "config.descriptions" not in imported  # what each key means is the reference's to read

@@ -43,32 +43,28 @@ else:
 
 
 class PricingConfig(Section):
-    input_per_million: NonNegativeFloat = Field(description="USD per million input tokens.")
-    output_per_million: NonNegativeFloat = Field(description="USD per million output tokens.")
-    cached_input_per_million: NonNegativeFloat | None = Field(
-        default=None,
-        description="USD per million input tokens read from the prompt cache; null: the input price.",
-    )
+    input_per_million: NonNegativeFloat
+    """USD per million input tokens."""
+    output_per_million: NonNegativeFloat
+    """USD per million output tokens."""
+    cached_input_per_million: NonNegativeFloat | None = None
+    """USD per million input tokens read from the prompt cache; null: the input price."""
 
 
 class ReasoningSettings(Section):
     """OpenAI's reasoning settings (``reasoning:`` of a backend), as MassGen writes them."""
 
-    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
-        default=None, description="How much the model reasons before it answers; null: the model's default."
-    )
-    summary: Literal["auto", "concise", "detailed"] | None = Field(
-        default=None,
-        description="A summary of the reasoning, shown live and kept (Responses API only); null: none.",
-    )
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    """How much the model reasons before it answers; null: the model's default."""
+    summary: Literal["auto", "concise", "detailed"] | None = None
+    """A summary of the reasoning, shown live and kept (Responses API only); null: none."""
 
 
 class TextSettings(Section):
     """OpenAI's text settings (``text:`` of a backend)."""
 
-    verbosity: Literal["low", "medium", "high"] | None = Field(
-        default=None, description="How long the model's replies are; null: the model's default."
-    )
+    verbosity: Literal["low", "medium", "high"] | None = None
+    """How long the model's replies are; null: the model's default."""
 
 
 class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSettings):
@@ -77,113 +73,82 @@ class BackendConfig(BackendToolSettings, ProviderToolSettings, ToolPermissionSet
     massgen_section: ClassVar[str] = "backend"
     _program: str | None = PrivateAttr(default=None)
 
-    type: str | None = Field(
-        default=None, description="Backend type (see Backend types); inferred from model when omitted."
-    )
-    model: str | None = Field(default=None, description="Model name sent to the provider.")
-    base_url: str | None = Field(
-        default=None, description="Server address of the API; null uses the backend type's default."
-    )
-    api_key: str | None = Field(
-        default=None, description="API key; null reads the backend type's key variable."
-    )
-    temperature: float | None = Field(
-        default=None, ge=0, le=2, description="Sampling temperature; null uses the provider's default."
-    )
-    max_tokens: PositiveInt | None = Field(
-        default=None,
-        description="Most tokens generated per call; null uses the provider's default. Sent as "
-        "max_completion_tokens to OpenAI's own API (no base_url, or api.openai.com; Azure's OpenAI), as "
-        "max_tokens to other OpenAI-compatible servers, as max_output_tokens on the Responses API.",
-    )
-    top_p: Fraction | None = Field(
-        default=None, description="Nucleus sampling cutoff; null uses the provider's default."
-    )
+    type: str | None = None
+    """Backend type (see Backend types); inferred from model when omitted."""
+    model: str | None = None
+    """Model name sent to the provider."""
+    base_url: str | None = None
+    """Server address of the API; null uses the backend type's default."""
+    api_key: str | None = None
+    """API key; null reads the backend type's key variable."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature; null uses the provider's default."""
+    max_tokens: PositiveInt | None = None
+    """Most tokens generated per call; null uses the provider's default. Sent as max_completion_tokens to
+    OpenAI's own API (no base_url, or api.openai.com; Azure's OpenAI), as max_tokens to other
+    OpenAI-compatible servers, as max_output_tokens on the Responses API.
+    """
+    top_p: Fraction | None = None
+    """Nucleus sampling cutoff; null uses the provider's default."""
     request_timeout_seconds: PositiveFloat = Field(
-        default=120.0,
-        validation_alias=AliasChoices("request_timeout_seconds", "timeout"),
-        description="Seconds one request to the provider may take before it fails.",
+        default=120.0, validation_alias=AliasChoices("request_timeout_seconds", "timeout")
     )
-    max_retries: int = Field(
-        default=3,
-        ge=0,
-        le=10,
-        description="Retries of a call that failed with a retryable error (429, 5xx, timeout, lost link).",
-    )
-    retry_base_delay_seconds: NonNegativeFloat = Field(
-        default=1.0,
-        description="First retry's delay scale in seconds; it doubles with each retry (with jitter).",
-    )
-    rate_limit: RateLimitSettings | None = Field(
-        default=None,
-        description="Requests and tokens per minute, shared by every agent of the run on the same provider, "
-        "key and server address; a request over the budget waits. null: no limit.",
-    )
-    circuit_breaker: CircuitBreakerSettings = section(
-        CircuitBreakerSettings,
-        "Calls to a provider that keeps failing fail at once for a while, then one trial call "
-        "tells whether it is back.",
-    )
-    extra_body: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Extra fields added to each request body (provider-specific options).",
-    )
-    top_k: PositiveInt | None = Field(
-        default=None, description="Top-k sampling, for servers that support it (vLLM, llama.cpp…)."
-    )
-    repetition_penalty: PositiveFloat | None = Field(
-        default=None, description="Repetition penalty, for servers that support it."
-    )
-    chat_template_kwargs: dict[str, Any] | None = Field(
-        default=None, description="Arguments for the server's chat template (e.g. enable_thinking on vLLM)."
-    )
-    pricing: PricingConfig | None = Field(
-        default=None,
-        description="USD per million tokens for this backend (a private server, or a model the price "
-        "library does not know); null takes the price from genai-prices. The embedded and scripted models "
-        "are free.",
-    )
+    """Seconds one request to the provider may take before it fails."""
+    max_retries: int = Field(default=3, ge=0, le=10)
+    """Retries of a call that failed with a retryable error (429, 5xx, timeout, lost link)."""
+    retry_base_delay_seconds: NonNegativeFloat = 1.0
+    """First retry's delay scale in seconds; it doubles with each retry (with jitter)."""
+    rate_limit: RateLimitSettings | None = None
+    """Requests and tokens per minute, shared by every agent of the run on the same provider, key and server
+    address; a request over the budget waits. null: no limit.
+    """
+    circuit_breaker: CircuitBreakerSettings = section(CircuitBreakerSettings)
+    """Calls to a provider that keeps failing fail at once for a while, then one trial call tells whether it
+    is back.
+    """
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra fields added to each request body (provider-specific options)."""
+    top_k: PositiveInt | None = None
+    """Top-k sampling, for servers that support it (vLLM, llama.cpp…)."""
+    repetition_penalty: PositiveFloat | None = None
+    """Repetition penalty, for servers that support it."""
+    chat_template_kwargs: dict[str, Any] | None = None
+    """Arguments for the server's chat template (e.g. enable_thinking on vLLM)."""
+    pricing: PricingConfig | None = None
+    """USD per million tokens for this backend (a private server, or a model the price library does not know);
+    null takes the price from genai-prices. The embedded and scripted models are free.
+    """
     api_version: str | None = Field(
         default=None,
         description="azure_openai only: the API version; null reads AZURE_OPENAI_API_VERSION, else "
         f"{AZURE_DEFAULT_API_VERSION}.",
     )
-    deployment_name: str | None = Field(
-        default=None, description="azure_openai only: the deployment to call; null uses 'model'."
-    )
-    betas: list[str] = Field(
-        default_factory=list, description="Anthropic only: beta features, sent as the anthropic-beta header."
-    )
-    responses: list[ScriptEntry] = Field(
-        default_factory=list,
-        description="Scripted backend only: one entry per call, in order; the last one repeats.",
-    )
-    api: Literal["responses", "chat_completions"] | None = Field(
-        default=None,
-        description="Which OpenAI API to call: null: the Responses API for 'openai' and 'grok' at their "
-        "own address (as MassGen), Chat Completions for every other server and type; 'responses' for a "
-        "server that speaks both (azure_openai, a proxy). For 'gemini', null calls Gemini's own API and "
-        "'chat_completions' its OpenAI-compatible API.",
-    )
-    reasoning: ReasoningSettings | None = Field(
-        default=None,
-        description="Reasoning effort and summary (Responses API; Chat Completions sends the effort).",
-    )
-    text: TextSettings | None = Field(default=None, description="Reply verbosity (OpenAI).")
-    hooks: ToolHooksConfig | None = Field(
-        default=None,
-        description="This agent's tool hooks, run after the run's (or instead of them: override).",
-    )
-    scripted_attachments: bool = Field(
-        default=False,
-        description="Scripted backend only: true plays a model that takes images and PDFs (they reach its "
-        "requests); false, one that reads text only.",
-    )
-    scripted_tool_calls: bool = Field(
-        default=True,
-        description="Scripted backend only: false plays a model without tool calls, which decides and "
-        "calls tools through a JSON schema (as the embedded model does).",
-    )
+    deployment_name: str | None = None
+    """azure_openai only: the deployment to call; null uses 'model'."""
+    betas: list[str] = Field(default_factory=list)
+    """Anthropic only: beta features, sent as the anthropic-beta header."""
+    responses: list[ScriptEntry] = Field(default_factory=list)
+    """Scripted backend only: one entry per call, in order; the last one repeats."""
+    api: Literal["responses", "chat_completions"] | None = None
+    """Which OpenAI API to call: null: the Responses API for 'openai' and 'grok' at their own address (as
+    MassGen), Chat Completions for every other server and type; 'responses' for a server that speaks both
+    (azure_openai, a proxy). For 'gemini', null calls Gemini's own API and 'chat_completions' its
+    OpenAI-compatible API.
+    """
+    reasoning: ReasoningSettings | None = None
+    """Reasoning effort and summary (Responses API; Chat Completions sends the effort)."""
+    text: TextSettings | None = None
+    """Reply verbosity (OpenAI)."""
+    hooks: ToolHooksConfig | None = None
+    """This agent's tool hooks, run after the run's (or instead of them: override)."""
+    scripted_attachments: bool = False
+    """Scripted backend only: true plays a model that takes images and PDFs (they reach its requests); false,
+    one that reads text only.
+    """
+    scripted_tool_calls: bool = True
+    """Scripted backend only: false plays a model without tool calls, which decides and calls tools through a
+    JSON schema (as the embedded model does).
+    """
 
     @field_validator("responses", mode="before")
     @classmethod

@@ -1,5 +1,6 @@
 """The base of every config section: unknown keys are errors; what is known of MassGen's keys in each
-section (implemented, ignored with a warning, refused) is in ``massgen_keys``."""
+section (implemented, ignored with a warning, refused) is in ``massgen_keys``. A key's description is
+the docstring written under its field (``descriptions`` reads them for the reference)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,6 @@ Fraction = Annotated[float, Field(ge=0, le=1)]
 """A share, from 0 to 1."""
 
 
-def section(model: type[Section], description: str) -> Any:
+def section(model: type[Section]) -> Any:
     """A nested section's field: ``model`` with its defaults when the YAML leaves the section out."""
-    return Field(default_factory=model, description=description)
+    return Field(default_factory=model)

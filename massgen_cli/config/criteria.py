@@ -22,17 +22,18 @@ class Criterion(Section):
     """One evaluation criterion, as MassGen's criteria files write it: ``text`` (or ``description`` or
     ``name``), its category, and optionally how to verify it and what fails it."""
 
-    text: str = Field(min_length=1, description="What an answer must do.")
-    category: CriterionCategory = Field(
-        default="standard",
-        description="'primary' and 'standard' must hold for a vote to stand; 'stretch' may fail "
-        "(MassGen's 'must'/'core' read as standard, 'could' as stretch).",
-    )
-    verify_by: str | None = Field(default=None, description="How to check it.")
-    anti_patterns: list[str] = Field(default_factory=list, description="What fails it.")
-    score_anchors: dict[str, str] = Field(
-        default_factory=dict, description="MassGen's score anchors; shown with the criterion."
-    )
+    text: str = Field(min_length=1)
+    """What an answer must do."""
+    category: CriterionCategory = "standard"
+    """'primary' and 'standard' must hold for a vote to stand; 'stretch' may fail (MassGen's 'must'/'core'
+    read as standard, 'could' as stretch).
+    """
+    verify_by: str | None = None
+    """How to check it."""
+    anti_patterns: list[str] = Field(default_factory=list)
+    """What fails it."""
+    score_anchors: dict[str, str] = Field(default_factory=dict)
+    """MassGen's score anchors; shown with the criterion."""
 
     @model_validator(mode="before")
     @classmethod
@@ -50,7 +51,6 @@ class Criterion(Section):
             lowered = category.strip().lower()
             data["category"] = LEGACY_CATEGORIES.get(lowered, lowered)
         return data
-
 
 
 def criteria_file(path: Path) -> list[Criterion]:

@@ -15,26 +15,24 @@ class CustomToolConfig(Section):
 
     massgen_section: ClassVar[str] = "custom_tool"
 
-    name: list[str] = Field(description="Tool name, or one name per function.")
-    function: list[str] = Field(description="Function name in the file, or a list of them.")
-    path: str | None = Field(
-        default=None,
-        description="Python file defining the functions (relative to the current directory, else to the "
-        "config's folder). Null, or a module name without '.py': MassGen's own tools, taken from the "
-        "massgen package as MassGen does (when it is installed; otherwise the agent runs without them). "
-        "Without MassGen installed, the files of its understand_image, understand_file and understand_video "
-        "(massgen/tool/_multimodal_tools/...) are tools of ours that ask the agent's own model; they need "
-        "no checkout.",
-    )
-    description: list[str] | None = Field(
-        default=None,
-        description="What the tool does (one for all, or one per function); null uses the docstring.",
-    )
-    category: str = Field(default="default", description="A label for grouping tools (shown in logs).")
-    preset_args: list[dict[str, Any]] | None = Field(
-        default=None,
-        description="Arguments always passed (one mapping, or one per function); the model never sees them.",
-    )
+    name: list[str]
+    """Tool name, or one name per function."""
+    function: list[str]
+    """Function name in the file, or a list of them."""
+    path: str | None = None
+    """Python file defining the functions (relative to the current directory, else to the config's folder).
+    Null, or a module name without '.py': MassGen's own tools, taken from the massgen package as MassGen
+    does (when it is installed; otherwise the agent runs without them). Without MassGen installed, the
+    files of its understand_image, understand_file and understand_video
+    (massgen/tool/_multimodal_tools/...) are tools of ours that ask the agent's own model; they need no
+    checkout.
+    """
+    description: list[str] | None = None
+    """What the tool does (one for all, or one per function); null uses the docstring."""
+    category: str = "default"
+    """A label for grouping tools (shown in logs)."""
+    preset_args: list[dict[str, Any]] | None = None
+    """Arguments always passed (one mapping, or one per function); the model never sees them."""
 
     @field_validator("name", "function", "description", "preset_args", mode="before")
     @classmethod
@@ -70,40 +68,37 @@ class McpServerConfig(Section):
 
     keyed_by_name: ClassVar[bool] = True  # also written as a mapping of name → server
 
-    name: str = Field(description="The server's name; its tools are offered as mcp__<name>__<tool>.")
-    type: Literal["stdio", "streamable-http"] = Field(
-        default="stdio", description="'stdio': run `command`; 'streamable-http': connect to `url`."
-    )
-    command: str | None = Field(default=None, description="stdio: the program to run.")
-    args: list[str] = Field(
-        default_factory=list, description="stdio: its arguments; ${cwd} is the agent's workspace."
-    )
-    env: dict[str, str] = Field(
-        default_factory=dict, description="stdio: environment variables added to a minimal environment."
-    )
-    cwd: str | None = Field(default=None, description="stdio: the folder it runs in; null: the current one.")
-    url: str | None = Field(default=None, description="streamable-http: the server's address.")
-    headers: dict[str, str] = Field(default_factory=dict, description="streamable-http: request headers.")
-    startup_timeout_seconds: PositiveFloat = Field(
-        default=30.0,
-        description="Seconds the server may take to start and list its tools; one that has not is "
-        "stopped (killed if need be) and the run goes on without it.",
-    )
-    max_result_bytes: int = Field(
-        default=1_000_000,
-        ge=1024,
-        description="The largest answer kept from the server, in bytes: a longer tool result is cut while "
-        "it arrives (the rest is never held in memory) and the model reads its start with a note of the "
-        "bytes sent and kept; a longer answer to anything else (such as the tool list) fails.",
-    )
-    sandbox: bool = Field(
-        default=False,
-        description="stdio: run the server in the commands' sandbox, writing only in its cwd (default "
-        "mcp_workspaces/<name>), reading the system, its virtualenv and the files named in its args.",
-    )
-    sandbox_network: bool = Field(
-        default=False, description="stdio, sandboxed: the server reaches the network."
-    )
+    name: str
+    """The server's name; its tools are offered as mcp__<name>__<tool>."""
+    type: Literal["stdio", "streamable-http"] = "stdio"
+    """'stdio': run `command`; 'streamable-http': connect to `url`."""
+    command: str | None = None
+    """stdio: the program to run."""
+    args: list[str] = Field(default_factory=list)
+    """stdio: its arguments; ${cwd} is the agent's workspace."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """stdio: environment variables added to a minimal environment."""
+    cwd: str | None = None
+    """stdio: the folder it runs in; null: the current one."""
+    url: str | None = None
+    """streamable-http: the server's address."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """streamable-http: request headers."""
+    startup_timeout_seconds: PositiveFloat = 30.0
+    """Seconds the server may take to start and list its tools; one that has not is stopped (killed if need
+    be) and the run goes on without it.
+    """
+    max_result_bytes: int = Field(default=1_000_000, ge=1024)
+    """The largest answer kept from the server, in bytes: a longer tool result is cut while it arrives (the
+    rest is never held in memory) and the model reads its start with a note of the bytes sent and kept; a
+    longer answer to anything else (such as the tool list) fails.
+    """
+    sandbox: bool = False
+    """stdio: run the server in the commands' sandbox, writing only in its cwd (default
+    mcp_workspaces/<name>), reading the system, its virtualenv and the files named in its args.
+    """
+    sandbox_network: bool = False
+    """stdio, sandboxed: the server reaches the network."""
 
     @model_validator(mode="after")
     def _where(self) -> McpServerConfig:

@@ -19,36 +19,30 @@ TURN_POINTS: tuple[HookPoint, ...] = ("turn_start", "turn_end")
 class HookConfig(Section):
     """One hook: a command or a Python callable, the tools it applies to, its time limit."""
 
-    matcher: str = Field(
-        default="*",
-        description="The tools it applies to: glob patterns of tool names, several joined with '|' "
-        "('execute_command', 'write_*|edit_file'); turn hooks ignore it.",
-    )
-    type: Literal["python", "command"] | None = Field(
-        default=None,
-        description="'python': 'handler' is a callable's dotted path; 'command': 'command' is run; null: "
-        "chosen by which of the two is set.",
-    )
-    handler: str | None = Field(
-        default=None,
-        description="A Python callable by dotted path ('package.module.function'): it gets the hook's "
-        "event (tool_name, tool_input, tool_output, agent_id…) and returns None, a mapping or an object "
-        "with decision, reason, updated_input, inject, updated_output (MassGen's HookResult works).",
-    )
-    command: str | list[str] | None = Field(
-        default=None,
-        description="A command run without a shell (a string is split as a shell would split it; no "
-        "shell runs it): it reads the event as JSON on stdin and writes its reply as JSON on stdout; "
-        "exit code 2 denies with its stderr as the reason (as Claude Code's hooks do).",
-    )
-    timeout: float = Field(
-        default=30.0, gt=0, le=600, description="Seconds the hook may take; past it, it is stopped."
-    )
-    fail_closed: bool = Field(
-        default=False,
-        description="A hook that fails or times out denies the call (before_tool only); false: the call "
-        "goes on, and the failure is logged.",
-    )
+    matcher: str = "*"
+    """The tools it applies to: glob patterns of tool names, several joined with '|' ('execute_command',
+    'write_*|edit_file'); turn hooks ignore it.
+    """
+    type: Literal["python", "command"] | None = None
+    """'python': 'handler' is a callable's dotted path; 'command': 'command' is run; null: chosen by which of
+    the two is set.
+    """
+    handler: str | None = None
+    """A Python callable by dotted path ('package.module.function'): it gets the hook's event (tool_name,
+    tool_input, tool_output, agent_id…) and returns None, a mapping or an object with decision, reason,
+    updated_input, inject, updated_output (MassGen's HookResult works).
+    """
+    command: str | list[str] | None = None
+    """A command run without a shell (a string is split as a shell would split it; no shell runs it): it reads
+    the event as JSON on stdin and writes its reply as JSON on stdout; exit code 2 denies with its stderr
+    as the reason (as Claude Code's hooks do).
+    """
+    timeout: float = Field(default=30.0, gt=0, le=600)
+    """Seconds the hook may take; past it, it is stopped."""
+    fail_closed: bool = False
+    """A hook that fails or times out denies the call (before_tool only); false: the call goes on, and the
+    failure is logged.
+    """
 
     @model_validator(mode="after")
     def _one_runner(self) -> HookConfig:
@@ -74,8 +68,10 @@ class HookConfig(Section):
 class HookList(Section):
     """MassGen's form of one agent's hooks of one kind that replace the run's (``override: true``)."""
 
-    override: bool = Field(default=False, description="true: these hooks replace the run's of this kind.")
-    hooks: list[HookConfig] = Field(default_factory=list, description="The hooks, run in order.")
+    override: bool = False
+    """true: these hooks replace the run's of this kind."""
+    hooks: list[HookConfig] = Field(default_factory=list)
+    """The hooks, run in order."""
 
 
 HookEntries = list[HookConfig] | HookList
@@ -85,20 +81,19 @@ class ToolHooksConfig(Section):
     """Hooks of tool calls: ``backend.hooks`` of one agent (added to the run's, or replacing them)."""
 
     before_tool: HookEntries = Field(
-        default_factory=list,
-        validation_alias=AliasChoices("before_tool", "PreToolUse"),
-        description="Run before each tool call (MassGen's PreToolUse): each may allow it, deny it (the "
-        "tool's result says it was denied and why; later hooks do not run) or rewrite its arguments.",
+        default_factory=list, validation_alias=AliasChoices("before_tool", "PreToolUse")
     )
+    """Run before each tool call (MassGen's PreToolUse): each may allow it, deny it (the tool's result says it
+    was denied and why; later hooks do not run) or rewrite its arguments.
+    """
     after_tool: HookEntries = Field(
-        default_factory=list,
-        validation_alias=AliasChoices("after_tool", "PostToolUse"),
-        description="Run after each tool call (MassGen's PostToolUse): each may add to its result "
-        "(inject) or replace it (updated_output).",
+        default_factory=list, validation_alias=AliasChoices("after_tool", "PostToolUse")
     )
-    override: bool = Field(
-        default=False, description="MassGen's flag: true, these hooks replace the run's of every kind."
-    )
+    """Run after each tool call (MassGen's PostToolUse): each may add to its result (inject) or replace it
+    (updated_output).
+    """
+    override: bool = False
+    """MassGen's flag: true, these hooks replace the run's of every kind."""
 
     def entries(self, point: HookPoint) -> tuple[list[HookConfig], bool]:
         """The hooks of ``point``, and whether they replace the run's."""
@@ -111,10 +106,7 @@ class ToolHooksConfig(Section):
 class HooksConfig(ToolHooksConfig):
     """``hooks:`` of the whole run: tool hooks for every agent, and the turn's hooks."""
 
-    turn_start: HookEntries = Field(
-        default_factory=list, description="Run once as a turn starts (they hear its question)."
-    )
-    turn_end: HookEntries = Field(
-        default_factory=list,
-        description="Run once as a turn ends (they hear its answer, winner and how it ended).",
-    )
+    turn_start: HookEntries = Field(default_factory=list)
+    """Run once as a turn starts (they hear its question)."""
+    turn_end: HookEntries = Field(default_factory=list)
+    """Run once as a turn ends (they hear its answer, winner and how it ended)."""

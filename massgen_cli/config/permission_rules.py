@@ -14,11 +14,12 @@ from massgen_cli.config.permissions import Role, parse_rule
 class PermissionRules(Section):
     """Rules by decision; a deny wins over an allow, an allow over an ask."""
 
-    allow: list[str] = Field(default_factory=list, description="Calls that run without asking.")
-    ask: list[str] = Field(
-        default_factory=list, description="Calls decided by automation_default (no one is asked here)."
-    )
-    deny: list[str] = Field(default_factory=list, description="Calls refused, whatever else says.")
+    allow: list[str] = Field(default_factory=list)
+    """Calls that run without asking."""
+    ask: list[str] = Field(default_factory=list)
+    """Calls decided by automation_default (no one is asked here)."""
+    deny: list[str] = Field(default_factory=list)
+    """Calls refused, whatever else says."""
 
     @field_validator("allow", "ask", "deny")
     @classmethod
@@ -34,25 +35,20 @@ class PermissionsConfig(Section):
 
     massgen_section: ClassVar[str] = "permissions"
 
-    enabled: bool = Field(default=True, description="false turns the block off (as leaving it out does).")
-    role: Role | None = Field(
-        default=None,
-        description="read-only (alias researcher): no write or command tools are offered, and a network "
-        "call is an ask; read-write (alias implementer): no preset rules.",
-    )
-    rules: PermissionRules = section(
-        PermissionRules,
-        "action(target) rules, target a glob: command(git push --force*), write_file(/etc/**), "
-        "read_url(*), mcp(server/tool), read_file(...), *(...).",
-    )
-    automation_default: Literal["risk-based", "deny-all", "allow-all"] = Field(
-        default="risk-based",
-        description="How an ask is decided (always, here: no one is asked): risk-based refuses a "
-        "high-risk call (force-push, sudo, recursive rm, network from a command, a network tool) and runs "
-        "the rest; deny-all refuses every ask; allow-all runs every one.",
-    )
-    max_consecutive_auto: AtLeastOne | None = Field(
-        default=None,
-        description="After this many asks in a row decided to run, the agent's next ask is refused; null: "
-        "no limit.",
-    )
+    enabled: bool = True
+    """false turns the block off (as leaving it out does)."""
+    role: Role | None = None
+    """read-only (alias researcher): no write or command tools are offered, and a network call is an ask;
+    read-write (alias implementer): no preset rules.
+    """
+    rules: PermissionRules = section(PermissionRules)
+    """action(target) rules, target a glob: command(git push --force*), write_file(/etc/**), read_url(*),
+    mcp(server/tool), read_file(...), *(...).
+    """
+    automation_default: Literal["risk-based", "deny-all", "allow-all"] = "risk-based"
+    """How an ask is decided (always, here: no one is asked): risk-based refuses a high-risk call (force-push,
+    sudo, recursive rm, network from a command, a network tool) and runs the rest; deny-all refuses every
+    ask; allow-all runs every one.
+    """
+    max_consecutive_auto: AtLeastOne | None = None
+    """After this many asks in a row decided to run, the agent's next ask is refused; null: no limit."""

@@ -53,26 +53,21 @@ def parse_rule(spec: str) -> tuple[str, str]:
 class ToolPermissionSettings(Section):
     """The keys of ``backend:`` that take tools away from an agent or refuse some of its calls."""
 
-    permissions: PermissionsConfig | None = Field(
-        default=None,
-        description="MassGen's permission engine for this agent (its keys below); true: its defaults.",
-    )
-    permission_mode: Literal["default", "acceptEdits", "bypassPermissions", "plan"] | None = Field(
-        default=None,
-        description="Claude Code's permission mode (agent programs): 'plan' offers no write or command "
-        "tool; the others run the tools as configured (no one is asked here).",
-    )
-    disallowed_tools: list[str] = Field(
-        default_factory=list,
-        description="Tools not offered: ours (read_file, execute_command, mcp__server__tool, "
-        "custom_tool__name) or Claude Code's (Read, Write, Edit, MultiEdit, Glob, LS, Grep, Bash, "
-        "WebSearch, mcp__server); Bash(pattern) refuses the commands that match the glob.",
-    )
-    exclude_file_operation_mcps: bool = Field(
-        default=False,
-        description="As MassGen's: of the file tools only write_file and edit_file are offered; the agent "
-        "reads, lists and searches with its commands (enable_mcp_command_line).",
-    )
+    permissions: PermissionsConfig | None = None
+    """MassGen's permission engine for this agent (its keys below); true: its defaults."""
+    permission_mode: Literal["default", "acceptEdits", "bypassPermissions", "plan"] | None = None
+    """Claude Code's permission mode (agent programs): 'plan' offers no write or command tool; the others run
+    the tools as configured (no one is asked here).
+    """
+    disallowed_tools: list[str] = Field(default_factory=list)
+    """Tools not offered: ours (read_file, execute_command, mcp__server__tool, custom_tool__name) or Claude
+    Code's (Read, Write, Edit, MultiEdit, Glob, LS, Grep, Bash, WebSearch, mcp__server); Bash(pattern)
+    refuses the commands that match the glob.
+    """
+    exclude_file_operation_mcps: bool = False
+    """As MassGen's: of the file tools only write_file and edit_file are offered; the agent reads, lists and
+    searches with its commands (enable_mcp_command_line).
+    """
 
     def unknown_disallowed(self) -> list[str]:
         """The entries of ``disallowed_tools`` that name no tool this project offers (Claude Code's

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, NonNegativeInt, field_validator
+from pydantic import NonNegativeInt, field_validator
 
 from massgen_cli.config.base import AtLeastOne, Section
 from massgen_cli.config.deferred import deferred
@@ -23,49 +23,39 @@ PlanMode = Literal["plan", "plan_and_execute"]
 class QualitySettings(Section):
     """Planning, fast iteration and evaluation criteria (see the module docstring)."""
 
-    plan_mode: PlanMode | None = Field(
-        default=None,
-        description="This project's switch of MassGen's --plan and --plan-and-execute: 'plan' makes each "
-        "turn a planning turn (the agents' answers are task plans; the chosen one is kept under "
-        "<state>/plans/); 'plan_and_execute' then runs the plan, one turn per chunk, with the planning "
-        "tools on and each agent's plan seeded with the chunk's tasks. Null: answer as usual.",
-    )
-    plan_depth: PlanDepth = Field(
-        default="dynamic",
-        description="How fine the plan is: dynamic (as the task needs), shallow (5-10 tasks), medium "
-        "(20-50), deep (100-200 and more).",
-    )
-    plan_target_steps: AtLeastOne | None = Field(
-        default=None, description="About how many tasks the plan should have; null: by depth."
-    )
-    plan_target_chunks: AtLeastOne | None = Field(
-        default=None,
-        description="How many chunks (ordered groups of tasks, each executed in its own turn) the plan "
-        "should have; null: one, as MassGen's plan mode.",
-    )
-    fast_iteration_mode: bool = Field(
-        default=False,
-        description="Agents submit a working answer and leave polish to the next round (--fast sets it); "
-        "with evaluation criteria they weigh real gaps over polish.",
-    )
-    max_verifications_per_round: NonNegativeInt | None = Field(
-        default=None, description="Checks of a candidate an agent makes in one step (--fast: 1)."
-    )
-    max_internal_fix_loops: NonNegativeInt | None = Field(
-        default=None, description="Verify-and-fix loops in one step (--fast: 0)."
-    )
-    skip_redundant_scaffolding: bool = Field(
-        default=False,
-        description="Agents reuse the notes and plans already in their workspace instead of writing them "
-        "again (--fast sets it).",
-    )
-    checklist_criteria_inline: list[Criterion] | None = Field(
-        default=None,
-        description="Evaluation criteria the agents judge answers against (--eval-criteria FILE sets "
-        "them): shown to every agent as E1..EN; a vote comes with submit_checklist, a verdict on each, "
-        "and a vote for an answer that fails a primary or standard criterion is refused once in that "
-        "step with the failing criteria named.",
-    )
+    plan_mode: PlanMode | None = None
+    """This project's switch of MassGen's --plan and --plan-and-execute: 'plan' makes each turn a planning
+    turn (the agents' answers are task plans; the chosen one is kept under <state>/plans/);
+    'plan_and_execute' then runs the plan, one turn per chunk, with the planning tools on and each agent's
+    plan seeded with the chunk's tasks. Null: answer as usual.
+    """
+    plan_depth: PlanDepth = "dynamic"
+    """How fine the plan is: dynamic (as the task needs), shallow (5-10 tasks), medium (20-50), deep (100-200
+    and more).
+    """
+    plan_target_steps: AtLeastOne | None = None
+    """About how many tasks the plan should have; null: by depth."""
+    plan_target_chunks: AtLeastOne | None = None
+    """How many chunks (ordered groups of tasks, each executed in its own turn) the plan should have; null:
+    one, as MassGen's plan mode.
+    """
+    fast_iteration_mode: bool = False
+    """Agents submit a working answer and leave polish to the next round (--fast sets it); with evaluation
+    criteria they weigh real gaps over polish.
+    """
+    max_verifications_per_round: NonNegativeInt | None = None
+    """Checks of a candidate an agent makes in one step (--fast: 1)."""
+    max_internal_fix_loops: NonNegativeInt | None = None
+    """Verify-and-fix loops in one step (--fast: 0)."""
+    skip_redundant_scaffolding: bool = False
+    """Agents reuse the notes and plans already in their workspace instead of writing them again (--fast sets
+    it).
+    """
+    checklist_criteria_inline: list[Criterion] | None = None
+    """Evaluation criteria the agents judge answers against (--eval-criteria FILE sets them): shown to every
+    agent as E1..EN; a vote comes with submit_checklist, a verdict on each, and a vote for an answer that
+    fails a primary or standard criterion is refused once in that step with the failing criteria named.
+    """
 
     @field_validator("checklist_criteria_inline")
     @classmethod

@@ -25,28 +25,23 @@ else:
 class AgentConfig(Section):
     massgen_section: ClassVar[str] = "agent"
 
-    id: str | None = Field(
-        default=None, description="Unique agent id; null gives agent_a, agent_b, … by position."
-    )
-    system_message: str | None = Field(default=None, description="The agent's own system prompt.")
-    append_system_prompt: str | None = Field(
-        default=None, description="Text appended to the agent's system prompt (after system_message)."
-    )
-    voting_sensitivity: VotingSensitivity | None = Field(
-        default=None, description="This agent's voting style, over orchestrator.voting_sensitivity."
-    )
-    context_window: PositiveInt | None = Field(
-        default=None, description="Context window in tokens; null uses the model's known window."
-    )
-    backend: BackendConfig = Field(description="The model this agent calls.")
-    memory: MemoryConfig | None = Field(
-        default=None, description="This agent's memory settings, deep-merged over the global memory block."
-    )
-    subagent_agents: list[dict[str, Any]] = Field(
-        default_factory=list,
-        description="The agents of the teams this agent's subagents run (id, backend), after "
-        "subagent_orchestrator.agents.",
-    )
+    id: str | None = None
+    """Unique agent id; null gives agent_a, agent_b, … by position."""
+    system_message: str | None = None
+    """The agent's own system prompt."""
+    append_system_prompt: str | None = None
+    """Text appended to the agent's system prompt (after system_message)."""
+    voting_sensitivity: VotingSensitivity | None = None
+    """This agent's voting style, over orchestrator.voting_sensitivity."""
+    context_window: PositiveInt | None = None
+    """Context window in tokens; null uses the model's known window."""
+    backend: BackendConfig
+    """The model this agent calls."""
+    memory: MemoryConfig | None = None
+    """This agent's memory settings, deep-merged over the global memory block."""
+    subagent_agents: list[dict[str, Any]] = Field(default_factory=list)
+    """The agents of the teams this agent's subagents run (id, backend), after subagent_orchestrator.agents.
+    """
 
     @field_validator("id")
     @classmethod
@@ -61,18 +56,15 @@ class UIConfig(Section):
     massgen_section: ClassVar[str] = "ui"
 
     display_type: Literal["rich_terminal", "textual_terminal", "simple", "silent"] = Field(
-        default="rich_terminal",
-        validation_alias=AliasChoices("display_type", "type"),
-        description="Progress on stderr: a Rich live view (also for MassGen's 'textual_terminal'), plain "
-        "lines, or nothing ('type' is MassGen's older name).",
+        default="rich_terminal", validation_alias=AliasChoices("display_type", "type")
     )
-    logging_enabled: bool = Field(
-        default=True, description="Write JSON logs and memory dumps under massgen_logs/ in the state folder."
-    )
-    automation_mode: bool = Field(
-        default=False,
-        description="Print only the final answer, as --quiet does (for scripts and other agents).",
-    )
+    """Progress on stderr: a Rich live view (also for MassGen's 'textual_terminal'), plain lines, or nothing
+    ('type' is MassGen's older name).
+    """
+    logging_enabled: bool = True
+    """Write JSON logs and memory dumps under massgen_logs/ in the state folder."""
+    automation_mode: bool = False
+    """Print only the final answer, as --quiet does (for scripts and other agents)."""
 
     @property
     def live_view(self) -> bool:
@@ -89,40 +81,30 @@ class MassGenConfig(Section):
 
     massgen_section: ClassVar[str] = "config"
 
-    agents: list[AgentConfig] = Field(
-        default_factory=list,
-        description="The agents, in registration order (vote ties go to the earlier one).",
-    )
-    agent: AgentConfig | None = Field(
-        default=None, description="A single agent, read as a one-item agents list."
-    )
-    orchestrator: OrchestratorConfig = section(OrchestratorConfig, "How the agents coordinate.")
-    timeout_settings: TimeoutSettings = section(TimeoutSettings, "Time limits of a turn.")
-    ui: UIConfig = Field(
-        default_factory=UIConfig,
-        validation_alias=AliasChoices("ui", "display"),
-        description="Progress display and logging ('display' is MassGen's older name).",
-    )
-    memory: MemoryConfig = section(
-        MemoryConfig, "Global memory settings; an agent's memory block is merged over them."
-    )
-    session_id: str | None = Field(
-        default=None, description="Session to continue, as with --session (the flag wins)."
-    )
-    telemetry: TelemetryConfig = section(
-        TelemetryConfig,
-        "Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel turns them on.",
-    )
-    hooks: HooksConfig | None = Field(
-        default=None,
-        description="Commands and Python callables run before and after each tool call and at each "
-        "turn's start and end (see Hooks in the README).",
-    )
-    features: dict[str, dict[str, Any]] = Field(
-        default_factory=dict,
-        description="Settings of features registered beside the built-in ones, by feature name; each "
-        "block is checked by its feature's model when the run is built.",
-    )
+    agents: list[AgentConfig] = Field(default_factory=list)
+    """The agents, in registration order (vote ties go to the earlier one)."""
+    agent: AgentConfig | None = None
+    """A single agent, read as a one-item agents list."""
+    orchestrator: OrchestratorConfig = section(OrchestratorConfig)
+    """How the agents coordinate."""
+    timeout_settings: TimeoutSettings = section(TimeoutSettings)
+    """Time limits of a turn."""
+    ui: UIConfig = Field(default_factory=UIConfig, validation_alias=AliasChoices("ui", "display"))
+    """Progress display and logging ('display' is MassGen's older name)."""
+    memory: MemoryConfig = section(MemoryConfig)
+    """Global memory settings; an agent's memory block is merged over them."""
+    session_id: str | None = None
+    """Session to continue, as with --session (the flag wins)."""
+    telemetry: TelemetryConfig = section(TelemetryConfig)
+    """Traces over OpenTelemetry (OTLP/HTTP) with the GenAI semantic conventions; --otel turns them on."""
+    hooks: HooksConfig | None = None
+    """Commands and Python callables run before and after each tool call and at each turn's start and end (see
+    Hooks in the README).
+    """
+    features: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Settings of features registered beside the built-in ones, by feature name; each block is checked by its
+    feature's model when the run is built.
+    """
 
     @property
     def agent_ids(self) -> list[str]:

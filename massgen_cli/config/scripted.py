@@ -13,32 +13,30 @@ from massgen_cli.config.base import Section
 class ScriptedCall(Section):
     """One more tool call in a scripted reply."""
 
-    tool: str = Field(description="Tool to call, sent only if the request offers it.")
-    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
+    tool: str
+    """Tool to call, sent only if the request offers it."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Arguments of the tool call."""
 
 
 class ScriptEntry(Section):
     """One scripted response: text, tool calls, a delay, or an injected fault."""
 
-    text: str | None = Field(default=None, description="Text streamed as the reply (before any tool call).")
-    tool: str | None = Field(
-        default=None, description="Tool to call (new_answer, vote…), sent only if the request offers it."
-    )
-    args: dict[str, Any] = Field(default_factory=dict, description="Arguments of the tool call.")
-    calls: list[ScriptedCall] = Field(
-        default_factory=list, description="More tool calls in the same reply, after 'tool' (run together)."
-    )
-    delay: NonNegativeFloat = Field(
-        default=0.0, description="Seconds to wait after the text, before the tool call or the end."
-    )
-    error: Literal[429, 500, "timeout", "context_length"] | None = Field(
-        default=None, description="Fault to inject instead of a reply (after delay)."
-    )
-    reasoning: str | None = Field(
-        default=None, description="Reasoning (thinking) text streamed before the reply."
-    )
-    echo: str | None = Field(
-        default=None,
-        description="A regular expression: its first match in the request (newest message first) replaces "
-        "'{echo}' in text (or is the text), to show what the model saw.",
-    )
+    text: str | None = None
+    """Text streamed as the reply (before any tool call)."""
+    tool: str | None = None
+    """Tool to call (new_answer, vote…), sent only if the request offers it."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Arguments of the tool call."""
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    """More tool calls in the same reply, after 'tool' (run together)."""
+    delay: NonNegativeFloat = 0.0
+    """Seconds to wait after the text, before the tool call or the end."""
+    error: Literal[429, 500, "timeout", "context_length"] | None = None
+    """Fault to inject instead of a reply (after delay)."""
+    reasoning: str | None = None
+    """Reasoning (thinking) text streamed before the reply."""
+    echo: str | None = None
+    """A regular expression: its first match in the request (newest message first) replaces '{echo}' in text
+    (or is the text), to show what the model saw.
+    """

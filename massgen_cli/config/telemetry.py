@@ -13,19 +13,13 @@ class TelemetryConfig(Section):
     (Jaeger, Langfuse, Phoenix, Logfire, an OpenTelemetry Collector). ``--otel`` (or MassGen's
     ``--logfire``) turns it on."""
 
-    enabled: bool = Field(
-        default=False, description="Send traces (needs the otel extra: pip install 'massgen-cli[otel]')."
-    )
-    endpoint: str | None = Field(
-        default=None,
-        description="The collector's base address (spans go to its /v1/traces); null reads "
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.",
-    )
-    headers: dict[str, str] = Field(
-        default_factory=dict,
-        description="Headers of every export (an API key of a hosted collector); empty reads "
-        "OTEL_EXPORTER_OTLP_HEADERS.",
-    )
-    service_name: str | None = Field(
-        default=None, description="The traces' service.name; null reads OTEL_SERVICE_NAME, else massgen-cli."
-    )
+    enabled: bool = False
+    """Send traces (needs the otel extra: pip install 'massgen-cli[otel]')."""
+    endpoint: str | None = None
+    """The collector's base address (spans go to its /v1/traces); null reads
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.
+    """
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Headers of every export (an API key of a hosted collector); empty reads OTEL_EXPORTER_OTLP_HEADERS."""
+    service_name: str | None = None
+    """The traces' service.name; null reads OTEL_SERVICE_NAME, else massgen-cli."""

@@ -24,36 +24,31 @@ class ContextPath(Section):
 
     massgen_section: ClassVar[str] = "context_path"
 
-    path: str = Field(description="The folder or file; relative paths resolve against the current directory.")
-    permission: Literal["read", "write"] = Field(
-        default="read", description="'read': the file tools only read it; 'write': they may change it."
-    )
-    protected_paths: list[str] = Field(
-        default_factory=list,
-        description="Files or folders inside a writable context path that stay read-only for every write "
-        "(the file tools, commands, the final presentation); relative to the context path.",
-    )
+    path: str
+    """The folder or file; relative paths resolve against the current directory."""
+    permission: Literal["read", "write"] = "read"
+    """'read': the file tools only read it; 'write': they may change it."""
+    protected_paths: list[str] = Field(default_factory=list)
+    """Files or folders inside a writable context path that stay read-only for every write (the file tools,
+    commands, the final presentation); relative to the context path.
+    """
 
 
 class UploadFile(Section):
     """One of MassGen's ``upload_files``: an image or a file sent to the model with every question."""
 
-    image_path: str | None = Field(
-        default=None,
-        description="An image (png, jpeg, gif, webp), or an http(s) address the provider fetches; a relative "
-        "path resolves against the backend's cwd, else the current directory.",
-    )
-    file_path: str | None = Field(
-        default=None,
-        description="A PDF (sent as a document) or a text file (sent as text), or a PDF's http(s) address "
-        "(Responses API and claude).",
-    )
-    audio_path: str | None = Field(
-        default=None, description="MassGen's audio upload: not sent here (a warning says so)."
-    )
-    video_path: str | None = Field(
-        default=None, description="MassGen's video upload: not sent here (a warning says so)."
-    )
+    image_path: str | None = None
+    """An image (png, jpeg, gif, webp), or an http(s) address the provider fetches; a relative path resolves
+    against the backend's cwd, else the current directory.
+    """
+    file_path: str | None = None
+    """A PDF (sent as a document) or a text file (sent as text), or a PDF's http(s) address (Responses API and
+    claude).
+    """
+    audio_path: str | None = None
+    """MassGen's audio upload: not sent here (a warning says so)."""
+    video_path: str | None = None
+    """MassGen's video upload: not sent here (a warning says so)."""
 
     @model_validator(mode="after")
     def _one_path(self) -> UploadFile:
@@ -87,75 +82,60 @@ def _named_list(value: Any) -> Any:
 class CommandLimits(Section):
     """Resource limits of every process of a sandboxed command (the kernel's rlimits)."""
 
-    processes: PositiveInt = Field(default=256, description="Processes at once (a fork loop stops here).")
-    cpu_seconds: PositiveInt = Field(default=600, description="CPU seconds of each process.")
-    memory_mb: PositiveInt = Field(default=4096, description="Data memory of each process, in MB.")
-    file_size_mb: PositiveInt = Field(default=1024, description="Largest file a process may write, in MB.")
+    processes: PositiveInt = 256
+    """Processes at once (a fork loop stops here)."""
+    cpu_seconds: PositiveInt = 600
+    """CPU seconds of each process."""
+    memory_mb: PositiveInt = 4096
+    """Data memory of each process, in MB."""
+    file_size_mb: PositiveInt = 1024
+    """Largest file a process may write, in MB."""
 
 
 class BackendToolSettings(Section):
     """The tool keys of ``backend:`` (MassGen's names)."""
 
-    cwd: str | None = Field(
-        default=None,
-        description="The agent's own workspace folder, created if missing (relative to the current "
-        "directory); it gives the agent the file tools.",
-    )
-    context_paths: list[ContextPath] = Field(
-        default_factory=list,
-        description="Extra folders or files of this agent, added to orchestrator.context_paths (a context "
-        "path that is an image or a PDF is also sent to the model with every question).",
-    )
-    upload_files: list[UploadFile] = Field(
-        default_factory=list,
-        description="Images and files sent to the model with every question (MassGen's upload_files); "
-        "checked at start.",
-    )
-    enable_mcp_command_line: bool = Field(
-        default=False, description="Offer execute_command: shell commands run in the agent's workspace."
-    )
-    command_line_execution_mode: Literal["local", "local_unsandboxed", "docker"] = Field(
-        default="local",
-        description="'local' runs commands here in a sandbox (only the agent's folders visible, no network "
-        "unless allowed); 'local_unsandboxed' runs them unconfined (one warning per run); 'docker' "
-        "(MassGen's container mode) runs them in the same sandbox as 'local', said in a warning.",
-    )
-    command_line_allow_network: bool | None = Field(
-        default=None,
-        description="Sandboxed commands reach the network (and this machine's own servers on 127.0.0.1); "
-        "null: as command_line_docker_network_mode says, else no network.",
-    )
-    command_line_docker_network_mode: str | None = Field(
-        default=None,
-        description="MassGen's: 'none' keeps sandboxed commands off the network, another mode ('bridge', "
-        "'host') lets them on.",
-    )
-    command_line_limits: CommandLimits = section(
-        CommandLimits, "Resource limits of each sandboxed command's processes."
-    )
-    command_line_allowed_commands: list[str] | None = Field(
-        default=None,
-        description="Regular expressions; when set, every command of a line (pipelines, lists, $(…), sh -c…) "
-        "must match one from its start.",
-    )
-    command_line_blocked_commands: list[str] | None = Field(
-        default=None,
-        description="Regular expressions; a line with any command matching one from its start is refused.",
-    )
-    custom_tools: list[CustomToolConfig] = Field(
-        default_factory=list, description="Python functions offered as tools."
-    )
-    mcp_servers: list[McpServerConfig] = Field(
-        default_factory=list,
-        description="MCP servers whose tools the agent gets (a list, or a mapping of name → server).",
-    )
-    allowed_tools: list[str] | None = Field(
-        default=None,
-        description="When set, only these MCP tools are offered (mcp__server__tool, or the tool's own name).",
-    )
-    exclude_tools: list[str] = Field(
-        default_factory=list, description="MCP tools not offered (mcp__server__tool, or the tool's own name)."
-    )
+    cwd: str | None = None
+    """The agent's own workspace folder, created if missing (relative to the current directory); it gives the
+    agent the file tools.
+    """
+    context_paths: list[ContextPath] = Field(default_factory=list)
+    """Extra folders or files of this agent, added to orchestrator.context_paths (a context path that is an
+    image or a PDF is also sent to the model with every question).
+    """
+    upload_files: list[UploadFile] = Field(default_factory=list)
+    """Images and files sent to the model with every question (MassGen's upload_files); checked at start."""
+    enable_mcp_command_line: bool = False
+    """Offer execute_command: shell commands run in the agent's workspace."""
+    command_line_execution_mode: Literal["local", "local_unsandboxed", "docker"] = "local"
+    """'local' runs commands here in a sandbox (only the agent's folders visible, no network unless allowed);
+    'local_unsandboxed' runs them unconfined (one warning per run); 'docker' (MassGen's container mode)
+    runs them in the same sandbox as 'local', said in a warning.
+    """
+    command_line_allow_network: bool | None = None
+    """Sandboxed commands reach the network (and this machine's own servers on 127.0.0.1); null: as
+    command_line_docker_network_mode says, else no network.
+    """
+    command_line_docker_network_mode: str | None = None
+    """MassGen's: 'none' keeps sandboxed commands off the network, another mode ('bridge', 'host') lets them
+    on.
+    """
+    command_line_limits: CommandLimits = section(CommandLimits)
+    """Resource limits of each sandboxed command's processes."""
+    command_line_allowed_commands: list[str] | None = None
+    """Regular expressions; when set, every command of a line (pipelines, lists, $(…), sh -c…) must match one
+    from its start.
+    """
+    command_line_blocked_commands: list[str] | None = None
+    """Regular expressions; a line with any command matching one from its start is refused."""
+    custom_tools: list[CustomToolConfig] = Field(default_factory=list)
+    """Python functions offered as tools."""
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    """MCP servers whose tools the agent gets (a list, or a mapping of name → server)."""
+    allowed_tools: list[str] | None = None
+    """When set, only these MCP tools are offered (mcp__server__tool, or the tool's own name)."""
+    exclude_tools: list[str] = Field(default_factory=list)
+    """MCP tools not offered (mcp__server__tool, or the tool's own name)."""
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
