@@ -126,7 +126,8 @@ class MassGenApp:
     def share_spending(self, shared: SharedSpending) -> None:
         """Let the run's spending caps count what the other runs sharing ``shared`` spend (a batch's
         questions under one cap), and add what it spends to it; before its first turn."""
-        self.ledger.shared = shared
+        self.events.subscribe(shared.counting(id(self)))
+        self.run.spending.share(shared, id(self))
 
     @property
     def agents(self) -> list[Agent]:

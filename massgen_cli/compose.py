@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from massgen_cli.agent.cap_admission import CapAdmission, Price
 from massgen_cli.agent.data import Agent, AgentParts
-from massgen_cli.agent.spending import SpendingGate
+from massgen_cli.agent.spending import SpendingCaps, SpendingGate
 from massgen_cli.agent_builder import build_agents
 from massgen_cli.attempts import AttemptPart
 from massgen_cli.backends.pricing import cost_of
@@ -107,8 +107,9 @@ class ComposedRun:
         config, emit = loaded.config, record.emit
         policy = CoordinationPolicy.of(config)
         self.agents: list[Agent] = []
-        spending = SpendingGate(
-            policy.spending, record.ledger.usage_of_budget, self._settled, emit, above=place.spent_above
+        caps = SpendingCaps.of(config.orchestrator)
+        self.spending = spending = SpendingGate(
+            caps, record.ledger.usage_of_run, self._settled, emit, above=place.spent_above
         )
         self.features = _features(config, place, emit, spending)
         admission = CapAdmission(spending, _prices(config))

@@ -445,14 +445,20 @@ def test_the_composition_root_names_no_feature():
     assert named == []
 
 
-def test_the_turn_prices_nothing():
-    """What a call costs is the request path's (``agent/``), not the turn's."""
-    pricing = {
+COST_AND_CAPS = {"backends.pricing", "agent.pricing", "agent.spending", "agent.cap_admission"}
+"""What prices a call and caps what a run spends: the request path's (``agent/``) and the composition
+root's, never the turn's."""
+
+
+def test_the_turn_knows_no_price_or_cap():
+    """The turn reads only a ``Halt`` (``coordination.steps``); the spending caps are one that the
+    composition root opens."""
+    knowing = {
         module_name(path): found
         for path in (PACKAGE / "coordination").rglob("*.py")
-        if (found := [t for t in imported_modules(path) if t in {"backends.pricing", "agent.pricing"}])
+        if (found := set(imported_modules(path)) & COST_AND_CAPS)
     }
-    assert pricing == {}
+    assert knowing == {}
 
 
 def names_imported_from(path: Path, module: str) -> set[str]:

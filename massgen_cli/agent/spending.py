@@ -12,9 +12,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from massgen_cli.agent.data import StepRefused
-from massgen_cli.events import Notice, RunEvent, Usage
+from massgen_cli.events import AgentUsage, Notice, RunEvent, Usage
+
+if TYPE_CHECKING:
+    from massgen_cli.config.orchestrator import OrchestratorConfig
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,11 @@ class SpendingCaps:
 
     def __bool__(self) -> bool:
         return self.cost_usd is not None or self.tokens is not None
+
+    @classmethod
+    def of(cls, settings: OrchestratorConfig) -> SpendingCaps:
+        """The caps the config sets: ``max_cost_usd`` (``--max-cost`` sets it too), ``max_total_tokens``."""
+        return cls(settings.max_cost_usd, settings.max_total_tokens)
 
 
 Spent = Callable[[], Mapping[str, Usage]]
@@ -76,6 +85,13 @@ class SpendingGate:
         self.emit = emit
         self.above = above
         self.said: set[str] = set()
+        self.shared: SharedSpending | None = None
+        self.run = 0
+
+    def share(self, shared: SharedSpending, run: int) -> None:
+        """Count what the other runs sharing ``shared`` spend beside what ``spent`` says (a batch's
+        questions under one cap); ``run`` is this run's key there."""
+        self.shared, self.run = shared, run
 
     @property
     def bounded(self) -> bool:
@@ -87,7 +103,7 @@ class SpendingGate:
         while steps may start."""
         if not self.bounded:
             return ""
-        spent = self.spent()
+        spent = self._counted()
         reason = self._tokens_spent(spent) or self._cost_spent(spent) or self._above_spent()
         if reason:
             self._say_once("reached", Notice("warning", f"{reason}: no new step starts"))
@@ -105,6 +121,13 @@ class SpendingGate:
         reason = await self.reason()
         if reason:
             raise SpendingCapReached(reason)
+
+    def _counted(self) -> Mapping[str, Usage]:
+        """What the caps count: the run's own spending and, when it shares its budget, the others' as one
+        more entry."""
+        spent = self.spent()
+        others = self.shared.others(self.run) if self.shared is not None else Usage(0, 0)
+        return {**spent, OTHER_RUNS: others} if others.tokens or others.cost_usd else spent
 
     def _above_spent(self) -> str:
         above = self.above() if self.above is not None else ""
@@ -141,8 +164,8 @@ OTHER_RUNS = "(the batch's other questions)"
 
 class SharedSpending:
     """What several runs of one process spend together under one budget (``massgen batch --max-cost``:
-    every question's run, each in its own thread): each run's ledger adds its calls' usage here, and each
-    run's gate counts what the others spent beside its own."""
+    every question's run, each in its own thread): each run's events add its calls' usage here
+    (``counting``), and each run's gate counts what the others spent beside its own."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -153,6 +176,15 @@ class SharedSpending:
         known = Usage(usage.input_tokens, usage.output_tokens, cost_usd=usage.cost_usd or 0.0)
         with self._lock:
             self._by_run[run] = self._by_run.get(run, Usage(0, 0)) + known
+
+    def counting(self, run: int) -> Callable[[RunEvent], None]:
+        """A listener of the run ``run``'s events that adds what its calls spend here."""
+
+        def heard(event: RunEvent) -> None:
+            if isinstance(event, AgentUsage):
+                self.add(run, event.usage)
+
+        return heard
 
     def total(self) -> Usage:
         """What every run spent (the calls with no known price counted as free)."""

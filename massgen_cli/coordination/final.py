@@ -2,8 +2,9 @@
 and its post-evaluation, in which the winner checks the final answer and may ask for a new attempt.
 
 A presentation that no post-evaluation can reject is the turn's final answer as it comes: its request's
-purpose is ``FINAL_ANSWER``, so its text streams to stdout. Once the run has spent a cap, neither the
-presentation nor the post-evaluation starts: the winning answer is final as it is.
+purpose is ``FINAL_ANSWER``, so its text streams to stdout. Once the run halts (its spending caps are
+spent, say), neither the presentation nor the post-evaluation starts: the winning answer is final as it
+is.
 """
 
 from __future__ import annotations
@@ -106,9 +107,9 @@ class Finale:
         as_it_is = answering(self.context.extensions).final_as_it_is(winning)  # a call of a client's tool
         if len(agents) == 1 or not self._presents(winner) or as_it_is:
             return winning
-        if not result.capped and (capped := await self.scope.spending.reason()):
-            _stopped(result, capped)
-        if result.capped:
+        if not result.halted and (halted := await self.scope.halt.reason()):
+            _stopped(result, halted)
+        if result.halted:
             return winning
         started = time.monotonic()
         presented = await self._present(winner, [agent.id for agent in agents], question, result, purpose)
@@ -172,7 +173,7 @@ class Finale:
             return None
         if answering(self.context.extensions).final_as_it_is(answer):
             return None
-        if await self.scope.spending.reason():
+        if await self.scope.halt.reason():
             return None
         winner = next(agent for agent in agents if agent.id == result.winner)
         verdict = await self.restart_asked(winner, result.question, answer)
@@ -187,7 +188,7 @@ class Finale:
             problem = str(error) or "it timed out"
             self.scope.emit(Notice("warning", f"post-evaluation failed ({problem}); keeping the answer"))
             return Verdict(restart=False)
-        except StepRefused:  # a cap spent since the turn looked: the answer stands as it is
+        except StepRefused:  # a request hook refused it since the turn looked: the answer stands as it is
             return Verdict(restart=False)
 
     async def _evaluate(self, agent: Agent, question: str, final_answer: str) -> Verdict:
@@ -214,10 +215,11 @@ class Finale:
         return Verdict(True, str(arguments.get("reason", "")), str(arguments.get("instructions", "")))
 
 
-def _stopped(result: AttemptResult, capped: str) -> None:
-    """The attempt's end reason says that ``capped`` kept the winner from presenting."""
-    result.capped = capped
-    result.end_reason = f"{result.end_reason}; then {capped}: the winning answer is final as it is"
+def _stopped(result: AttemptResult, halted: str) -> None:
+    """The attempt's end reason says that the run's halt (``halted`` says why) kept the winner from
+    presenting."""
+    result.halted = halted
+    result.end_reason = f"{result.end_reason}; then {halted}: the winning answer is final as it is"
 
 
 def final_purpose(may_restart: bool) -> Purpose:

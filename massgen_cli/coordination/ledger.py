@@ -1,6 +1,6 @@
 """The ledger: a listener of the run's events that keeps what a turn's summary reports of them — how each
 agent's attempt went, the warnings said, the tool calls made and the tokens and cost spent (in the
-attempt, the turn and the whole run: the figures the spending caps are checked against), and how long
+attempt, the turn and the whole run), and how long
 requests waited for their providers' rate limits."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from massgen_cli.agent.spending import OTHER_RUNS, SharedSpending
 from massgen_cli.events import (
     AgentStatus,
     AgentUsage,
@@ -42,10 +41,8 @@ class AttemptTally:
 class Ledger:
     """Tallies the events of the current attempt, and the usage of the whole turn and of the run."""
 
-    def __init__(self, agent_ids: Sequence[str], shared: SharedSpending | None = None):
+    def __init__(self, agent_ids: Sequence[str]):
         self.agent_ids = list(agent_ids)
-        self.shared = shared
-        """The budget this run shares with others (a batch's questions under one cap), if any."""
         self.attempt = AttemptTally()
         self.turn_usage: dict[str, Usage] = {}
         self.run_usage: dict[str, Usage] = {}
@@ -82,8 +79,6 @@ class Ledger:
         elif isinstance(event, AgentUsage):
             for spent in (tally.usage, self.turn_usage, self.run_usage):
                 spent[event.agent_id] = spent.get(event.agent_id, Usage(0, 0)) + event.usage
-            if self.shared is not None:
-                self.shared.add(id(self), event.usage)
 
     def attempt_usage(self) -> dict[str, Usage]:
         """Each agent's usage in this attempt (zero for an agent that made no call)."""
@@ -96,16 +91,6 @@ class Ledger:
     def usage_of_run(self) -> dict[str, Usage]:
         """Each agent's usage in the run so far (every turn of this process)."""
         return dict(self.run_usage)
-
-    def usage_of_budget(self) -> dict[str, Usage]:
-        """What the run's spending caps count: each agent's usage in the run so far and, when the run
-        shares its budget, what the others spent (as one more entry)."""
-        spent = dict(self.run_usage)
-        if self.shared is not None:
-            others = self.shared.others(id(self))
-            if others.tokens or others.cost_usd:
-                spent[OTHER_RUNS] = others
-        return spent
 
     def tool_calls(self, agent_id: str) -> dict[str, int]:
         """``{calls, failed}`` of the agent in this attempt."""

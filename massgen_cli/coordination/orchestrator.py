@@ -8,7 +8,7 @@ cast on answers an agent has not seen is not counted and it starts again. A vote
 answer yet is refused and asked again (MassGen's way); if the agent still names that peer while the peer
 is at work, it waits for new answers instead of failing. An agent that votes waits;
 when every agent has voted (or can do no more) the tally picks the winner. Limits (answers per agent and
-in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout, the run's spending caps) end
+in all, MassGen's fairness cap, steps per agent, step timeout, turn timeout, a halt of the run) end
 the attempt deterministically with the best answer available and say why. One agent's step is
 ``WorkflowStep``'s.
 """
@@ -48,8 +48,9 @@ class AttemptResult:
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
     timed_out: bool = False
     """The attempt was ended by its time limit (the turn's, or a single agent's answer)."""
-    capped: str = ""
-    """The spending cap that ended the attempt early (its final answer is the winning answer as it is)."""
+    halted: str = ""
+    """Why the run halted and ended the attempt early (a refused step, or a halt such as a spent cap); its
+    final answer is the winning answer as it is."""
 
 
 class Orchestrator:
@@ -90,8 +91,8 @@ class Orchestrator:
         self.restart_due: set[str] = set()
         self.end_reason = ""
         self.timed_out = False
-        self.capped = ""
-        """The spending cap that stopped the attempt's steps, once one did."""
+        self.halted = ""
+        """Why the run halted the attempt's steps, once it did."""
 
     async def run(self, question: str, extra_instructions: str = "") -> AttemptResult:
         """Coordinate until every agent has voted or can do no more, or a limit is reached."""
@@ -109,7 +110,7 @@ class Orchestrator:
         finally:
             await self._cancel_all()
         answers = self.board.answers
-        winner, reason = _outcome(self.board, list(self.votes.values()), self.capped)
+        winner, reason = _outcome(self.board, list(self.votes.values()), self.halted)
         self.end_reason = self.end_reason or reason
         return AttemptResult(
             answers=dict(answers),
@@ -119,7 +120,7 @@ class Orchestrator:
             timings_s={"coordination": round(time.monotonic() - started, 3)},
             transcripts=dict(self.transcripts),
             timed_out=self.timed_out,
-            capped=self.capped,
+            halted=self.halted,
         )
 
     async def _drive(self) -> None:
@@ -239,8 +240,8 @@ class Orchestrator:
         if running is not None and not running.done():  # never two steps of one agent at once
             running.cancel()
             self.abandoned.append(running)
-        if capped := self.scope.spending.reached():
-            self._stop(agent_id, capped)
+        if halted := self.scope.halt.reached():
+            self._stop(agent_id, halted)
             return
         if self.board.steps[agent_id] >= self.policy.max_steps_per_agent:
             self._finish(agent_id, "done", f"step cap ({self.policy.max_steps_per_agent}) reached")
@@ -283,11 +284,11 @@ class Orchestrator:
         self.board.resting.add(agent_id)
         self.emit(AgentStatus(agent_id, status, detail))
 
-    def _stop(self, agent_id: str, capped: str) -> None:
-        """The run has spent a cap: the agent starts no new step in this attempt."""
-        self.capped = self.capped or capped
+    def _stop(self, agent_id: str, halted: str) -> None:
+        """The run halted (``halted`` says why): the agent starts no new step in this attempt."""
+        self.halted = self.halted or halted
         self.held.pop(agent_id, None)
-        self._finish(agent_id, "done", capped)
+        self._finish(agent_id, "done", halted)
 
     async def _cancel_all(self) -> None:
         tasks = [*self.tasks.values(), *self.abandoned]
@@ -298,12 +299,12 @@ class Orchestrator:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _outcome(board: Board, votes: list[Vote], capped: str) -> tuple[str | None, str]:
-    """The winner and why the attempt ended (unless its timeout said so first): a spent cap ends it with
-    the best answer so far; otherwise every agent voted, or could do no more."""
-    if capped:
+def _outcome(board: Board, votes: list[Vote], halted: str) -> tuple[str | None, str]:
+    """The winner and why the attempt ended (unless its timeout said so first): a halt ends it with the
+    best answer so far; otherwise every agent voted, or could do no more."""
+    if halted:
         winner = best_so_far(votes, board.answers, board.order, board.answered_at)
-        return winner, refused_end(capped, answered=winner is not None)
+        return winner, refused_end(halted, answered=winner is not None)
     winner = pick_winner(votes, board.answers, board.order)
     if not board.answers:
         return None, "no agent produced an answer"

@@ -11,7 +11,7 @@ from massgen_cli.events import Usage
 
 
 def refused_end(reason: str, *, answered: bool) -> str:
-    """The end reason of an attempt that a refused step (``agent.data.StepRefused``: a spending cap)
+    """The end reason of an attempt that a refused step (``agent.data.StepRefused``) or a halt of the run
     ended early."""
     return f"{reason}; the best answer so far is final" if answered else f"{reason}; no agent had answered"
 

@@ -54,8 +54,8 @@ class OwnAnswer:
     exchange: list[Message] = field(default_factory=list)
     failure: str = ""
     timed_out: bool = False
-    capped: str = ""
-    """The spending cap that kept the agent from answering (its ``failure`` too)."""
+    refused: str = ""
+    """Why the agent's step was refused (``StepRefused``: a spent cap is one), its ``failure`` too."""
 
 
 async def own_answer(
@@ -96,7 +96,7 @@ async def own_answer(
             )
     except StepRefused as error:
         step.emit(AgentStatus(agent.id, "done", str(error)))
-        return OwnAnswer(agent.id, failure=str(error), capped=str(error))
+        return OwnAnswer(agent.id, failure=str(error), refused=str(error))
     except BackendError as error:
         step.emit(AgentStatus(agent.id, "failed", str(error)))
         return OwnAnswer(agent.id, failure=f"{agent.id} failed: {error}")
@@ -120,7 +120,7 @@ async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose
         agent.toolbox.roots.presenting = True  # one agent's answer is final: no one to disagree with
     answer = await own_answer(agent, question, step, purpose=purpose)
     if answer.failure:
-        reason = refused_end(answer.capped, answered=False) if answer.capped else answer.failure
+        reason = refused_end(answer.refused, answered=False) if answer.refused else answer.failure
         transcripts = {agent.id: answer.exchange}
         return AttemptResult(
             {},
@@ -130,7 +130,7 @@ async def answer_alone(agent: Agent, question: str, step: AnswerStep, *, purpose
             _since(started),
             transcripts,
             timed_out=answer.timed_out,
-            capped=answer.capped,
+            halted=answer.refused,
         )
     answers, transcripts = {agent.id: answer.text}, {agent.id: answer.exchange}
     return AttemptResult(answers, [], agent.id, "single agent answered", _since(started), transcripts)
@@ -151,9 +151,9 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
     like = await asyncio.to_thread(likeness, answers) if tied else None
     winner = pick_by_agreement(answers, order, question, like)
     transcripts = {result.agent_id: result.exchange for result in results}
-    capped = next((result.capped for result in results if result.capped), "")
-    if capped:
-        reason = refused_end(capped, answered=winner is not None)
+    refused = next((result.refused for result in results if result.refused), "")
+    if refused:
+        reason = refused_end(refused, answered=winner is not None)
     elif winner is None:
         reason = "no agent produced an answer"
     else:
@@ -161,7 +161,7 @@ async def answer_by_agreement(agents: Sequence[Agent], question: str, step: Answ
         reason = f"chosen by agreement among {len(answers)} answer(s)" + (_tie_text(like) if tied else "")
         alike = f"; likeness to the others: {_scores_text(like, order)}" if like is not None else ""
         step.emit(Notice("debug", f"agreement scores: {_scores_text(scores, order)}{alike}"))
-    return AttemptResult(answers, [], winner, reason, _since(started), transcripts, capped=capped)
+    return AttemptResult(answers, [], winner, reason, _since(started), transcripts, halted=refused)
 
 
 def _tie_text(like: dict[str, float] | None) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from massgen_cli.agent.spending import SpendingCaps
 from massgen_cli.config.orchestrator import (
     OrchestratorConfig,
     PeerUpdates,
@@ -67,7 +66,6 @@ class CoordinationPolicy:
     final_answer: FinalAnswerMode = "present"
     answers: AnswerRules = field(default_factory=AnswerRules)
     timing: Timing = field(default_factory=Timing)
-    spending: SpendingCaps = field(default_factory=SpendingCaps)
 
     @classmethod
     def of(cls, config: MassGenConfig) -> CoordinationPolicy:
@@ -104,5 +102,4 @@ class CoordinationPolicy:
                 timeouts.subsequent_round_timeout_seconds,
                 timeouts.round_timeout_grace_seconds,
             ),
-            spending=SpendingCaps(settings.max_cost_usd, settings.max_total_tokens),
         )

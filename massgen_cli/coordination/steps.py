@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from massgen_cli.agent.data import Agent
-from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attachments import Attachment
 from massgen_cli.attempts import Vote
 from massgen_cli.backends.base import Completion, ToolSpec
@@ -28,17 +28,38 @@ def _ignore(event: RunEvent) -> None:
     """The event sink of an attempt nobody watches."""
 
 
+class Halt(Protocol):
+    """Why the run may start no new step, for a reason the turn does not know (the spending caps, which
+    the composition root opens, are one): ``reached`` says it now, ``reason`` once every call that ended
+    is counted; "" while steps may start."""
+
+    def reached(self) -> str: ...
+
+    async def reason(self) -> str: ...
+
+
+class NoHalt:
+    """Nothing halts the run."""
+
+    def reached(self) -> str:
+        return ""
+
+    async def reason(self) -> str:
+        return ""
+
+
 @dataclass(frozen=True)
 class AttemptScope:
-    """Where an attempt runs: its session, turn and attempt, where its events go, its log folder, the gate
-    every step passes (the run's spending caps), and the images and files each agent's question carries."""
+    """Where an attempt runs: its session, turn and attempt, where its events go, its log folder, what
+    may halt the run (no step starts once it gives a reason), and the images and files each agent's
+    question carries."""
 
     session_id: str = ""
     turn: int = 1
     attempt: int = 1
     emit: Emit = _ignore
     log: AttemptLog | None = None
-    spending: SpendingGate = field(default_factory=SpendingGate)
+    halt: Halt = field(default_factory=NoHalt)
     attachments: Mapping[str, tuple[Attachment, ...]] = field(default_factory=dict)
 
     def step_at(self, agent: Agent, question: str) -> StepAt:

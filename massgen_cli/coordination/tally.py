@@ -46,7 +46,7 @@ def best_so_far(
     agent_ids: Sequence[str],
     answered_at: Mapping[str, int],
 ) -> str | None:
-    """The winner of an attempt a cap cut short: by the votes so far (``pick_winner``); with none, the
+    """The winner of an attempt a halt cut short: by the votes so far (``pick_winner``); with none, the
     latest answer (``answered_at``: the order answers came in), written with the most answers in view."""
     if not answers or any(vote.target in answers for vote in votes):
         return pick_winner(votes, answers, agent_ids)

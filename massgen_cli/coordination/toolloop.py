@@ -80,8 +80,8 @@ async def run_with_tools(
 ) -> ToolStep:
     """Run one step of ``agent`` with its tools (see the module docstring). A compression inside the
     step carries over to its next calls; ``recall`` then looks long-term memory up again; ``watch`` may
-    refuse tool calls and add notes to their results. Each call passes the agent's request hooks (the
-    spending caps among them raise ``SpendingCapReached`` once the run has spent a cap)."""
+    refuse tool calls and add notes to their results. Each call passes the agent's request hooks (one may
+    refuse it with a ``StepRefused``, which ends the step)."""
     step, messages, refused = ToolStep(Completion()), list(request.messages), 0
     while True:
         # Only the first call's request is system + thread + task, the shape the thread writer expects.

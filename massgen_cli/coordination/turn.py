@@ -12,11 +12,10 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from massgen_cli.agent.data import Agent
-from massgen_cli.agent.spending import SpendingGate
 from massgen_cli.attachments import noted
 from massgen_cli.attempts import AttemptAt, AttemptPart, TurnOutcome
 from massgen_cli.backends.base import Purpose
@@ -27,7 +26,7 @@ from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.policy import CoordinationPolicy
-from massgen_cli.coordination.steps import AttemptScope, StepContext
+from massgen_cli.coordination.steps import AttemptScope, Halt, NoHalt, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
@@ -42,9 +41,8 @@ class Crew:
     agents: list[Agent]
     context: StepContext
     policy: CoordinationPolicy
-    spending: SpendingGate | None = None
-    """The run's spending caps, read where a turn decides whether to go on (None: the policy's caps
-    against the ledger, as a gate of its own)."""
+    halt: Halt = field(default_factory=NoHalt)
+    """What may halt the run, read where a turn decides whether to go on (the spending caps are one)."""
 
 
 @dataclass(frozen=True)
@@ -70,9 +68,7 @@ class TurnRunner:
         self.emit = record.emit
         self.summary = AttemptSummary(session.id, crew.agents, record.ledger, record.emit)
         self.transcripts: dict[str, list[Message]] = {}
-        self.spending = crew.spending or SpendingGate(
-            crew.policy.spending, record.ledger.usage_of_budget, self._settled, self.emit
-        )
+        self.halt = crew.halt
         self.attached: dict[str, Attached] = {}
         """What each agent's question carries this turn (images, files), and what is not sent and why."""
 
@@ -138,7 +134,7 @@ class TurnRunner:
         """The end of the attempt ``at``: its final answer and post-evaluation."""
         attachments = {agent_id: attached.attachments for agent_id, attached in self.attached.items()}
         log = self.record.log.current
-        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.spending, attachments)
+        scope = AttemptScope(self.session.id, at.turn, at.attempt, self.emit, log, self.halt, attachments)
         return Finale(self.policy, self.crew.context, scope)
 
     async def _coordinate(

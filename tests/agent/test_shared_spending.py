@@ -1,4 +1,4 @@
-"""A budget shared by several runs (``batch --max-cost``): each run's ledger adds what its calls spent,
+"""A budget shared by several runs (``batch --max-cost``): each run's events add what its calls spent,
 and each run's spending gate counts the others' spending beside its own."""
 
 from __future__ import annotations
@@ -7,40 +7,56 @@ import threading
 
 from massgen_cli.agent.spending import OTHER_RUNS, SharedSpending, SpendingCaps, SpendingGate
 from massgen_cli.coordination.ledger import Ledger
-from massgen_cli.events import AgentUsage, Usage
+from massgen_cli.events import AgentUsage, EventSink, Usage
+
+
+def sharing_run(shared: SharedSpending, agent_id: str) -> tuple[EventSink, Ledger, SpendingGate]:
+    """A run's event sink, its ledger and its gate, as an app that shares ``shared`` has them."""
+    ledger = Ledger([agent_id])
+    sink = EventSink(ledger, shared.counting(id(ledger)))
+    gate = SpendingGate(SpendingCaps(cost_usd=1.0), ledger.usage_of_run)
+    gate.share(shared, id(ledger))
+    return sink, ledger, gate
 
 
 def test_a_run_s_gate_counts_what_the_other_runs_spent():
     shared = SharedSpending()
-    first, second = Ledger(["a"], shared), Ledger(["b"], shared)
-    gate = SpendingGate(SpendingCaps(cost_usd=1.0), second.usage_of_budget)
+    (first, _, _), (second, ledger, gate) = sharing_run(shared, "a"), sharing_run(shared, "b")
     first(AgentUsage("a", Usage(100, 10, cost_usd=0.6)))
     assert gate.reached() == ""
     second(AgentUsage("b", Usage(100, 10, cost_usd=0.5)))
     assert gate.reached() == "spending cap reached: $1.10 of $1.00"
-    assert second.usage_of_budget()[OTHER_RUNS].cost_usd == 0.6
-    assert second.usage_of_run() == {"b": Usage(100, 10, cost_usd=0.5)}, "the run's own figures unchanged"
+    assert shared.others(id(ledger)).cost_usd == 0.6
+    assert ledger.usage_of_run() == {"b": Usage(100, 10, cost_usd=0.5)}, "the run's own figures unchanged"
+
+
+def test_a_gate_that_shares_nothing_counts_its_run_alone():
+    ledger = Ledger(["a"])
+    gate = SpendingGate(SpendingCaps(cost_usd=1.0), ledger.usage_of_run)
+    ledger(AgentUsage("a", Usage(100, 10, cost_usd=0.9)))
+    assert gate.reached() == ""
+    assert OTHER_RUNS not in gate._counted()
 
 
 def test_a_call_with_no_known_price_counts_its_tokens_and_no_dollars():
     shared = SharedSpending()
-    ledger = Ledger(["a"], shared)
-    ledger(AgentUsage("a", Usage(100, 10, cost_usd=None)))
+    sink, _, _ = sharing_run(shared, "a")
+    sink(AgentUsage("a", Usage(100, 10, cost_usd=None)))
     assert shared.total() == Usage(100, 10, cost_usd=0.0)
 
 
 def test_runs_in_threads_add_up_exactly():
     shared = SharedSpending()
-    ledgers = [Ledger([f"agent{n}"], shared) for n in range(8)]
+    runs = [sharing_run(shared, f"agent{n}") for n in range(8)]
 
-    def spend(ledger: Ledger) -> None:
+    def spend(sink: EventSink, ledger: Ledger) -> None:
         for _ in range(500):
-            ledger(AgentUsage(ledger.agent_ids[0], Usage(1, 1, cost_usd=0.25)))
+            sink(AgentUsage(ledger.agent_ids[0], Usage(1, 1, cost_usd=0.25)))
 
-    threads = [threading.Thread(target=spend, args=(ledger,)) for ledger in ledgers]
+    threads = [threading.Thread(target=spend, args=(sink, ledger)) for sink, ledger, _ in runs]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert shared.total() == Usage(4000, 4000, cost_usd=1000.0)
-    assert shared.others(id(ledgers[0])) == Usage(3500, 3500, cost_usd=875.0)
+    assert shared.others(id(runs[0][1])) == Usage(3500, 3500, cost_usd=875.0)
