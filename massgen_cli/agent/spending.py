@@ -86,12 +86,12 @@ class SpendingGate:
         self.above = above
         self.said: set[str] = set()
         self.shared: SharedSpending | None = None
-        self.run = 0
+        self.run_key = 0
 
-    def share(self, shared: SharedSpending, run: int) -> None:
+    def share(self, shared: SharedSpending, run_key: int) -> None:
         """Count what the other runs sharing ``shared`` spend beside what ``spent`` says (a batch's
-        questions under one cap); ``run`` is this run's key there."""
-        self.shared, self.run = shared, run
+        questions under one cap); ``run_key`` is this run's key there."""
+        self.shared, self.run_key = shared, run_key
 
     @property
     def bounded(self) -> bool:
@@ -126,7 +126,7 @@ class SpendingGate:
         """What the caps count: the run's own spending and, when it shares its budget, the others' as one
         more entry."""
         spent = self.spent()
-        others = self.shared.others(self.run) if self.shared is not None else Usage(0, 0)
+        others = self.shared.others(self.run_key) if self.shared is not None else Usage(0, 0)
         return {**spent, OTHER_RUNS: others} if others.tokens or others.cost_usd else spent
 
     def _above_spent(self) -> str:
