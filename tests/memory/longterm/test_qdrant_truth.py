@@ -308,6 +308,7 @@ def test_the_soak_on_the_in_process_engine_loses_nothing_and_leaves_no_orphan():
         figures = benchmark.soak(90, 3, 2)
     finally:
         close_clients()
-    assert figures["lines"] == 90 and figures["writers_failed"] == 0
-    assert figures["requests_refused"] >= benchmark.CUT_REQUESTS and figures["writes_made_again"] > 0
-    assert figures["lost"] == figures["doubled"] == figures["orphans"] == 0
+    said = f"the soak's figures: {figures}"  # each failure shows them all
+    assert figures["lines"] == 90 and figures["writers_failed"] == 0, said
+    assert figures["requests_refused"] >= benchmark.CUT_REQUESTS and figures["writes_made_again"] > 0, said
+    assert figures["lost"] == figures["doubled"] == figures["orphans"] == 0, said
