@@ -126,8 +126,9 @@ class MassGenApp:
     def share_spending(self, shared: SharedSpending) -> None:
         """Let the run's spending caps count what the other runs sharing ``shared`` spend (a batch's
         questions under one cap), and add what it spends to it; before its first turn."""
-        self.events.subscribe(shared.counting(id(self)))
-        self.run.spending.share(shared, id(self))
+        key = shared.join()
+        self.events.subscribe(shared.counting(key))
+        self.run.spending.share(shared, key)
 
     @property
     def agents(self) -> list[Agent]:

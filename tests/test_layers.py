@@ -223,16 +223,18 @@ def test_the_front_end_rule_reports_typer_and_the_cli(tmp_path):
 
 
 def imports_run_on_load(path: Path) -> list[str]:
-    """The package's modules ``path`` imports as it loads: at the top, in a ``try`` or an ``if`` there,
-    not under ``TYPE_CHECKING`` nor inside a function."""
+    """The package's modules ``path`` imports as it loads: at the top, in a ``try`` (its handlers too) or
+    an ``if`` there (the ``else`` of ``if TYPE_CHECKING``), not inside a function."""
     found: list[str] = []
     pending = list(ast.parse(path.read_text(encoding="utf-8")).body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
-            pending += [*node.body, *node.orelse]
+        if isinstance(node, ast.If):
+            checking = "TYPE_CHECKING" in ast.unparse(node.test)
+            pending += node.orelse if checking else [*node.body, *node.orelse]
         elif isinstance(node, ast.Try):
-            pending += [*node.body, *node.orelse, *node.finalbody]
+            handled = [statement for handler in node.handlers for statement in handler.body]
+            pending += [*node.body, *handled, *node.orelse, *node.finalbody]
         elif isinstance(node, ast.Import | ast.ImportFrom):
             found += imported_modules_of(node)
     return found

@@ -9,6 +9,7 @@ post-evaluation). The gate knows no feature: it sees only what every call spent.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -170,9 +171,16 @@ class SharedSpending:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_run: dict[int, Usage] = {}
+        self._keys = itertools.count(1)
+
+    def join(self) -> int:
+        """A key of its own for a run that joins the budget (never one an earlier run had, as the id of
+        a run's object may be once that run is gone)."""
+        with self._lock:
+            return next(self._keys)
 
     def add(self, run: int, usage: Usage) -> None:
-        """``usage`` spent by the run ``run`` (any key the run keeps, e.g. its ledger's ``id``)."""
+        """``usage`` spent by the run ``run`` (its key from ``join``)."""
         known = Usage(usage.input_tokens, usage.output_tokens, cost_usd=usage.cost_usd or 0.0)
         with self._lock:
             self._by_run[run] = self._by_run.get(run, Usage(0, 0)) + known

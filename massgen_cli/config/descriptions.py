@@ -35,8 +35,12 @@ def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
 
 @cache
 def _own_docstrings(klass: type[BaseModel]) -> tuple[dict[str, str], frozenset[str]]:
-    """The docstrings under the fields a class writes itself, and the names of all it writes."""
-    (body,) = ast.parse(textwrap.dedent(inspect.getsource(klass))).body
+    """The docstrings under the fields a class writes itself, and the names of all it writes (none for
+    a class whose source cannot be read: made at run time, or only compiled)."""
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+    except (OSError, TypeError, SyntaxError):
+        return {}, frozenset()
     assert isinstance(body, ast.ClassDef)
     fields = [node for node in body.body if isinstance(node, ast.AnnAssign)]
     docstrings = {

@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from massgen_cli.agent.data import Agent
@@ -26,7 +26,7 @@ from massgen_cli.coordination.orchestrator import AttemptResult, Orchestrator
 from massgen_cli.coordination.outcome import TurnResult
 from massgen_cli.coordination.own_answer import AnswerStep, answer_alone, answer_by_agreement
 from massgen_cli.coordination.policy import CoordinationPolicy
-from massgen_cli.coordination.steps import AttemptScope, Halt, NoHalt, StepContext
+from massgen_cli.coordination.steps import AttemptScope, Halt, StepContext
 from massgen_cli.events import EventSink, FinalAnswer, Notice, TurnEnded, Usage
 from massgen_cli.messages import Message
 from massgen_cli.runlogs.writer import RunLog
@@ -41,8 +41,9 @@ class Crew:
     agents: list[Agent]
     context: StepContext
     policy: CoordinationPolicy
-    halt: Halt = field(default_factory=NoHalt)
-    """What may halt the run, read where a turn decides whether to go on (the spending caps are one)."""
+    halt: Halt
+    """What may halt the run, read where a turn decides whether to go on (the spending caps are one;
+    ``NoHalt``: nothing)."""
 
 
 @dataclass(frozen=True)

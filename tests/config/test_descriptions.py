@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field
+from pydantic import Field, create_model
 
 from massgen_cli.config.base import Section, section
 from massgen_cli.config.descriptions import description, field_docstrings
@@ -48,6 +48,11 @@ def test_a_derived_model_keeps_its_bases_docstrings_but_for_a_field_it_writes_ag
     assert description(Derived, "name") == "The name, written over two lines."
     assert description(Derived, "extra") == "Derived's own key."
     assert description(Derived, "size") == ""
+
+
+def test_a_model_made_at_run_time_has_no_docstrings_to_read():
+    made = create_model("Made", __base__=Section, size=(int, 0))
+    assert field_docstrings(made) == {} and description(made, "size") == ""
 
 
 def test_a_run_holds_no_description():
