@@ -54,7 +54,6 @@ class ModeFlags:
                 orchestrator.defer_voting_until_all_answered = True
                 orchestrator.final_answer_strategy = "synthesize"
 
-
     def _apply_quality(self, config: MassGenConfig) -> None:
         """``--fast``, ``--plan``, ``--plan-and-execute`` and ``--eval-criteria``."""
         from massgen_cli.config.quality import FAST_PRESET

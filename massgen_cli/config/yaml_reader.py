@@ -178,8 +178,10 @@ class _Builder:
         self.count(1, 0, event)
         mapping = isinstance(event, yaml.MappingStartEvent)
         if event.tag not in (*_PLAIN_TAGS, _YAML_TAG + ("map" if mapping else "seq")):
-            raise _error(event, f"the tag {_short(event.tag)} has no meaning in a config; write a plain "
-                         "list or mapping")
+            raise _error(
+                event,
+                f"the tag {_short(event.tag)} has no meaning in a config; write a plain list or mapping",
+            )
         if len(self.stack) >= MAX_DEPTH:
             deep = f"the YAML is nested too deeply (over {MAX_DEPTH} levels); a config needs far fewer"
             raise _error(event, deep)

@@ -53,9 +53,7 @@ WITHHELD_REASON = (
 class McpServer:
     """One running server: its session and tools while it runs, and what went wrong if it stops."""
 
-    def __init__(
-        self, config: McpServerConfig, workspace: Path, notice: Callable[[str], None] | None = None
-    ):
+    def __init__(self, config: McpServerConfig, workspace: Path, notice: Callable[[str], None] | None = None):
         self.config = config
         self.workspace = workspace
         self.watch = OutputWatch(config.name, config.max_result_bytes, notice or (lambda _: None))
