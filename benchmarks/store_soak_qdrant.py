@@ -42,6 +42,8 @@ from store_soak import Readers  # noqa: E402  (the readers of the PostgreSQL soa
 
 SERVER = "http://qdrant-soak.invalid:6333"
 """The address the configs name; this process reaches the in-process engine there."""
+ANSWERING_AGAIN_S = 120.0
+"""The longest a writer waits for the server to answer again before it records again what failed."""
 CUT_REQUESTS = 40
 """The fewest requests the cut refuses, from the one after the chosen mem0 write on; it lasts until the
 writer whose write it cut has met it too (readers' requests alone may use up the count)."""
@@ -59,6 +61,9 @@ class CuttableServer:
         self.writes_seen, self.cut_after_write = 0, cut_after_write
         self.refusing = self.refused = 0
         self.cut_writer: threading.Thread | None = None
+        self.answering = threading.Event()
+        """Set while no cut is on: what a writer waits for before it records again what failed."""
+        self.answering.set()
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.engine, name)
@@ -72,6 +77,8 @@ class CuttableServer:
                     self.refusing = max(0, self.refusing - 1)
                     if self.cut_writer is threading.current_thread():
                         self.cut_writer = None
+                    if not self.refusing and self.cut_writer is None:
+                        self.answering.set()
                     self.refused += 1
                     raise ConnectionError("the connection to the server was cut")
                 answer = found(*args, **kwargs)
@@ -86,6 +93,7 @@ class CuttableServer:
             self.writes_seen += 1
             if self.writes_seen == self.cut_after_write:
                 self.refusing = CUT_REQUESTS
+                self.answering.clear()
                 here = threading.current_thread()
                 self.cut_writer = here if isinstance(here, _Writer) else None  # its next request meets it
 
@@ -103,7 +111,7 @@ def soak(lines: int, writers: int, readers: int) -> dict[str, float]:
         reading = Readers(functools.partial(_search, collection, folder), readers)
         reading.start()
         try:
-            writing = [_Writer(collection, folder / key, texts[key]) for key in texts]
+            writing = [_Writer(collection, folder / key, texts[key], engine._client) for key in texts]
             for writer in writing:
                 writer.start()
             for writer in writing:
@@ -166,13 +174,13 @@ def _lines(writer: str, count: int) -> list[str]:
 
 
 class _Writer(threading.Thread):
-    """Records its lines one by one in a store of its own; what fails is recorded again at the end,
-    until it is stored (as a re-import does). A failure the store did not name (not a
-    ``MemoryStoreError``) is counted apart and its first said."""
+    """Records its lines one by one in a store of its own; what fails is recorded again at the end, once
+    the server answers again, until it is stored (as a re-import does). A failure the store did not
+    name (not a ``MemoryStoreError``) is counted apart and its first said."""
 
-    def __init__(self, collection: str, state: Path, texts: list[str]):
+    def __init__(self, collection: str, state: Path, texts: list[str], server: CuttableServer):
         super().__init__(name=f"writer-{state.name}")
-        self.collection, self.state, self.texts = collection, state, texts
+        self.collection, self.state, self.texts, self.server = collection, state, texts, server
         self.failed = self.unnamed = 0
         self.error: Exception | None = None
 
@@ -184,6 +192,9 @@ class _Writer(threading.Thread):
                 waiting = [text for text in waiting if not self._stored(store, text)]
                 if not waiting:
                     break
+                # Not at once: a cut lasts until its writer meets it, and a writer that raced through
+                # its rounds meanwhile would give its lines up.
+                self.server.answering.wait(ANSWERING_AGAIN_S)
             store.close()
         except Exception as error:  # counted in the figures and said: the soak never hides it
             self.error = error
