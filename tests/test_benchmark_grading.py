@@ -3,19 +3,11 @@ fact, names no rival answer and does not hedge (benchmarks/embedded_default.py).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_SPEC = importlib.util.spec_from_file_location(
-    "embedded_default", Path(__file__).resolve().parents[1] / "benchmarks" / "embedded_default.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-embedded_default = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = embedded_default  # its dataclasses look their module up
-_SPEC.loader.exec_module(embedded_default)
+from tests.script_module import load_script
+
+embedded_default = load_script("benchmarks/embedded_default.py")
 QUESTION = {question.text: question for question in embedded_default.QUESTIONS}
 
 

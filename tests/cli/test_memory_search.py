@@ -4,24 +4,16 @@ the search."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from tests.cli.in_process_cli import massgen
 from tests.conftest import write_config
+from tests.script_module import load_script
 
-_SPEC = importlib.util.spec_from_file_location(
-    "long_dialogues", Path(__file__).resolve().parents[2] / "benchmarks" / "long_dialogues.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-dialogues = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = dialogues
-_SPEC.loader.exec_module(dialogues)
+dialogues = load_script("benchmarks/long_dialogues.py")
 
 CONFIG = """
 agent:

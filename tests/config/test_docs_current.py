@@ -1,17 +1,10 @@
 """docs/config.md is rendered from the config models and must be regenerated with them."""
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gen_config_docs.py"
+from tests.script_module import load_script
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_config_docs", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/gen_config_docs.py")
 
 
 def test_config_reference_is_current():

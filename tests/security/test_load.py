@@ -3,7 +3,6 @@ vote counted, and a long piped session keeps numbering its turns."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,13 +10,9 @@ import sys
 from pathlib import Path
 
 from tests.conftest import write_config
+from tests.script_module import load_script
 
-_SPEC = importlib.util.spec_from_file_location(
-    "load_benchmark", Path(__file__).resolve().parents[2] / "benchmarks" / "load.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-load_benchmark = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(load_benchmark)
+load_benchmark = load_script("benchmarks/load.py")
 
 
 def test_sixteen_agents_in_one_turn(in_process):

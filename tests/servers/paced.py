@@ -4,17 +4,8 @@ text without tools) and reports usage."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from tests.script_module import load_script
 
-_SPEC = importlib.util.spec_from_file_location(
-    "paced_server", Path(__file__).resolve().parents[2] / "benchmarks" / "paced_server.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-paced_server = sys.modules.get(_SPEC.name) or importlib.util.module_from_spec(_SPEC)
-if _SPEC.name not in sys.modules:
-    sys.modules[_SPEC.name] = paced_server  # its dataclasses look their module up
-    _SPEC.loader.exec_module(paced_server)
+paced_server = load_script("benchmarks/paced_server.py")
 
 PacedServer = paced_server.PacedServer

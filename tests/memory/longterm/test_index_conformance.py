@@ -4,10 +4,7 @@ the viewer or the method, and the same memories around each hit."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -15,16 +12,11 @@ from massgen_cli.config.memory import PersistentMemoryConfig
 from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from tests.script_module import load_script
 
 pytestmark = pytest.mark.slow
 
-_SPEC = importlib.util.spec_from_file_location(
-    "qdrant_agreement", Path(__file__).resolve().parents[3] / "benchmarks" / "qdrant_agreement.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-conformance_set = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = conformance_set
-_SPEC.loader.exec_module(conformance_set)  # the set and scopes every index is held to
+conformance_set = load_script("benchmarks/qdrant_agreement.py")  # the set and scopes every index is held to
 synthetic = conformance_set.synthetic
 load, scopes, METHODS = conformance_set.load, conformance_set.scopes, conformance_set.METHODS
 

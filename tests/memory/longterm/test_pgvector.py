@@ -22,6 +22,7 @@ from massgen_cli.memory.longterm.retrieve.visibility import Viewer
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import pgvector_config
 from tests.conftest import run_cli
+from tests.script_module import load_script
 from tests.servers.postgres import free_port
 
 pytestmark = pytest.mark.slow
@@ -287,14 +288,7 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
 def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
     """benchmarks/pgvector_writes.py, small: the figures it prints come from a run that checks every write,
     and content every process wrote is one memory with a source per process."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "pgvector_writes.py"
-    spec = importlib.util.spec_from_file_location("pgvector_writes", path)
-    assert spec is not None and spec.loader is not None
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    benchmark = load_script("benchmarks/pgvector_writes.py")
     figures = benchmark.concurrent_writes(pgvector_url, 60, 2)  # four writers: the test above
     # 30 records per process, 3 of them the same content in both: 2 * 27 + 3 memories.
     assert figures["writes"] == 60 and figures["identical_writes"] == 6 and figures["sources"] == 60
@@ -305,14 +299,7 @@ def test_the_concurrent_writes_benchmark_loses_nothing(pgvector_url):
 def test_the_soak_benchmark_loses_nothing_and_leaves_no_orphan(pgvector_url):
     """benchmarks/store_soak.py, small: importers beside readers opening the store, one importer killed
     with SIGKILL halfway and imported again; nothing lost, doubled or left in mem0's table alone."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "store_soak.py"
-    spec = importlib.util.spec_from_file_location("store_soak", path)
-    assert spec is not None and spec.loader is not None
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    benchmark = load_script("benchmarks/store_soak.py")
     figures = benchmark.soak(pgvector_url, 120, 3, 2)
     assert figures["lines"] == 121 and figures["importers_failed"] == 0 and figures["reader_failures"] == 0
     assert figures["lost"] == figures["doubled"] == figures["orphan_rows"] == 0

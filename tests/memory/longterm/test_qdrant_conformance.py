@@ -9,25 +9,16 @@ vectors with the IDF modifier, and the three rankings asked in one batch request
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 from qdrant_client import QdrantClient
 
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from tests.script_module import load_script
 
 pytestmark = pytest.mark.slow
 
-_SPEC = importlib.util.spec_from_file_location(
-    "qdrant_agreement", Path(__file__).resolve().parents[3] / "benchmarks" / "qdrant_agreement.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-agreement_bench = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = agreement_bench
-_SPEC.loader.exec_module(agreement_bench)
+agreement_bench = load_script("benchmarks/qdrant_agreement.py")
 synthetic = agreement_bench.synthetic
 
 HYBRID_OVERLAP = 0.99

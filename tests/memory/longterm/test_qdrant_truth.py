@@ -35,6 +35,7 @@ from tests.cli.in_process_cli import massgen
 from tests.conftest import wait_until, write_config
 from tests.memory.conftest import index_kept_in_the_folder
 from tests.memory.longterm.test_server_truth import FALCON_RUN
+from tests.script_module import load_script
 from tests.servers.postgres import free_port
 from tests.servers.qdrant import in_process_server
 
@@ -294,18 +295,6 @@ def test_a_server_older_than_insert_only_writes_is_refused_plainly():
         require_version(OldServer())
 
 
-def _soak_benchmark() -> Any:
-    """``benchmarks/store_soak_qdrant.py`` as a module."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "store_soak_qdrant.py"
-    spec = importlib.util.spec_from_file_location("store_soak_qdrant", path)
-    assert spec is not None and spec.loader is not None
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
-    return benchmark
-
-
 def _soaked(benchmark: Any) -> dict[str, Any]:
     try:
         return benchmark.soak(90, 3, 2)
@@ -317,7 +306,7 @@ def test_the_soak_on_the_in_process_engine_loses_nothing_and_leaves_no_orphan():
     """benchmarks/store_soak_qdrant.py, small: writers beside readers opening the store, the server cut
     right after one of mem0's writes (the write left half-done, its undo refused) and what failed written
     again; once the journal's entry is old enough, nothing is lost, doubled or left alone."""
-    benchmark = _soak_benchmark()
+    benchmark = load_script("benchmarks/store_soak_qdrant.py")
     figures = _soaked(benchmark)
     said = f"the soak's figures: {figures}"  # each failure shows them all
     assert figures["lines"] == 90 and figures["writers_failed"] == 0, said
@@ -329,7 +318,7 @@ def test_the_soak_loses_nothing_while_the_writer_of_the_cut_write_is_held_up(mon
     """On a busy machine the writer whose write the cut followed may not run again for a while; the cut
     lasts until it does, and the other writers wait for the server to answer rather than give their
     lines up (they did: 51 of 90 lost, before they waited)."""
-    benchmark = _soak_benchmark()
+    benchmark = load_script("benchmarks/store_soak_qdrant.py")
     cut = benchmark.CuttableServer._maybe_cut
 
     def held_up(server: Any, name: str, args: Any, kwargs: Any) -> None:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from massgen_cli.config.memory import PersistentMemoryConfig
@@ -15,15 +11,9 @@ from massgen_cli.memory.longterm.retrieve.filters import SearchFilter
 from massgen_cli.memory.longterm.store.index.terms import memory_terms
 from massgen_cli.memory.longterm.store.persistent import PersistentMemory
 from massgen_cli.memory.longterm.store.vector_stores import close_clients
+from tests.script_module import load_script
 
-_SPEC = importlib.util.spec_from_file_location(
-    "synthetic_conversations",
-    Path(__file__).resolve().parents[3] / "benchmarks" / "synthetic_conversations.py",
-)
-assert _SPEC is not None and _SPEC.loader is not None
-synthetic = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = synthetic  # dataclasses look their module up by name
-_SPEC.loader.exec_module(synthetic)
+synthetic = load_script("benchmarks/synthetic_conversations.py")
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +70,7 @@ def test_recall_is_the_same_alone_and_crowded(tmp_path):
     assert unscoped < crowded, "the crowd was there to be filtered out"
 
 
-_DIALOGUES = importlib.util.spec_from_file_location(
-    "long_dialogues", Path(__file__).resolve().parents[3] / "benchmarks" / "long_dialogues.py"
-)
-assert _DIALOGUES is not None and _DIALOGUES.loader is not None
-dialogues = importlib.util.module_from_spec(_DIALOGUES)
-sys.modules[_DIALOGUES.name] = dialogues
-_DIALOGUES.loader.exec_module(dialogues)
+dialogues = load_script("benchmarks/long_dialogues.py")
 
 
 def test_a_sessions_results_are_identical_alone_and_among_look_alike_sessions(tmp_path):
